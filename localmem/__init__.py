@@ -1,0 +1,1 @@
+"""localmem: a fully local memory system for LLM agents."""

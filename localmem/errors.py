@@ -1,0 +1,48 @@
+"""The errors localmem raises.
+
+Every error the library raises on purpose is a :class:`LocalMemError`; the CLI and the TUI turn
+them into one clear line for a person. Anything else escaping the library is a bug.
+"""
+
+from __future__ import annotations
+
+
+class LocalMemError(Exception):
+    """Base of every error localmem raises on purpose."""
+
+
+class InputError(LocalMemError, ValueError):
+    """The caller passed something localmem cannot accept (empty text, bad filter, bad time)."""
+
+
+class NotFoundError(LocalMemError, KeyError):
+    """An id, session or procedure that does not exist (or was purged)."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; a person should not see the quotes
+        return str(self.args[0]) if self.args else "not found"
+
+
+class StoreError(LocalMemError):
+    """The store folder is missing, not a store, corrupt, or made with another embedding model."""
+
+
+class StoreLockedError(StoreError):
+    """Another process holds the store open for writing."""
+
+    def __init__(self, path: str, pid: int | None) -> None:
+        who = f"process {pid}" if pid else "another process"
+        super().__init__(f"store {path} is locked by {who}; close it or wait, then try again")
+        self.path = path
+        self.pid = pid
+
+
+class ModelError(LocalMemError):
+    """A model (embedder or GGUF) is missing, corrupt, or failed while running."""
+
+
+class SchemaError(ModelError):
+    """A model's output did not match the JSON schema of its task, even after a retry."""
+
+
+class EngineUnavailableError(ModelError):
+    """The configured engine cannot serve (server down, model not found)."""

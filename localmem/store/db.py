@@ -1,0 +1,195 @@
+"""The DuckDB side of a store: connection, named and ordered migrations, transactions."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from localmem.errors import StoreError
+
+DB_FILE = "localmem.duckdb"
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.(sql|py)$")
+
+
+def utcnow() -> datetime:
+    """Now, in UTC without tzinfo: how every timestamp is kept in DuckDB."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def list_migrations() -> list[tuple[str, str]]:
+    """The migrations shipped with localmem as (name, kind), in the order they apply.
+
+    A migration is a file in ``localmem/store/migrations``: ``NNNN_name.sql`` (statements) or
+    ``NNNN_name.py`` (a module with ``migrate(con)``). Each runs once, in its own transaction.
+    """
+    found = []
+    for entry in resources.files("localmem.store.migrations").iterdir():
+        m = _MIGRATION_NAME.match(entry.name)
+        if m:
+            found.append((entry.name.rsplit(".", 1)[0], m.group(2)))
+    found.sort()
+    numbers = [name[:4] for name, _ in found]
+    if len(numbers) != len(set(numbers)):
+        raise StoreError(f"two migrations share a number: {sorted(numbers)}")
+    return found
+
+
+class Database:
+    """A DuckDB connection with a lock, so worker threads (TUI, job runner) can share it."""
+
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        self.path = path
+        self.read_only = read_only
+        try:
+            self.con = duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as exc:
+            raise StoreError(f"cannot open database {path}: {_first_line(exc)}") from None
+        except duckdb.Error as exc:
+            raise StoreError(f"{path} is not a readable localmem database: {_first_line(exc)}") from None
+        self.lock = threading.RLock()
+        self._in_tx = 0
+
+    # -- statements -------------------------------------------------------------------------
+    def execute(self, sql: str, params: Any = None) -> duckdb.DuckDBPyConnection:
+        """Run one statement (under the connection lock)."""
+        with self.lock:
+            return self.con.execute(sql, params) if params is not None else self.con.execute(sql)
+
+    def fetchall(self, sql: str, params: Any = None) -> list[tuple]:
+        """Run a query and return every row."""
+        with self.lock:
+            return self.execute(sql, params).fetchall()
+
+    def fetchone(self, sql: str, params: Any = None) -> tuple | None:
+        """Run a query and return its first row (or None)."""
+        with self.lock:
+            return self.execute(sql, params).fetchone()
+
+    def scalar(self, sql: str, params: Any = None) -> Any:
+        """Run a query and return the first column of its first row."""
+        row = self.fetchone(sql, params)
+        return row[0] if row else None
+
+    def arrow(self, sql: str, params: Any = None):
+        """Run a query and return a pyarrow table (bulk reads without a Python object per row)."""
+        with self.lock:
+            return self.execute(sql, params).to_arrow_table()
+
+    def insert_arrow(self, table: str, data, columns: str = "*") -> None:
+        """Bulk-insert a pyarrow table (one statement, no Python loop per row)."""
+        with self.lock:
+            name = f"_arrow_{id(data)}"
+            self.con.register(name, data)
+            try:
+                self.con.execute(f"INSERT INTO {table} SELECT {columns} FROM {name}")
+            finally:
+                self.con.unregister(name)
+
+    def with_arrow(self, data, sql: str, params: Any = None) -> list[tuple]:
+        """Run ``sql`` with a pyarrow table visible as ``_arg``; returns the rows."""
+        with self.lock:
+            self.con.register("_arg", data)
+            try:
+                return self.con.execute(sql, params).fetchall() if params is not None else (
+                    self.con.execute(sql).fetchall()
+                )
+            finally:
+                self.con.unregister("_arg")
+
+    @contextmanager
+    def transaction(self) -> Iterator[Database]:
+        """One atomic unit: everything inside commits together or not at all. Nests."""
+        with self.lock:
+            if self._in_tx:
+                self._in_tx += 1
+                try:
+                    yield self
+                finally:
+                    self._in_tx -= 1
+                return
+            self.con.execute("BEGIN TRANSACTION")
+            self._in_tx = 1
+            try:
+                yield self
+            except BaseException:
+                self._in_tx = 0
+                self.con.execute("ROLLBACK")
+                raise
+            self._in_tx = 0
+            self.con.execute("COMMIT")
+
+    # -- meta and migrations ----------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        """A value of the store's meta table."""
+        return self.scalar("SELECT value FROM meta WHERE key = ?", [key])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a value of the store's meta table."""
+        self.execute(
+            "INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [key, value],
+        )
+
+    def applied_migrations(self) -> list[str]:
+        """Names of the migrations this database has had."""
+        exists = self.scalar(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
+        )
+        if not exists:
+            return []
+        return [r[0] for r in self.fetchall("SELECT name FROM schema_migrations ORDER BY name")]
+
+    def migrate(self) -> list[str]:
+        """Apply every migration not applied yet, each in its own transaction; returns them."""
+        with self.lock:
+            self.con.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                "name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL)"
+            )
+            done = set(self.applied_migrations())
+            applied = []
+            for name, kind in list_migrations():
+                if name in done:
+                    continue
+                with self.transaction():
+                    if kind == "sql":
+                        sql = resources.files("localmem.store.migrations").joinpath(f"{name}.sql")
+                        for statement in _split_sql(sql.read_text(encoding="utf-8")):
+                            self.con.execute(statement)
+                    else:
+                        module = importlib.import_module(f"localmem.store.migrations.{name}")
+                        module.migrate(self.con)
+                    self.con.execute(
+                        "INSERT INTO schema_migrations VALUES (?, ?)", [name, utcnow()]
+                    )
+                applied.append(name)
+            return applied
+
+    def checkpoint(self) -> None:
+        """Write the WAL into the database file (after a purge, so removed text leaves the disk)."""
+        with self.lock:
+            self.con.execute("CHECKPOINT")
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self.lock:
+            self.con.close()
+
+
+def _split_sql(text: str) -> list[str]:
+    """Statements of a migration file (no semicolons inside literals in our migrations)."""
+    lines = [line for line in text.splitlines() if not line.strip().startswith("--")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

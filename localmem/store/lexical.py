@@ -1,0 +1,224 @@
+"""A persistent, incremental BM25 index kept in DuckDB tables.
+
+Postings live in ``lex_postings`` (term id, memory label, term frequency) and document lengths in
+``lex_docs``, written in the same transaction as the memory itself, so the lexical index is never
+out of step with the store. Adding a memory appends its postings; nothing is re-indexed.
+
+For speed the postings are also held in memory in compressed-row form (one sorted array of labels
+per term) loaded on first use, plus a small per-term delta for what was added since.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from localmem.store.db import Database
+from localmem.text import term_counts, terms
+
+K1 = 1.2
+B = 0.75
+
+
+class LexicalIndex:
+    """BM25 over the memories of one store."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._lock = threading.RLock()
+        self._term_ids: dict[str, int] | None = None
+        self._loaded = False
+        # compressed rows: postings of term t are _labels[_offsets[t]:_offsets[t+1]]
+        self._offsets = np.zeros(1, dtype=np.int64)
+        self._labels = np.empty(0, dtype=np.int64)
+        self._tfs = np.empty(0, dtype=np.float32)
+        self._delta: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        self._doc_len = np.zeros(0, dtype=np.float32)  # by label; 0 = absent or deleted
+        self._removed: set[int] = set()  # labels removed since the compressed rows were built
+        self._n_docs = 0
+        self._total_len = 0.0
+
+    # -- loading -----------------------------------------------------------------------------
+    def _ensure_terms(self) -> dict[str, int]:
+        if self._term_ids is None:
+            tbl = self.db.arrow("SELECT term, id FROM lex_terms")
+            self._term_ids = dict(
+                zip(tbl.column("term").to_pylist(), tbl.column("id").to_pylist(), strict=True)
+            )
+        return self._term_ids
+
+    def _ensure_loaded(self) -> None:
+        if self._loaded:
+            return
+        with self._lock:
+            if self._loaded:
+                return
+            ids = self._ensure_terms()
+            n_terms = (max(ids.values()) + 1) if ids else 0
+            post = self.db.arrow("SELECT term_id, label, tf FROM lex_postings ORDER BY term_id, label")
+            term_col = post.column("term_id").to_numpy()
+            self._labels = post.column("label").to_numpy().astype(np.int64)
+            self._tfs = post.column("tf").to_numpy().astype(np.float32)
+            counts = np.bincount(term_col, minlength=n_terms) if len(term_col) else np.zeros(n_terms)
+            self._offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            docs = self.db.arrow("SELECT label, length FROM lex_docs")
+            labels = docs.column("label").to_numpy()
+            lengths = docs.column("length").to_numpy().astype(np.float32)
+            size = int(labels.max()) + 1 if len(labels) else 0
+            self._doc_len = np.zeros(max(size, 1024), dtype=np.float32)
+            self._doc_len[labels] = lengths
+            self._n_docs = len(labels)
+            self._total_len = float(lengths.sum())
+            self._delta.clear()
+            self._removed.clear()
+            self._loaded = True
+
+    # -- writes (call inside the store's transaction) -----------------------------------------
+    def add(self, labels: Sequence[int], texts: Sequence[str]) -> None:
+        """Index documents under their labels (in the caller's transaction)."""
+        if not labels:
+            return
+        with self._lock:
+            ids = self._ensure_terms()
+            new_terms: dict[str, int] = {}
+            p_term, p_label, p_tf, d_label, d_len = [], [], [], [], []
+            for label, text in zip(labels, texts, strict=True):
+                counts = term_counts(text)
+                for term, tf in counts.items():
+                    tid = ids.get(term)
+                    if tid is None:
+                        tid = len(ids)
+                        ids[term] = tid
+                        new_terms[term] = tid
+                    p_term.append(tid)
+                    p_label.append(int(label))
+                    p_tf.append(tf)
+                d_label.append(int(label))
+                d_len.append(sum(counts.values()))
+            try:
+                if new_terms:
+                    t = pa.table(
+                        {
+                            "id": pa.array(list(new_terms.values()), pa.int32()),
+                            "term": pa.array(list(new_terms.keys()), pa.string()),
+                        }
+                    )
+                    self.db.insert_arrow("lex_terms", t, "id, term")
+                if p_term:
+                    p = pa.table(
+                        {
+                            "term_id": pa.array(p_term, pa.int32()),
+                            "label": pa.array(p_label, pa.int64()),
+                            "tf": pa.array(p_tf, pa.int32()),
+                        }
+                    )
+                    self.db.insert_arrow("lex_postings", p, "term_id, label, tf")
+                d = pa.table(
+                    {"label": pa.array(d_label, pa.int64()), "length": pa.array(d_len, pa.int32())}
+                )
+                self.db.insert_arrow("lex_docs", d, "label, length")
+            except BaseException:
+                for term in new_terms:  # the transaction rolls back; so must the term ids
+                    ids.pop(term, None)
+                raise
+            if self._loaded:
+                for tid, label, tf in zip(p_term, p_label, p_tf, strict=True):
+                    self._delta[tid].append((label, tf))
+                self._grow(max(d_label) + 1)
+                for label, length in zip(d_label, d_len, strict=True):
+                    self._removed.discard(label)
+                    self._doc_len[label] = length
+                    self._n_docs += 1
+                    self._total_len += length
+
+    def remove(self, labels: Iterable[int]) -> None:
+        """Drop documents from the index (in the caller's transaction)."""
+        labels = [int(x) for x in labels]
+        if not labels:
+            return
+        with self._lock:
+            t = pa.table({"label": pa.array(labels, pa.int64())})
+            self.db.with_arrow(t, "DELETE FROM lex_postings WHERE label IN (SELECT label FROM _arg)")
+            self.db.with_arrow(t, "DELETE FROM lex_docs WHERE label IN (SELECT label FROM _arg)")
+            if self._loaded:
+                for label in labels:
+                    if label < len(self._doc_len) and self._doc_len[label] > 0:
+                        self._n_docs -= 1
+                        self._total_len -= float(self._doc_len[label])
+                        self._doc_len[label] = 0
+                    self._removed.add(label)
+
+    def rollback(self) -> None:
+        """Forget the in-memory state after a failed transaction; it reloads from DuckDB."""
+        with self._lock:
+            self._term_ids = None
+            self._loaded = False
+
+    def _grow(self, size: int) -> None:
+        if size > len(self._doc_len):
+            grown = np.zeros(max(size, int(len(self._doc_len) * 1.5)), dtype=np.float32)
+            grown[: len(self._doc_len)] = self._doc_len
+            self._doc_len = grown
+
+    # -- reads -------------------------------------------------------------------------------
+    def _postings(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
+        if tid + 1 < len(self._offsets):
+            lo, hi = self._offsets[tid], self._offsets[tid + 1]
+            labels, tfs = self._labels[lo:hi], self._tfs[lo:hi]
+        else:
+            labels, tfs = np.empty(0, np.int64), np.empty(0, np.float32)
+        if self._removed and len(labels):
+            keep = ~np.isin(labels, np.fromiter(self._removed, np.int64))
+            labels, tfs = labels[keep], tfs[keep]
+        extra = self._delta.get(tid)
+        if extra:
+            d = np.asarray(extra, dtype=np.float64)
+            labels = np.concatenate([labels, d[:, 0].astype(np.int64)])
+            tfs = np.concatenate([tfs, d[:, 1].astype(np.float32)])
+        return labels, tfs
+
+    def search(
+        self, query: str, k: int, *, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k labels by BM25 score, best first (only among ``allowed`` labels if given)."""
+        self._ensure_loaded()
+        with self._lock:
+            q_terms = list(dict.fromkeys(terms(query)))
+            ids = self._ensure_terms()
+            tids = [ids[t] for t in q_terms if t in ids]
+            if not tids or self._n_docs == 0:
+                return np.empty(0, np.int64), np.empty(0, np.float32)
+            avgdl = self._total_len / max(self._n_docs, 1)
+            scores = np.zeros(len(self._doc_len), dtype=np.float32)
+            for tid in tids:
+                labels, tfs = self._postings(tid)
+                if len(labels) == 0:
+                    continue
+                df = len(labels)
+                idf = np.log(1.0 + (self._n_docs - df + 0.5) / (df + 0.5))
+                dl = self._doc_len[labels]
+                scores[labels] += idf * tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * dl / avgdl))
+            if allowed is not None:
+                allowed = allowed[allowed < len(scores)]
+                sub = scores[allowed]
+                nz = np.flatnonzero(sub > 0)
+                cand_labels, cand_scores = allowed[nz], sub[nz]
+            else:
+                cand_labels = np.flatnonzero(scores > 0)
+                cand_scores = scores[cand_labels]
+            if len(cand_labels) == 0:
+                return np.empty(0, np.int64), np.empty(0, np.float32)
+            n = min(k, len(cand_labels))
+            top = np.argpartition(-cand_scores, n - 1)[:n]
+            top = top[np.argsort(-cand_scores[top], kind="stable")]
+            return cand_labels[top].astype(np.int64), cand_scores[top]
+
+    @property
+    def doc_count(self) -> int:
+        """Documents in the index."""
+        self._ensure_loaded()
+        return self._n_docs

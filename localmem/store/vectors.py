@@ -1,0 +1,158 @@
+"""The vector index: hnswlib over normalised vectors (inner product), integer labels only.
+
+The index is derived data. DuckDB holds every embedding; this file can always be rebuilt from it,
+and a sidecar JSON records how far the index had caught up when it was saved.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import hnswlib
+import numpy as np
+
+INDEX_FILE = "vectors.hnsw"
+SIDECAR_FILE = "vectors.json"
+_MIN_CAPACITY = 1024
+
+
+class VectorIndex:
+    """hnswlib index that grows without a rebuild and deletes with ``mark_deleted``."""
+
+    def __init__(
+        self, dim: int, *, m: int = 16, ef_construction: int = 200, ef_search: int = 64
+    ) -> None:
+        self.dim = dim
+        self.m = m
+        self.ef_construction = ef_construction
+        self.ef_search = ef_search
+        self._index = hnswlib.Index(space="ip", dim=dim)
+        self._index.init_index(
+            max_elements=_MIN_CAPACITY, ef_construction=ef_construction, M=m, allow_replace_deleted=False
+        )
+        self._index.set_ef(ef_search)
+        self._deleted: set[int] = set()
+
+    # -- persistence -------------------------------------------------------------------------
+    @classmethod
+    def load(
+        cls, path: Path, dim: int, *, m: int = 16, ef_construction: int = 200, ef_search: int = 64
+    ) -> tuple[VectorIndex, dict]:
+        """Load an index and its sidecar; raises ``ValueError`` when either is unusable."""
+        sidecar_path = path.parent / SIDECAR_FILE
+        try:
+            sidecar = json.loads(sidecar_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"index sidecar unreadable: {exc}") from None
+        if sidecar.get("dim") != dim:
+            raise ValueError(f"index has dimension {sidecar.get('dim')}, store has {dim}")
+        if sidecar.get("bytes") != _size(path):
+            raise ValueError("index file size differs from the one recorded at save (truncated?)")
+        self = cls.__new__(cls)
+        self.dim, self.m, self.ef_construction, self.ef_search = dim, m, ef_construction, ef_search
+        self._index = hnswlib.Index(space="ip", dim=dim)
+        try:
+            self._index.load_index(str(path), max_elements=0)
+        except (RuntimeError, MemoryError, ValueError) as exc:
+            raise ValueError(f"index file unreadable: {exc}") from None
+        self._index.set_ef(ef_search)
+        self._deleted = set(int(x) for x in sidecar.get("deleted", []))
+        return self, sidecar
+
+    def save(self, path: Path, sidecar: dict) -> None:
+        """Write the index then its sidecar, each through a temporary file and a rename."""
+        tmp = path.with_suffix(".tmp")
+        self._index.save_index(str(tmp))
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        meta = dict(sidecar, dim=self.dim, deleted=sorted(self._deleted), bytes=_size(path))
+        side_tmp = path.parent / (SIDECAR_FILE + ".tmp")
+        side_tmp.write_text(json.dumps(meta), encoding="utf-8")
+        os.replace(side_tmp, path.parent / SIDECAR_FILE)
+
+    # -- writes ------------------------------------------------------------------------------
+    def add(self, labels: Sequence[int] | np.ndarray, vectors: np.ndarray) -> None:
+        """Add (or replace) vectors under their labels, growing the index as needed."""
+        labels = np.asarray(labels, dtype=np.int64)
+        if len(labels) == 0:
+            return
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(labels), self.dim)
+        # hnswlib un-marks a deleted label when its vector is added again
+        if self._deleted:
+            self._deleted.difference_update(int(x) for x in labels)
+        needed = self._index.element_count + len(labels)
+        if needed > self._index.max_elements:
+            self._index.resize_index(max(needed, int(self._index.max_elements * 1.5)))
+        self._index.add_items(vectors, labels)
+
+    def mark_deleted(self, labels: Sequence[int]) -> int:
+        """Hide labels from search; returns how many were live. Unknown labels are ignored."""
+        hidden = 0
+        for label in labels:
+            try:
+                self._index.mark_deleted(int(label))
+            except RuntimeError:  # not in the index, or already deleted
+                continue
+            self._deleted.add(int(label))
+            hidden += 1
+        return hidden
+
+    # -- reads -------------------------------------------------------------------------------
+    @property
+    def live_count(self) -> int:
+        """Vectors a search can return."""
+        return self._index.element_count - len(self._deleted)
+
+    @property
+    def deleted_labels(self) -> set[int]:
+        """Labels marked deleted."""
+        return set(self._deleted)
+
+    def labels(self) -> np.ndarray:
+        """Every label in the index, deleted ones included."""
+        return np.asarray(self._index.get_ids_list(), dtype=np.int64)
+
+    def get(self, labels: Sequence[int]) -> np.ndarray:
+        """The stored vectors of live labels (raises ``KeyError`` for a missing one)."""
+        try:
+            return np.asarray(self._index.get_items(list(labels)), dtype=np.float32).reshape(
+                -1, self.dim
+            )
+        except RuntimeError as exc:
+            raise KeyError(str(exc)) from None
+
+    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k labels by inner product, best first, with their similarity."""
+        n = min(k, self.live_count)
+        if n <= 0:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        self._index.set_ef(max(self.ef_search, 2 * n))
+        try:
+            labels, dist = self._index.knn_query(query.reshape(1, -1), k=n)
+        except RuntimeError:  # fewer reachable live items than n (many deletions): ask for less
+            labels, dist = self._index.knn_query(query.reshape(1, -1), k=max(1, n // 2))
+        return labels[0].astype(np.int64), (1.0 - dist[0]).astype(np.float32)
+
+
+def exact_search(
+    query: np.ndarray, vectors: np.ndarray, labels: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Brute-force top-k over a small set (used when filters leave few memories)."""
+    if len(labels) == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+    sims = vectors @ query.astype(np.float32)
+    n = min(k, len(labels))
+    top = np.argpartition(-sims, n - 1)[:n]
+    top = top[np.argsort(-sims[top], kind="stable")]
+    return labels[top].astype(np.int64), sims[top].astype(np.float32)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1

@@ -1,0 +1,146 @@
+"""The values localmem hands back: memories, sessions, search hits and their explanations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+Kind = Literal["thought", "message", "chunk", "fact", "procedure", "summary", "note"]
+KINDS: tuple[str, ...] = ("thought", "message", "chunk", "fact", "procedure", "summary", "note")
+Level = Literal["episodic", "semantic", "meta"]
+LEVELS: tuple[str, ...] = ("episodic", "semantic", "meta")
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """One stored memory, as it is now."""
+
+    id: str
+    kind: str
+    content: str
+    context: str | None
+    level: str
+    user_id: str | None
+    agent_id: str | None
+    session_id: str | None
+    created_at: datetime
+    event_time: datetime | None
+    updated_at: datetime
+    metadata: dict[str, Any]
+    content_hash: str
+    deleted: bool = False
+    label: int = -1
+
+    @property
+    def text_for_embedding(self) -> str:
+        """What the vector is computed from: the content, plus the evolved context if any."""
+        return embedding_text(self.content, self.context)
+
+    @property
+    def when(self) -> datetime:
+        """When it happened if known, else when it was stored."""
+        return self.event_time or self.created_at
+
+
+def embedding_text(content: str, context: str | None) -> str:
+    """The text a memory's vector is computed from (context evolves, so it is included)."""
+    return f"{content}\n{context}" if context else content
+
+
+@dataclass(frozen=True)
+class HistoryEvent:
+    """One change of a memory: ADD, UPDATE, EVOLVE, REVERT, DELETE, RESTORE or PURGE."""
+
+    id: int
+    memory_id: str
+    event: str
+    field: str | None
+    old_value: str | None
+    new_value: str | None
+    actor: str
+    at: datetime
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Session:
+    """A session of thoughts (a reasoning episode), as in the Thoughtbox server."""
+
+    id: str
+    title: str
+    status: str  # open | completed
+    outcome: str | None  # success | failure once completed
+    created_at: datetime
+    completed_at: datetime | None
+    user_id: str | None
+    agent_id: str | None
+    metadata: dict[str, Any]
+    thought_count: int = 0
+
+
+@dataclass(frozen=True)
+class Thought:
+    """A memory of kind ``thought`` with its place in the session."""
+
+    memory: MemoryItem
+    number: int
+    branch_id: str | None = None
+    branch_from: int | None = None
+    revises: int | None = None
+
+
+@dataclass
+class StageReport:
+    """What one stage of the read pipeline did, for the explanation of a search."""
+
+    stage: str
+    implementation: str
+    candidates_in: int
+    candidates_out: int
+    ms: float
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def line(self) -> str:
+        """One line for a person: ``dense[hnsw] 0 -> 100 in 3.1 ms``."""
+        extra = ", ".join(f"{k}={v}" for k, v in self.notes.items())
+        base = (
+            f"{self.stage}[{self.implementation}] {self.candidates_in} -> "
+            f"{self.candidates_out} in {self.ms:.1f} ms"
+        )
+        return f"{base} ({extra})" if extra else base
+
+
+@dataclass
+class Hit:
+    """One search result: the memory, its final score, and the evidence per stage."""
+
+    memory: MemoryItem
+    score: float
+    rank: int
+    evidence: dict[str, float] = field(default_factory=dict)
+    flags: tuple[str, ...] = ()
+
+
+@dataclass
+class SearchResult:
+    """The hits of a search plus the report of every stage that ran."""
+
+    query: str
+    hits: list[Hit]
+    stages: list[StageReport]
+    total_ms: float
+    packed_tokens: int | None = None
+
+    def __iter__(self):
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __getitem__(self, i: int) -> Hit:
+        return self.hits[i]
+
+    def explain(self) -> str:
+        """The per-stage explanation as text, one stage per line."""
+        return "\n".join(r.line() for r in self.stages) + f"\ntotal {self.total_ms:.1f} ms"
