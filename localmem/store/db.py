@@ -72,7 +72,8 @@ class Database:
     def fetchone(self, sql: str, params: Any = None) -> tuple | None:
         """Run a query and return its first row (or None)."""
         with self.lock:
-            return self.execute(sql, params).fetchone()
+            rows = self.execute(sql, params).fetchall()  # a half-read result blocks the connection
+            return rows[0] if rows else None
 
     def scalar(self, sql: str, params: Any = None) -> Any:
         """Run a query and return the first column of its first row."""
@@ -82,7 +83,12 @@ class Database:
     def arrow(self, sql: str, params: Any = None):
         """Run a query and return a pyarrow table (bulk reads without a Python object per row)."""
         with self.lock:
-            return self.execute(sql, params).to_arrow_table()
+            return self.con.sql(sql, params=params).to_arrow_table()
+
+    def arrow_batches(self, sql: str, params: Any = None, *, rows: int = 50_000):
+        """Run a query and yield pyarrow record batches of about ``rows`` rows."""
+        with self.lock:
+            yield from self.con.sql(sql, params=params).to_arrow_reader(rows)
 
     def insert_arrow(self, table: str, data, columns: str = "*") -> None:
         """Bulk-insert a pyarrow table (one statement, no Python loop per row)."""

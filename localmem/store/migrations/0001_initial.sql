@@ -40,7 +40,7 @@ CREATE TABLE history (
     old_value VARCHAR,
     new_value VARCHAR,
     actor VARCHAR NOT NULL,
-    at TIMESTAMP NOT NULL,
+    changed_at TIMESTAMP NOT NULL,
     info JSON
 );
 

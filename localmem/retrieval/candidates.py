@@ -1,0 +1,69 @@
+"""Candidate generation: dense (hnswlib), lexical (BM25) and their fusion."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from localmem.retrieval.context import Candidate, SearchContext
+from localmem.retrieval.fusion import FUSERS, RankedList
+from localmem.store.vectors import exact_search
+
+
+def dense(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top-n labels by cosine similarity (exact over a small filtered set, else HNSW)."""
+    store = ctx.memory.store
+    vec = ctx.vector(text)
+    allowed = ctx.allowed
+    if allowed is None:
+        return store.vectors.search(vec, n)
+    if len(allowed) <= ctx.memory.config.search.brute_force_below:
+        return exact_search(vec, store.vectors.get(allowed), allowed, n)
+    keep = set(allowed.tolist())
+    labels, sims = store.vectors.search(vec, n * 4)  # over-fetch, then filter
+    mask = np.fromiter((x in keep for x in labels.tolist()), bool, len(labels))
+    return labels[mask][:n], sims[mask][:n]
+
+
+def lexical(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top-n labels by BM25."""
+    return ctx.memory.store.lexical.search(text, n, allowed=ctx.allowed)
+
+
+def generate(ctx: SearchContext) -> dict:
+    """Fill ``ctx.candidates`` from every query (the original and any expansions)."""
+    opts = ctx.options
+    n = opts.candidates
+    lists: list[RankedList] = []
+    evidence: dict[int, dict[str, float]] = {}
+    for q in ctx.queries:
+        if opts.mode in ("hybrid", "dense"):
+            labels, sims = dense(ctx, q.text, n)
+            lists.append(RankedList(f"dense:{q.source}", labels, sims, q.weight * _w(opts, "dense")))
+            _note(evidence, labels, sims, "dense")
+        if opts.mode in ("hybrid", "lexical"):
+            labels, scores = lexical(ctx, q.text, n)
+            lists.append(RankedList(f"bm25:{q.source}", labels, scores, q.weight * _w(opts, "bm25")))
+            _note(evidence, labels, scores, "bm25")
+    if len(lists) == 1:  # a single list keeps its own score
+        only = lists[0]
+        fused = dict(zip(only.labels.tolist(), only.scores.tolist(), strict=True))
+    elif opts.fusion == "rrf":
+        fused = FUSERS["rrf"](lists, k=opts.rrf_k)
+    else:
+        fused = FUSERS[opts.fusion](lists)
+    ctx.candidates = {
+        label: Candidate(label, score, evidence.get(label, {})) for label, score in fused.items()
+    }
+    return {"lists": len(lists), "fusion": opts.fusion if len(lists) > 1 else "none"}
+
+
+def _w(opts, retriever: str) -> float:
+    if opts.mode != "hybrid":
+        return 1.0
+    return opts.dense_weight if retriever == "dense" else 1.0 - opts.dense_weight
+
+
+def _note(evidence: dict, labels: np.ndarray, scores: np.ndarray, name: str) -> None:
+    for label, score in zip(labels.tolist(), scores.tolist(), strict=True):
+        ev = evidence.setdefault(label, {})
+        ev[name] = max(ev.get(name, float("-inf")), float(score))

@@ -1,0 +1,75 @@
+"""The state one search carries from stage to stage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from localmem.retrieval.options import SearchOptions
+from localmem.store import records
+from localmem.types import MemoryItem, StageReport
+
+if TYPE_CHECKING:
+    from localmem.memory import Memory
+
+
+@dataclass
+class Candidate:
+    """A memory still in the running: its current score and the evidence behind it."""
+
+    label: int
+    score: float = 0.0
+    evidence: dict[str, float] = field(default_factory=dict)
+    flags: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Query:
+    """A text searched for: the user's query, or an expansion of it with a lower weight."""
+
+    text: str
+    weight: float = 1.0
+    source: str = "query"
+
+
+@dataclass
+class SearchContext:
+    """What the stages read and change: queries, allowed labels, candidates, reports."""
+
+    memory: Memory
+    query: str
+    options: SearchOptions
+    now: datetime
+    queries: list[Query] = field(default_factory=list)
+    allowed: np.ndarray | None = None  # labels the filters allow (None: no filter)
+    candidates: dict[int, Candidate] = field(default_factory=dict)
+    reports: list[StageReport] = field(default_factory=list)
+    packed_tokens: int | None = None
+    _items: dict[int, MemoryItem] = field(default_factory=dict)
+    _vectors: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def vector(self, text: str) -> np.ndarray:
+        """The embedding of a query text (each text embedded once per search, and cached)."""
+        vec = self._vectors.get(text)
+        if vec is None:
+            vec = self._vectors[text] = self.memory.embedder.embed_query(text)
+        return vec
+
+    def items(self, labels) -> dict[int, MemoryItem]:
+        """Memories by label, fetched from DuckDB once and kept for later stages."""
+        missing = [int(x) for x in labels if int(x) not in self._items]
+        if missing:
+            self._items.update(records.fetch_by_labels(self.memory.store.db, missing))
+        return {int(x): self._items[int(x)] for x in labels if int(x) in self._items}
+
+    def ranked(self) -> list[Candidate]:
+        """Candidates best first (ties broken by label for a stable order)."""
+        return sorted(self.candidates.values(), key=lambda c: (-c.score, c.label))
+
+    def keep_top(self, n: int) -> None:
+        """Drop all but the ``n`` best candidates."""
+        if len(self.candidates) > n:
+            self.candidates = {c.label: c for c in self.ranked()[:n]}

@@ -1,0 +1,158 @@
+"""Every option of a search, validated once, in one frozen object."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from datetime import datetime
+from typing import Any
+
+from localmem import validate
+from localmem.config import SearchConfig
+from localmem.errors import InputError
+from localmem.types import KINDS, LEVELS
+
+MODES = ("hybrid", "dense", "lexical")
+FUSIONS = ("rrf", "zscore", "minmax")
+ATTRIBUTE_MODES = ("off", "filter", "boost")
+ATTRIBUTE_AXES = ("entities", "intent", "topic")
+STRATEGIES = ("refined", "comprehensive")
+EXPANSIONS = ("off", "auto", "prf", "engine")
+RERANKERS = ("off", "auto", "model-free", "engine")
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """What a search does. Defaults of the first group come from the store's ``SearchConfig``.
+
+    The stages after candidate generation are off unless asked for; each one that runs adds a
+    line to the explanation of the result.
+    """
+
+    k: int = 5
+    mode: str = "hybrid"
+    fusion: str = "rrf"
+    rrf_k: int = 60
+    dense_weight: float = 0.5
+    candidates: int = 100
+    # filters (scope, kind, level, time, metadata equality)
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    kinds: tuple[str, ...] | None = None
+    levels: tuple[str, ...] | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    metadata: dict[str, Any] | None = None
+    # query expansion (seed 004): off, prf (model-free pseudo-relevance feedback), engine, auto
+    expand: str = "off"
+    # MemInsight attributes (seed 000)
+    attributes: str = "off"
+    min_matches: int = 2
+    axes: tuple[str, ...] = ATTRIBUTE_AXES
+    priority: bool = True
+    strategy: str = "refined"
+    # temporal attention (seed 004)
+    temporal: bool = False
+    # A-Mem link expansion (seed 001)
+    links: bool = False
+    # reranking (seed 004): off, model-free, engine, auto
+    rerank: str = "off"
+    # packing the hits into a token budget (None: no packing)
+    budget_tokens: int | None = None
+    # "now" for time-aware stages (default: the time of the search)
+    now: datetime | None = None
+
+    @classmethod
+    def build(cls, config: SearchConfig | None = None, **kwargs: Any) -> SearchOptions:
+        """Options from keyword arguments, over the defaults of ``config``; all checked."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(kwargs) - known)
+        if unknown:
+            raise InputError(
+                f"unknown search option(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )
+        base = {}
+        if config is not None:
+            base = {
+                "mode": config.mode,
+                "fusion": config.fusion,
+                "rrf_k": config.rrf_k,
+                "dense_weight": config.dense_weight,
+                "candidates": config.candidates,
+            }
+        base.update({k: v for k, v in kwargs.items() if v is not None or k in _NULLABLE})
+        return cls(**base).checked()
+
+    def checked(self) -> SearchOptions:
+        """These options, validated and normalised (tuples, aware times)."""
+        validate.positive_int(self.k, "k", maximum=1000)
+        validate.positive_int(self.candidates, "candidates", maximum=100_000)
+        validate.positive_int(self.rrf_k, "rrf_k", maximum=100_000)
+        _one_of(self.mode, MODES, "mode")
+        _one_of(self.fusion, FUSIONS, "fusion")
+        _one_of(self.attributes, ATTRIBUTE_MODES, "attributes")
+        _one_of(self.strategy, STRATEGIES, "strategy")
+        expand = "off" if self.expand is False else ("auto" if self.expand is True else self.expand)
+        rerank = "off" if self.rerank is False else ("auto" if self.rerank is True else self.rerank)
+        _one_of(expand, EXPANSIONS, "expand")
+        _one_of(rerank, RERANKERS, "rerank")
+        if not isinstance(self.dense_weight, (int, float)) or not 0 <= self.dense_weight <= 1:
+            raise InputError("dense_weight must be a number between 0 and 1")
+        kinds = _tuple(self.kinds, KINDS, "kind")
+        levels = _tuple(self.levels, LEVELS, "level")
+        axes = _tuple(self.axes, ATTRIBUTE_AXES, "axis") or ()
+        if self.attributes != "off" and not axes:
+            raise InputError("attribute search needs at least one axis")
+        if isinstance(self.min_matches, bool) or not isinstance(self.min_matches, int):
+            raise InputError("min_matches must be an integer")
+        if self.attributes == "filter" and not 1 <= self.min_matches <= len(axes):
+            raise InputError(f"min_matches must be between 1 and {len(axes)} (the axes used)")
+        for name in ("user_id", "agent_id", "session_id"):
+            validate.scope_id(getattr(self, name), name)
+        since = validate.timestamp(self.since, "since")
+        until = validate.timestamp(self.until, "until")
+        if since and until and since > until:
+            raise InputError("since is after until")
+        now = validate.timestamp(self.now, "now")
+        meta = validate.metadata(self.metadata)
+        for key in meta or {}:
+            if not key.replace("_", "").replace("-", "").replace(".", "").isalnum():
+                raise InputError(f"metadata filter key {key!r} must be letters, digits, _ - .")
+        if self.budget_tokens is not None:
+            validate.positive_int(self.budget_tokens, "budget_tokens", maximum=1_000_000)
+        return replace(
+            self, kinds=kinds, levels=levels, axes=axes, since=since, until=until, now=now,
+            metadata=meta, expand=expand, rerank=rerank, temporal=bool(self.temporal),
+            links=bool(self.links), priority=bool(self.priority),
+        )  # fmt: skip
+
+    @property
+    def has_filters(self) -> bool:
+        """Whether any filter narrows the memories searched."""
+        return any(
+            getattr(self, name) is not None
+            for name in ("user_id", "agent_id", "session_id", "kinds", "levels", "since", "until",
+                         "metadata")
+        )  # fmt: skip
+
+
+_NULLABLE = {"budget_tokens"}
+
+
+def _one_of(value: Any, allowed: tuple[str, ...], what: str) -> None:
+    if value not in allowed:
+        raise InputError(f"{what} must be one of {', '.join(allowed)}, not {value!r}")
+
+
+def _tuple(value: Any, allowed: tuple[str, ...], what: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = (value,)
+    try:
+        items = tuple(value)
+    except TypeError:
+        raise InputError(f"{what}s must be a list of names") from None
+    for item in items:
+        _one_of(item, allowed, what)
+    return items

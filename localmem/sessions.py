@@ -1,0 +1,199 @@
+"""Sessions of thoughts, as in the Thoughtbox reasoning server the seeds were written for.
+
+A session is a reasoning episode: numbered thoughts (optionally on branches, or revising an
+earlier thought), closed with an outcome. Thoughts are ordinary memories of kind ``thought``
+scoped to the session, so search finds them like anything else.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import TYPE_CHECKING, Any
+
+from localmem import validate
+from localmem.errors import InputError, NotFoundError
+from localmem.store import records
+from localmem.store.db import utcnow
+from localmem.types import Session, Thought
+
+if TYPE_CHECKING:
+    from localmem.memory import Memory
+
+OUTCOMES = ("success", "failure")
+_SESSION_COLUMNS = (
+    "s.id, s.title, s.status, s.outcome, s.created_at, s.completed_at, s.user_id, s.agent_id, "
+    "s.metadata, (SELECT count(*) FROM thoughts t WHERE t.session_id = s.id) AS n"
+)
+
+
+def _row_to_session(row) -> Session:
+    return Session(
+        id=row[0],
+        title=row[1],
+        status=row[2],
+        outcome=row[3],
+        created_at=records.aware(row[4]),
+        completed_at=records.aware(row[5]),
+        user_id=row[6],
+        agent_id=row[7],
+        metadata=json.loads(row[8]) if row[8] else {},
+        thought_count=int(row[9]),
+    )
+
+
+def start_session(
+    memory: Memory,
+    title: str,
+    *,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Session:
+    """Open a new session of thoughts."""
+    title = validate.content(title, max_chars=500, what="session title")
+    meta = validate.metadata(metadata)
+    sid = "s_" + secrets.token_hex(6)
+    memory.store.db.execute(
+        "INSERT INTO sessions VALUES (?, ?, 'open', NULL, ?, NULL, ?, ?, ?)",
+        [
+            sid,
+            title.strip(),
+            utcnow(),
+            validate.scope_id(user_id, "user_id"),
+            validate.scope_id(agent_id, "agent_id"),
+            json.dumps(meta) if meta else None,
+        ],
+    )
+    return get_session(memory, sid)
+
+
+def get_session(memory: Memory, session_id: str) -> Session:
+    """One session by id (or unique prefix)."""
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise InputError("a session id must be a non-empty string")
+    db = memory.store.db
+    rows = db.fetchall(f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", [session_id])
+    if not rows:
+        rows = db.fetchall(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE starts_with(s.id, ?) LIMIT 2",
+            [session_id],
+        )
+        if len(rows) > 1:
+            raise InputError(f"session prefix {session_id!r} matches more than one session")
+    if not rows:
+        raise NotFoundError(f"no session with id {session_id!r}")
+    return _row_to_session(rows[0])
+
+
+def list_sessions(memory: Memory, *, status: str | None = None, limit: int = 100) -> list[Session]:
+    """Sessions, newest first."""
+    where, params = "", []
+    if status is not None:
+        where, params = "WHERE s.status = ?", [status]
+    rows = memory.store.db.fetchall(
+        f"SELECT {_SESSION_COLUMNS} FROM sessions s {where} ORDER BY s.created_at DESC "
+        f"LIMIT {int(limit)}",
+        params,
+    )
+    return [_row_to_session(r) for r in rows]
+
+
+def add_thought(
+    memory: Memory,
+    session_id: str,
+    content: str,
+    *,
+    branch_id: str | None = None,
+    branch_from: int | None = None,
+    revises: int | None = None,
+    event_time: Any = None,
+    metadata: dict[str, Any] | None = None,
+    mine: str | None = None,
+    evolve: bool | None = None,
+) -> Thought:
+    """Add the next thought to an open session.
+
+    Args:
+        session_id: the session.
+        content: the thought.
+        branch_id: name of the branch this thought is on (None: the main line).
+        branch_from: the thought number the branch starts from.
+        revises: the number of an earlier thought this one revises.
+        evolve: let the new thought evolve related memories (A-Mem).
+    """
+    session = get_session(memory, session_id)
+    if session.status != "open":
+        raise InputError(f"session {session.id} is {session.status}; start a new one")
+    for name, value in (("branch_from", branch_from), ("revises", revises)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise InputError(f"{name} must be a thought number (1 or more)")
+    if branch_id is not None:
+        validate.scope_id(branch_id, "branch_id")
+    db = memory.store.db
+    count = int(db.scalar("SELECT count(*) FROM thoughts WHERE session_id = ?", [session.id]))
+    for name, value in (("branch_from", branch_from), ("revises", revises)):
+        if value is not None and value > count:
+            raise InputError(f"{name}={value} but session {session.id} has {count} thought(s)")
+    prepared = memory._prepare(
+        {"content": content, "event_time": event_time, "metadata": metadata},
+        {
+            "kind": "thought",
+            "session_id": session.id,
+            "user_id": session.user_id,
+            "agent_id": session.agent_id,
+        },
+    )
+    numbered: list[int] = []
+
+    def insert_thought_row(rows) -> None:
+        # numbered inside the write transaction, so two writers never share a number
+        number = 1 + int(
+            db.scalar("SELECT count(*) FROM thoughts WHERE session_id = ?", [session.id])
+        )
+        db.execute(
+            "INSERT INTO thoughts VALUES (?, ?, ?, ?, ?, ?)",
+            [rows[0].id, session.id, number, branch_id, branch_from, revises],
+        )
+        numbered.append(number)
+
+    item = memory._write([prepared], mine=mine, evolve=evolve, extra=insert_thought_row)[0]
+    return Thought(item, numbered[0], branch_id, branch_from, revises)
+
+
+def complete_session(
+    memory: Memory, session_id: str, outcome: str = "success", *, notes: str | None = None
+) -> Session:
+    """Close a session with its outcome."""
+    if outcome not in OUTCOMES:
+        raise InputError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
+    session = get_session(memory, session_id)
+    if session.status != "open":
+        raise InputError(f"session {session.id} is already {session.status}")
+    meta = dict(session.metadata)
+    if notes:
+        meta["notes"] = notes
+    memory.store.db.execute(
+        "UPDATE sessions SET status = 'completed', outcome = ?, completed_at = ?, metadata = ? "
+        "WHERE id = ?",
+        [outcome, utcnow(), json.dumps(meta) if meta else None, session.id],
+    )
+    return get_session(memory, session.id)
+
+
+def thoughts(memory: Memory, session_id: str) -> list[Thought]:
+    """The thoughts of a session, in order (deleted ones left out)."""
+    session = get_session(memory, session_id)
+    rows = memory.store.db.fetchall(
+        "SELECT memory_id, number, branch_id, branch_from, revises FROM thoughts "
+        "WHERE session_id = ? ORDER BY number",
+        [session.id],
+    )
+    items = records.fetch_by_ids(memory.store.db, [r[0] for r in rows])
+    return [
+        Thought(items[r[0]], r[1], r[2], r[3], r[4])
+        for r in rows
+        if r[0] in items and not items[r[0]].deleted
+    ]

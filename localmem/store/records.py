@@ -1,0 +1,200 @@
+"""Reading and writing memory rows and their history (SQL lives here, not in the API)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from localmem.store.db import Database, utcnow
+from localmem.types import HistoryEvent, MemoryItem
+
+MEMORY_COLUMNS = (
+    "id, label, kind, user_id, agent_id, session_id, content, context, level, created_at, "
+    "event_time, updated_at, metadata, content_hash, deleted"
+)
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """A memory about to be written (validated and embedded by the caller)."""
+
+    id: str
+    label: int
+    kind: str
+    content: str
+    content_hash: str
+    embed_hash: str
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    context: str | None = None
+    level: str = "episodic"
+    event_time: datetime | None = None
+    metadata: dict[str, Any] | None = None
+
+
+def aware(ts: datetime | None) -> datetime | None:
+    """A naive UTC timestamp from DuckDB as an aware datetime."""
+    return ts.replace(tzinfo=timezone.utc) if ts is not None else None
+
+
+def to_db_time(ts: datetime | None) -> datetime | None:
+    """An aware datetime as the naive UTC value DuckDB keeps."""
+    return ts.astimezone(timezone.utc).replace(tzinfo=None) if ts is not None else None
+
+
+def row_to_item(row: Sequence[Any]) -> MemoryItem:
+    """A row selected with :data:`MEMORY_COLUMNS` as a :class:`MemoryItem`."""
+    (mid, label, kind, user, agent, session, content, context, level, created, event, updated,
+     metadata, chash, deleted) = row  # fmt: skip
+    return MemoryItem(
+        id=mid,
+        label=int(label),
+        kind=kind,
+        user_id=user,
+        agent_id=agent,
+        session_id=session,
+        content=content,
+        context=context,
+        level=level,
+        created_at=aware(created),
+        event_time=aware(event),
+        updated_at=aware(updated),
+        metadata=json.loads(metadata) if metadata else {},
+        content_hash=chash,
+        deleted=bool(deleted),
+    )
+
+
+def insert_memories(db: Database, rows: Sequence[NewMemory], vectors: np.ndarray) -> datetime:
+    """Write new memory rows and their ADD history (inside the caller's transaction)."""
+    now = utcnow()
+    n = len(rows)
+    first_seq = db.scalar("SELECT nextval('vec_seq')")
+    dim = vectors.shape[1]
+    emb = pa.FixedSizeListArray.from_arrays(
+        pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel()), dim
+    )
+    table = pa.table(
+        {
+            "id": [r.id for r in rows],
+            "label": pa.array([r.label for r in rows], pa.int64()),
+            "kind": [r.kind for r in rows],
+            "user_id": pa.array([r.user_id for r in rows], pa.string()),
+            "agent_id": pa.array([r.agent_id for r in rows], pa.string()),
+            "session_id": pa.array([r.session_id for r in rows], pa.string()),
+            "content": [r.content for r in rows],
+            "context": pa.array([r.context for r in rows], pa.string()),
+            "level": [r.level for r in rows],
+            "created_at": pa.array([now] * n, pa.timestamp("us")),
+            "event_time": pa.array([to_db_time(r.event_time) for r in rows], pa.timestamp("us")),
+            "metadata": pa.array(
+                [json.dumps(r.metadata) if r.metadata else None for r in rows], pa.string()
+            ),
+            "embedding": emb,
+            "content_hash": [r.content_hash for r in rows],
+            "embed_hash": [r.embed_hash for r in rows],
+            "vec_seq": pa.array([first_seq] * n, pa.int64()),
+        }
+    )
+    db.insert_arrow(
+        "memories",
+        table,
+        "id, label, kind, user_id, agent_id, session_id, content, context, level, created_at, "
+        "event_time, created_at, metadata::JSON, embedding::FLOAT[], content_hash, embed_hash, "
+        "false, vec_seq",
+    )
+    hist = pa.table({"memory_id": [r.id for r in rows]})
+    db.insert_arrow(
+        "history",
+        hist,
+        "nextval('history_seq'), memory_id, 'ADD', NULL, NULL, NULL, 'user', "
+        f"TIMESTAMP '{now.isoformat(sep=' ')}', NULL",
+    )
+    return now
+
+
+def next_labels(db: Database, n: int) -> list[int]:
+    """``n`` fresh hnswlib labels."""
+    if n == 0:
+        return []
+    rows = db.fetchall(f"SELECT nextval('label_seq') FROM range({n})")
+    return sorted(int(r[0]) for r in rows)
+
+
+def fetch(db: Database, where: str, params: Sequence[Any] = (), *, order: str = "") -> list[MemoryItem]:
+    """Memories matching a WHERE clause."""
+    sql = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {where} {order}"
+    return [row_to_item(r) for r in db.fetchall(sql, list(params))]
+
+
+def fetch_by_labels(db: Database, labels: Sequence[int]) -> dict[int, MemoryItem]:
+    """Live or deleted memories by hnswlib label."""
+    if len(labels) == 0:
+        return {}
+    t = pa.table({"label": pa.array([int(x) for x in labels], pa.int64())})
+    rows = db.with_arrow(
+        t, f"SELECT {MEMORY_COLUMNS} FROM memories WHERE label IN (SELECT label FROM _arg)"
+    )
+    return {int(r[1]): row_to_item(r) for r in rows}
+
+
+def fetch_by_ids(db: Database, ids: Sequence[str]) -> dict[str, MemoryItem]:
+    """Memories by id."""
+    if not ids:
+        return {}
+    t = pa.table({"id": pa.array(list(ids), pa.string())})
+    rows = db.with_arrow(t, f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN (SELECT id FROM _arg)")
+    return {r[0]: row_to_item(r) for r in rows}
+
+
+def record_history(
+    db: Database,
+    memory_id: str,
+    event: str,
+    *,
+    field: str | None = None,
+    old: str | None = None,
+    new: str | None = None,
+    actor: str = "user",
+    info: dict[str, Any] | None = None,
+) -> None:
+    """Append one change to ``history``."""
+    db.execute(
+        "INSERT INTO history VALUES (nextval('history_seq'), ?, ?, ?, ?, ?, ?, ?, ?)",
+        [memory_id, event, field, old, new, actor, utcnow(), json.dumps(info) if info else None],
+    )
+
+
+def history(db: Database, memory_id: str) -> list[HistoryEvent]:
+    """Every change of a memory, oldest first."""
+    rows = db.fetchall(
+        "SELECT id, memory_id, event, field, old_value, new_value, actor, changed_at, info FROM history "
+        "WHERE memory_id = ? ORDER BY id",
+        [memory_id],
+    )
+    return [
+        HistoryEvent(
+            id=r[0],
+            memory_id=r[1],
+            event=r[2],
+            field=r[3],
+            old_value=r[4],
+            new_value=r[5],
+            actor=r[6],
+            at=aware(r[7]),
+            info=json.loads(r[8]) if r[8] else {},
+        )
+        for r in rows
+    ]
+
+
+def bump_vec_seq(db: Database, memory_id: str) -> None:
+    """Mark a memory's vector as changed, so an index saved earlier catches up on open."""
+    db.execute("UPDATE memories SET vec_seq = nextval('vec_seq') WHERE id = ?", [memory_id])

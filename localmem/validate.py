@@ -1,0 +1,119 @@
+"""Checks on what callers hand in, each failing with a clear :class:`InputError`."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime, timezone
+from typing import Any
+
+from localmem.errors import InputError
+from localmem.types import KINDS, LEVELS
+
+
+def content(value: Any, *, max_chars: int, what: str = "content") -> str:
+    """Text of a memory: a non-empty str (UTF-8 bytes are decoded) within the size limit."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        try:
+            value = bytes(value).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{what} is not valid UTF-8 (byte {exc.start})") from None
+    if not isinstance(value, str):
+        raise InputError(f"{what} must be text, not {type(value).__name__}")
+    if "\x00" in value:
+        raise InputError(f"{what} contains a NUL character")
+    if not value.strip():
+        raise InputError(f"{what} is empty")
+    if len(value) > max_chars:
+        raise InputError(
+            f"{what} has {len(value):,} characters, more than the limit of {max_chars:,} "
+            "(raise store.max_content_chars, or ingest the text as a document: it is chunked)"
+        )
+    return value
+
+
+def optional_text(value: Any, *, max_chars: int, what: str) -> str | None:
+    """Like :func:`content` but None (or blank) is allowed and means "none"."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return content(value, max_chars=max_chars, what=what)
+
+
+def kind(value: Any) -> str:
+    """One of the memory kinds."""
+    if value not in KINDS:
+        raise InputError(f"unknown kind {value!r}; known: {', '.join(KINDS)}")
+    return value
+
+
+def level(value: Any) -> str:
+    """One of the consolidation levels."""
+    if value not in LEVELS:
+        raise InputError(f"unknown level {value!r}; known: {', '.join(LEVELS)}")
+    return value
+
+
+def scope_id(value: Any, what: str) -> str | None:
+    """A user, agent or session id: None or a short non-empty string."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"{what} must be a non-empty string")
+    if len(value) > 256:
+        raise InputError(f"{what} is longer than 256 characters")
+    return value
+
+
+def timestamp(value: Any, what: str = "event_time") -> datetime | None:
+    """An aware datetime from a datetime, an ISO-8601 string with offset, or epoch seconds."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise InputError(f"{what} must be a time, not a boolean")
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise InputError(f"{what} is not a finite number")
+        try:
+            return datetime.fromtimestamp(value, tz=timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            raise InputError(f"{what} {value} is out of range") from None
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in ("nan", "inf", "-inf"):
+            raise InputError(f"{what} is not a time: {value!r}")
+        try:
+            value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise InputError(f"{what} is not an ISO-8601 time: {value!r}") from None
+    if not isinstance(value, datetime):
+        raise InputError(f"{what} must be a datetime, an ISO-8601 string or epoch seconds")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InputError(
+            f"{what} {value.isoformat()} has no time zone; pass an aware datetime "
+            "(e.g. with tzinfo=timezone.utc) or an ISO string with an offset"
+        )
+    return value.astimezone(timezone.utc)
+
+
+def metadata(value: Any) -> dict[str, Any] | None:
+    """A JSON-serialisable dict with string keys (or None)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InputError(f"metadata must be a dict, not {type(value).__name__}")
+    if not all(isinstance(k, str) for k in value):
+        raise InputError("metadata keys must be strings")
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"metadata is not JSON-serialisable: {exc}") from None
+    return value
+
+
+def positive_int(value: Any, what: str, *, maximum: int = 10_000) -> int:
+    """An int in 1..maximum."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{what} must be an integer")
+    if not 1 <= value <= maximum:
+        raise InputError(f"{what} must be between 1 and {maximum}")
+    return value
