@@ -24,7 +24,7 @@ N_EMBD = 64
 N_HEAD = 4
 N_LAYER = 2
 N_FF = 128
-N_CTX_TRAIN = 8192
+N_CTX_TRAIN = 32768
 
 CONTROL_TOKENS = ("<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>")
 UNK_ID, BOS_ID, EOS_ID, IM_START_ID, IM_END_ID = range(len(CONTROL_TOKENS))
