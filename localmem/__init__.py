@@ -1,9 +1,9 @@
 """localmem: a fully local, offline-first memory system for LLM agents.
 
-    from localmem import Memory
-    with Memory.open() as mem:
-        mem.add("Caroline went to a support group on 7 May 2023", kind="message")
-        print(mem.search("When did Caroline go to the support group?").hits[0].memory.content)
+from localmem import Memory
+with Memory.open() as mem:
+    mem.add("Caroline went to a support group on 7 May 2023", kind="message")
+    print(mem.search("When did Caroline go to the support group?").hits[0].memory.content)
 """
 
 from localmem.config import Config
@@ -19,8 +19,8 @@ from localmem.errors import (
 )
 from localmem.memory import JobsReport, Memory
 from localmem.types import (
-    Hit,
     HistoryEvent,
+    Hit,
     MemoryItem,
     SearchResult,
     Session,

@@ -161,9 +161,16 @@ class Memory:
             InputError: anything about the input is invalid; nothing is stored then.
         """
         item = dict(
-            content=content, kind=kind, user_id=user_id, agent_id=agent_id, session_id=session_id,
-            event_time=event_time, metadata=metadata, context=context, level=level,
-        )  # fmt: skip
+            content=content,
+            kind=kind,
+            user_id=user_id,
+            agent_id=agent_id,
+            session_id=session_id,
+            event_time=event_time,
+            metadata=metadata,
+            context=context,
+            level=level,
+        )
         return self.add_many([item], mine=mine, evolve=evolve)[0]
 
     def add_many(
@@ -259,7 +266,8 @@ class Memory:
             store.vectors.add(labels, vectors)
             store.index_changed(len(batch))
         items = [_item_from_new(row, now) for row in batch]
-        inline = [jid for jid, (_, _, mode) in zip(job_ids, jobs * len(batch)) if mode == "inline"]
+        modes = [mode for _ in batch for _, _, mode in jobs]  # the order jobs were queued in
+        inline = [jid for jid, mode in zip(job_ids, modes, strict=True) if mode == "inline"]
         if inline:
             self.run_jobs(job_ids=inline)
         return items
@@ -354,9 +362,11 @@ class Memory:
                 where.append(f"{col} = ?")
                 params.append(val)
         return records.fetch(
-            self.store.db, " AND ".join(where), params,
+            self.store.db,
+            " AND ".join(where),
+            params,
             order=f"ORDER BY created_at DESC, label DESC LIMIT {int(limit)} OFFSET {int(offset)}",
-        )  # fmt: skip
+        )
 
     def history(self, memory_id: str) -> list[HistoryEvent]:
         """Every change of a memory, oldest first (ADD, UPDATE, EVOLVE, DELETE, ...)."""
@@ -442,9 +452,15 @@ class Memory:
                 sets.append("content_hash = ?")
                 params.append(content_hash(new))
             records.record_history(
-                db, item.id, event, field=name, old=_as_text(old), new=_as_text(new),
-                actor=actor, info=dict(info) if info else None,
-            )  # fmt: skip
+                db,
+                item.id,
+                event,
+                field=name,
+                old=_as_text(old),
+                new=_as_text(new),
+                actor=actor,
+                info=dict(info) if info else None,
+            )
         if vector is not None:
             sets += ["embedding = ?::FLOAT[]", "embed_hash = ?", "vec_seq = nextval('vec_seq')"]
             params += [vector.tolist(), content_hash(text)]
@@ -598,7 +614,7 @@ class Memory:
         limit: int | None = None,
         job_ids: Sequence[int] | None = None,
     ) -> JobsReport:
-        """Run queued background jobs (mining, evolution) now; a failure leaves its job retryable."""
+        """Run queued background jobs (mining, evolution); a failure leaves its job retryable."""
         handlers = job_handlers()
         queue = self.store.jobs
         done = failed = dropped = 0
@@ -636,7 +652,9 @@ class Memory:
         """Counts and sizes for `localmem stats` and the TUI status screen."""
         db = self.store.db
         by_kind = dict(
-            db.fetchall("SELECT kind, count(*) FROM memories WHERE NOT deleted GROUP BY 1 ORDER BY 1")
+            db.fetchall(
+                "SELECT kind, count(*) FROM memories WHERE NOT deleted GROUP BY 1 ORDER BY 1"
+            )
         )
         size = sum(p.stat().st_size for p in self.path.iterdir() if p.is_file())
         return {
@@ -654,9 +672,16 @@ class Memory:
 
 
 _ADD_FIELDS = {
-    "content", "kind", "user_id", "agent_id", "session_id", "event_time", "metadata", "context",
+    "content",
+    "kind",
+    "user_id",
+    "agent_id",
+    "session_id",
+    "event_time",
+    "metadata",
+    "context",
     "level",
-}  # fmt: skip
+}
 
 
 def new_id() -> str:
@@ -673,11 +698,21 @@ def _with_label(row: NewMemory, label: int) -> NewMemory:
 def _item_from_new(row: NewMemory, now: datetime) -> MemoryItem:
     created = records.aware(now)
     return MemoryItem(
-        id=row.id, label=row.label, kind=row.kind, content=row.content, context=row.context,
-        level=row.level, user_id=row.user_id, agent_id=row.agent_id, session_id=row.session_id,
-        created_at=created, event_time=row.event_time, updated_at=created,
-        metadata=dict(row.metadata or {}), content_hash=row.content_hash,
-    )  # fmt: skip
+        id=row.id,
+        label=row.label,
+        kind=row.kind,
+        content=row.content,
+        context=row.context,
+        level=row.level,
+        user_id=row.user_id,
+        agent_id=row.agent_id,
+        session_id=row.session_id,
+        created_at=created,
+        event_time=row.event_time,
+        updated_at=created,
+        metadata=dict(row.metadata or {}),
+        content_hash=row.content_hash,
+    )
 
 
 def _remove_derived(db, memory_id: str) -> None:

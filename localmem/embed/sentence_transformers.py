@@ -75,9 +75,12 @@ class SentenceTransformerEmbedder(Embedder):
             if self._model is None:
                 try:
                     import torch
+                    import transformers
                     from sentence_transformers import SentenceTransformer
                 except ImportError as exc:  # pragma: no cover - a broken install
                     raise ModelError(f"sentence-transformers is not usable: {exc}") from None
+                transformers.logging.disable_progress_bar()  # no bars on a person's terminal
+                transformers.logging.set_verbosity_error()
                 if self.config.threads:
                     torch.set_num_threads(self.config.threads)
                 kwargs = {} if self.config.backend == "torch" else {"backend": self.config.backend}
@@ -126,6 +129,9 @@ class SentenceTransformerEmbedder(Embedder):
 
             file = self.path / "tokenizer.json"
             self._tokenizer = Tokenizer.from_file(str(file)) if file.exists() else False
+            if self._tokenizer:  # the file pads to 128 and truncates: counting needs neither
+                self._tokenizer.no_padding()
+                self._tokenizer.no_truncation()
         return self._tokenizer
 
     def count_tokens(self, text: str) -> int:

@@ -38,11 +38,15 @@ def generate(ctx: SearchContext) -> dict:
     for q in ctx.queries:
         if opts.mode in ("hybrid", "dense"):
             labels, sims = dense(ctx, q.text, n)
-            lists.append(RankedList(f"dense:{q.source}", labels, sims, q.weight * _w(opts, "dense")))
+            lists.append(
+                RankedList(f"dense:{q.source}", labels, sims, q.weight * _w(opts, "dense"))
+            )
             _note(evidence, labels, sims, "dense")
         if opts.mode in ("hybrid", "lexical"):
             labels, scores = lexical(ctx, q.text, n)
-            lists.append(RankedList(f"bm25:{q.source}", labels, scores, q.weight * _w(opts, "bm25")))
+            lists.append(
+                RankedList(f"bm25:{q.source}", labels, scores, q.weight * _w(opts, "bm25"))
+            )
             _note(evidence, labels, scores, "bm25")
     if len(lists) == 1:  # a single list keeps its own score
         only = lists[0]

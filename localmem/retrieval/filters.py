@@ -30,8 +30,13 @@ def where_clause(options: SearchOptions) -> tuple[str, list[Any]]:
         params.append(to_db_time(options.until))
     for key, value in (options.metadata or {}).items():
         where.append(f"json_extract_string(metadata, '$.{key}') = ?")
-        params.append(value if isinstance(value, str) else str(value).lower()
-                      if isinstance(value, bool) else str(value))  # fmt: skip
+        params.append(
+            value
+            if isinstance(value, str)
+            else str(value).lower()
+            if isinstance(value, bool)
+            else str(value)
+        )
     return " AND ".join(where), params
 
 

@@ -57,7 +57,9 @@ def _calibrated(lists: Sequence[RankedList], norm) -> dict[int, float]:
         if len(lst.labels) == 0:
             continue
         z = norm(np.asarray(lst.scores, dtype=np.float64))
-        normed.append((lst, dict(zip(lst.labels.tolist(), z.tolist(), strict=True)), float(z.min())))
+        normed.append(
+            (lst, dict(zip(lst.labels.tolist(), z.tolist(), strict=True)), float(z.min()))
+        )
     labels = {label for _, mapping, _ in normed for label in mapping}
     return {
         label: sum(lst.weight * mapping.get(label, floor) for lst, mapping, floor in normed)

@@ -121,19 +121,37 @@ class SearchOptions:
         if self.budget_tokens is not None:
             validate.positive_int(self.budget_tokens, "budget_tokens", maximum=1_000_000)
         return replace(
-            self, kinds=kinds, levels=levels, axes=axes, since=since, until=until, now=now,
-            metadata=meta, expand=expand, rerank=rerank, temporal=bool(self.temporal),
-            links=bool(self.links), priority=bool(self.priority),
-        )  # fmt: skip
+            self,
+            kinds=kinds,
+            levels=levels,
+            axes=axes,
+            since=since,
+            until=until,
+            now=now,
+            metadata=meta,
+            expand=expand,
+            rerank=rerank,
+            temporal=bool(self.temporal),
+            links=bool(self.links),
+            priority=bool(self.priority),
+        )
 
     @property
     def has_filters(self) -> bool:
         """Whether any filter narrows the memories searched."""
         return any(
             getattr(self, name) is not None
-            for name in ("user_id", "agent_id", "session_id", "kinds", "levels", "since", "until",
-                         "metadata")
-        )  # fmt: skip
+            for name in (
+                "user_id",
+                "agent_id",
+                "session_id",
+                "kinds",
+                "levels",
+                "since",
+                "until",
+                "metadata",
+            )
+        )
 
 
 _NULLABLE = {"budget_tokens"}

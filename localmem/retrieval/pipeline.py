@@ -41,8 +41,11 @@ def _pack_stage(ctx: SearchContext) -> dict | None:
     budget = ctx.options.budget_tokens
     top = ctx.ranked()[: ctx.options.k]
     items = ctx.items([c.label for c in top])
-    counts = [ctx.memory.embedder.count_tokens(items[c.label].text_for_embedding)
-              for c in top if c.label in items]  # fmt: skip
+    counts = [
+        ctx.memory.embedder.count_tokens(items[c.label].text_for_embedding)
+        for c in top
+        if c.label in items
+    ]
     if budget is None:
         ctx.packed_tokens = sum(counts)
         return None
@@ -83,8 +86,14 @@ def search(memory: Memory, query: str, *, k: int = 5, **kwargs: Any) -> SearchRe
         if notes is not None:
             ms = (time.perf_counter() - t0) * 1000
             ctx.reports.append(
-                StageReport(name, notes.pop("implementation", None) or implementation(ctx, name),
-                            before, len(ctx.candidates), ms, notes)  # fmt: skip
+                StageReport(
+                    name,
+                    notes.pop("implementation", None) or implementation(ctx, name),
+                    before,
+                    len(ctx.candidates),
+                    ms,
+                    notes,
+                )
             )
     top = ctx.ranked()[: options.k]
     items = ctx.items([c.label for c in top])

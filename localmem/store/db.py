@@ -54,7 +54,9 @@ class Database:
         except duckdb.IOException as exc:
             raise StoreError(f"cannot open database {path}: {_first_line(exc)}") from None
         except duckdb.Error as exc:
-            raise StoreError(f"{path} is not a readable localmem database: {_first_line(exc)}") from None
+            raise StoreError(
+                f"{path} is not a readable localmem database: {_first_line(exc)}"
+            ) from None
         self.lock = threading.RLock()
         self._in_tx = 0
 
@@ -105,8 +107,10 @@ class Database:
         with self.lock:
             self.con.register("_arg", data)
             try:
-                return self.con.execute(sql, params).fetchall() if params is not None else (
-                    self.con.execute(sql).fetchall()
+                return (
+                    self.con.execute(sql, params).fetchall()
+                    if params is not None
+                    else (self.con.execute(sql).fetchall())
                 )
             finally:
                 self.con.unregister("_arg")

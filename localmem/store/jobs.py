@@ -77,8 +77,8 @@ class JobQueue:
             return None
         with self.db.transaction():
             row = self.db.fetchone(
-                "SELECT id FROM jobs WHERE status = 'pending' AND id IN (SELECT unnest(?::BIGINT[])) "
-                "ORDER BY id LIMIT 1",
+                "SELECT id FROM jobs WHERE status = 'pending' "
+                "AND id IN (SELECT unnest(?::BIGINT[])) ORDER BY id LIMIT 1",
                 [ids],
             )
             if row is None:

@@ -59,11 +59,15 @@ class LexicalIndex:
                 return
             ids = self._ensure_terms()
             n_terms = (max(ids.values()) + 1) if ids else 0
-            post = self.db.arrow("SELECT term_id, label, tf FROM lex_postings ORDER BY term_id, label")
+            post = self.db.arrow(
+                "SELECT term_id, label, tf FROM lex_postings ORDER BY term_id, label"
+            )
             term_col = post.column("term_id").to_numpy()
             self._labels = post.column("label").to_numpy().astype(np.int64)
             self._tfs = post.column("tf").to_numpy().astype(np.float32)
-            counts = np.bincount(term_col, minlength=n_terms) if len(term_col) else np.zeros(n_terms)
+            counts = (
+                np.bincount(term_col, minlength=n_terms) if len(term_col) else np.zeros(n_terms)
+            )
             self._offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
             docs = self.db.arrow("SELECT label, length FROM lex_docs")
             labels = docs.column("label").to_numpy()
@@ -142,7 +146,9 @@ class LexicalIndex:
             return
         with self._lock:
             t = pa.table({"label": pa.array(labels, pa.int64())})
-            self.db.with_arrow(t, "DELETE FROM lex_postings WHERE label IN (SELECT label FROM _arg)")
+            self.db.with_arrow(
+                t, "DELETE FROM lex_postings WHERE label IN (SELECT label FROM _arg)"
+            )
             self.db.with_arrow(t, "DELETE FROM lex_docs WHERE label IN (SELECT label FROM _arg)")
             if self._loaded:
                 for label in labels:

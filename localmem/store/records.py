@@ -51,8 +51,23 @@ def to_db_time(ts: datetime | None) -> datetime | None:
 
 def row_to_item(row: Sequence[Any]) -> MemoryItem:
     """A row selected with :data:`MEMORY_COLUMNS` as a :class:`MemoryItem`."""
-    (mid, label, kind, user, agent, session, content, context, level, created, event, updated,
-     metadata, chash, deleted) = row  # fmt: skip
+    (
+        mid,
+        label,
+        kind,
+        user,
+        agent,
+        session,
+        content,
+        context,
+        level,
+        created,
+        event,
+        updated,
+        metadata,
+        chash,
+        deleted,
+    ) = row
     return MemoryItem(
         id=mid,
         label=int(label),
@@ -128,7 +143,9 @@ def next_labels(db: Database, n: int) -> list[int]:
     return sorted(int(r[0]) for r in rows)
 
 
-def fetch(db: Database, where: str, params: Sequence[Any] = (), *, order: str = "") -> list[MemoryItem]:
+def fetch(
+    db: Database, where: str, params: Sequence[Any] = (), *, order: str = ""
+) -> list[MemoryItem]:
     """Memories matching a WHERE clause."""
     sql = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {where} {order}"
     return [row_to_item(r) for r in db.fetchall(sql, list(params))]
@@ -150,7 +167,9 @@ def fetch_by_ids(db: Database, ids: Sequence[str]) -> dict[str, MemoryItem]:
     if not ids:
         return {}
     t = pa.table({"id": pa.array(list(ids), pa.string())})
-    rows = db.with_arrow(t, f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN (SELECT id FROM _arg)")
+    rows = db.with_arrow(
+        t, f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN (SELECT id FROM _arg)"
+    )
     return {r[0]: row_to_item(r) for r in rows}
 
 
@@ -175,8 +194,8 @@ def record_history(
 def history(db: Database, memory_id: str) -> list[HistoryEvent]:
     """Every change of a memory, oldest first."""
     rows = db.fetchall(
-        "SELECT id, memory_id, event, field, old_value, new_value, actor, changed_at, info FROM history "
-        "WHERE memory_id = ? ORDER BY id",
+        "SELECT id, memory_id, event, field, old_value, new_value, actor, changed_at, info "
+        "FROM history WHERE memory_id = ? ORDER BY id",
         [memory_id],
     )
     return [

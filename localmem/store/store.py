@@ -50,11 +50,13 @@ class Store:
         folder: str | Path,
         *,
         config: StoreConfig | None = None,
-        model: str,
-        dim: int,
+        model: str | None,
+        dim: int | None,
         create: bool = True,
     ) -> Store:
         """Open (or create) the store in ``folder`` for an embedding model of ``dim`` dimensions.
+
+        ``model=None`` accepts whatever model the store records (maintenance: reembed, doctor).
 
         Raises:
             StoreError: the folder is not a store, or was built with another embedding model.
@@ -67,11 +69,14 @@ class Store:
         is_store = (folder / DB_FILE).exists()
         if not is_store:
             if not create:
-                raise StoreError(f"no store at {folder} (create one with `localmem add` or Memory.open)")
+                raise StoreError(
+                    f"no store at {folder} (create one with `localmem add` or Memory.open)"
+                )
             stray = [p.name for p in folder.iterdir()] if folder.exists() else []
             if [name for name in stray if name not in _STORE_FILES]:
                 raise StoreError(
-                    f"{folder} is not a localmem store (it holds other files: {', '.join(sorted(stray)[:3])})"
+                    f"{folder} is not a localmem store (it holds other files: "
+                    f"{', '.join(sorted(stray)[:3])})"
                 )
             folder.mkdir(parents=True, exist_ok=True)
         lock = StoreLock(folder, timeout_s=config.lock_timeout_s)
@@ -89,20 +94,22 @@ class Store:
             raise
         return self
 
-    def _prepare(self, model: str, dim: int, *, new: bool) -> None:
+    def _prepare(self, model: str | None, dim: int | None, *, new: bool) -> None:
         if not new and not self.db.applied_migrations():
             raise StoreError(f"{self.folder} holds a DuckDB file that is not a localmem store")
         self.db.migrate()
         recorded_model = self.db.get_meta("embed_model")
         recorded_dim = self.db.get_meta("embed_dim")
         if recorded_model is None:
+            if model is None or dim is None:
+                raise StoreError(f"{self.folder} records no embedding model; open it with one")
             with self.db.transaction():
                 self.db.set_meta("format", FORMAT_VERSION)
                 self.db.set_meta("embed_model", model)
                 self.db.set_meta("embed_dim", str(dim))
             recorded_model, recorded_dim = model, str(dim)
         self.model, self.dim = recorded_model, int(recorded_dim)
-        if (recorded_model, int(recorded_dim)) != (model, dim):
+        if model is not None and (recorded_model, int(recorded_dim)) != (model, dim):
             raise StoreError(
                 f"store {self.folder} was built with embedding model {recorded_model} "
                 f"({recorded_dim}-d), not {model} ({dim}-d); open it with its model or run "
@@ -136,9 +143,12 @@ class Store:
             return
         try:
             self.vectors, sidecar = VectorIndex.load(
-                path, self.dim, m=c.hnsw_m, ef_construction=c.hnsw_ef_construction,
+                path,
+                self.dim,
+                m=c.hnsw_m,
+                ef_construction=c.hnsw_ef_construction,
                 ef_search=c.hnsw_ef_search,
-            )  # fmt: skip
+            )
         except ValueError as exc:
             self.notice(f"vector index unusable ({exc}); rebuilding it from {live} embeddings")
             self.vectors = self._rebuild_index()
@@ -148,7 +158,9 @@ class Store:
             fixed = self._reconcile()
             self.notice(f"vector index was out of step with DuckDB; repaired {fixed} entries")
         elif caught_up:
-            self.notice(f"vector index caught up with {caught_up} change(s) made after its last save")
+            self.notice(
+                f"vector index caught up with {caught_up} change(s) made after its last save"
+            )
 
     def _rebuild_index(self) -> VectorIndex:
         index = self._new_index()
@@ -173,7 +185,8 @@ class Store:
     def _catch_up(self, saved_seq: int) -> int:
         """Apply vector changes committed after the index was last saved."""
         rows = self.db.fetchall(
-            "SELECT label, deleted OR embedding IS NULL FROM memories WHERE vec_seq > ?", [saved_seq]
+            "SELECT label, deleted OR embedding IS NULL FROM memories WHERE vec_seq > ?",
+            [saved_seq],
         )
         if not rows:
             return 0
@@ -196,9 +209,10 @@ class Store:
         self.vectors.mark_deleted(extra.tolist())
         if len(missing):
             self._add_embeddings(
-                self.vectors, "label IN (SELECT unnest(?::BIGINT[])) AND embedding IS NOT NULL",
+                self.vectors,
+                "label IN (SELECT unnest(?::BIGINT[])) AND embedding IS NOT NULL",
                 [missing.tolist()],
-            )  # fmt: skip
+            )
         self._changes_since_save += len(missing) + len(extra)
         return int(len(missing) + len(extra))
 
@@ -221,7 +235,9 @@ class Store:
     def live_count(self) -> int:
         """Memories that are not deleted and have a vector."""
         return int(
-            self.db.scalar("SELECT count(*) FROM memories WHERE NOT deleted AND embedding IS NOT NULL")
+            self.db.scalar(
+                "SELECT count(*) FROM memories WHERE NOT deleted AND embedding IS NOT NULL"
+            )
         )
 
     def live_labels(self) -> np.ndarray:

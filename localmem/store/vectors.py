@@ -31,7 +31,10 @@ class VectorIndex:
         self.ef_search = ef_search
         self._index = hnswlib.Index(space="ip", dim=dim)
         self._index.init_index(
-            max_elements=_MIN_CAPACITY, ef_construction=ef_construction, M=m, allow_replace_deleted=False
+            max_elements=_MIN_CAPACITY,
+            ef_construction=ef_construction,
+            M=m,
+            allow_replace_deleted=False,
         )
         self._index.set_ef(ef_search)
         self._deleted: set[int] = set()

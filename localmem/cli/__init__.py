@@ -1,0 +1,59 @@
+"""The ``localmem`` command.
+
+Each command group lives in its own module with a ``register(subparsers)`` function and is listed
+in :data:`COMMANDS`. Errors reach a person as one line on stderr and a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from localmem.cli import admin, demo, ingest, memories, search
+from localmem.cli.common import CommandError, fail
+from localmem.errors import LocalMemError
+
+#: command modules, in the order their commands appear in --help
+COMMANDS = [memories, search, ingest, admin, demo]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every registered command."""
+    parser = argparse.ArgumentParser(
+        prog="localmem",
+        description="A fully local memory system for LLM agents. Nothing leaves this machine.",
+    )
+    from localmem import __version__
+
+    parser.add_argument("--version", action="version", version=f"localmem {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for module in COMMANDS:
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (LocalMemError, CommandError) as exc:
+        return fail(str(exc))
+    except KeyboardInterrupt:
+        return fail("interrupted", code=130)
+    except BrokenPipeError:  # `localmem search ... | head`
+        return 0
+    except Exception as exc:  # a bug: still one line, with a way to see more
+        if os.environ.get("LOCALMEM_DEBUG"):
+            raise
+        return fail(
+            f"unexpected {type(exc).__name__}: {exc} (set LOCALMEM_DEBUG=1 for the traceback)"
+        )
+
+
+def entry() -> None:  # pragma: no cover - console script wrapper
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""Store-wide commands: stats, doctor, reembed, jobs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from localmem.cli.common import Progress, open_memory, print_json, store_options, store_path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this module's commands."""
+    common = store_options()
+    p = sub.add_parser("stats", parents=[common], help="counts and sizes of a store")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("doctor", parents=[common], help="check models, store integrity, indexes")
+    p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser("reembed", parents=[common], help="move a store to another embedding model")
+    p.add_argument(
+        "--model",
+        required=True,
+        help="'all-MiniLM-L6-v2' or the folder of a sentence-transformers model",
+    )
+    p.set_defaults(func=cmd_reembed)
+
+    p = sub.add_parser("jobs", parents=[common], help="background jobs: show or run them")
+    p.add_argument("action", nargs="?", choices=("status", "run", "retry"), default="status")
+    p.add_argument("--kind", action="append", dest="kinds")
+    p.set_defaults(func=cmd_jobs)
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    """localmem stats"""
+    with open_memory(args, create=False) as mem:
+        stats = mem.stats()
+    if args.json:
+        print_json(stats)
+        return 0
+    print(f"store:     {stats['path']}")
+    print(f"memories:  {stats['memories']} ({stats['deleted']} deleted)")
+    for kind, n in stats["by_kind"].items():
+        print(f"  {kind:<10}{n}")
+    print(f"sessions:  {stats['sessions']}")
+    print(f"links:     {stats['links']}")
+    print(f"jobs:      {stats['jobs_pending']} pending")
+    print(f"embedder:  {stats['embedder']} ({stats['dim']}-d)")
+    print(f"on disk:   {stats['bytes_on_disk'] / 1e6:.1f} MB")
+    return 0
+
+
+def doctor_report(path) -> dict:
+    """Everything `localmem doctor` checks, as data (the TUI status screen shows it too)."""
+    from localmem.config import CONFIG_FILE, Config
+    from localmem.errors import LocalMemError
+    from localmem.maintenance import check_store
+
+    report: dict = {"store": str(path), "checks": []}
+
+    def check(name: str, ok: bool, detail: str) -> None:
+        report["checks"].append({"check": name, "ok": ok, "detail": detail})
+
+    config = Config.load(path / CONFIG_FILE) if (path / CONFIG_FILE).exists() else Config()
+    try:
+        from localmem.embed import make_embedder
+
+        embedder = make_embedder(config.embedder)
+        vec = embedder.embed_batch(["localmem doctor"])
+        check(
+            "embedder",
+            vec.shape == (1, embedder.dim),
+            f"{embedder.name} ({embedder.dim}-d) loads and embeds offline",
+        )
+    except LocalMemError as exc:
+        check("embedder", False, str(exc))
+    try:
+        from localmem.llm import describe_engines  # the engine module says who serves each task
+
+        for row in describe_engines(config):
+            check(
+                f"engine:{row.get('task', '?')}",
+                bool(row.get("ok", True)),
+                str(row.get("engine", row)),
+            )
+    except ImportError:
+        check("engine", True, "model-free (no model engine in this build)")
+    if (path / "localmem.duckdb").exists():
+        try:
+            facts = check_store(path)
+            check(
+                "store",
+                True,
+                f"{facts['live']} live memories, migrations {', '.join(facts['migrations'])}",
+            )
+            check(
+                "vector index",
+                facts["vectors_in_step"],
+                f"{facts['vectors_live']} vectors for {facts['live']} memories",
+            )
+            check(
+                "lexical index",
+                facts["lexical_in_step"],
+                f"{facts['lexical_docs']} documents for {facts['live']} memories",
+            )
+            for notice in facts["notices"]:
+                check("repair", True, notice)
+            report["facts"] = facts
+        except LocalMemError as exc:
+            check("store", False, str(exc))
+    else:
+        check("store", True, "no store yet (it is created on the first add)")
+    report["ok"] = all(c["ok"] for c in report["checks"])
+    return report
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """localmem doctor"""
+    report = doctor_report(store_path(args))
+    if args.json:
+        print_json(report)
+    else:
+        for c in report["checks"]:
+            print(f"{'ok ' if c['ok'] else 'BAD'}  {c['check']:<16} {c['detail']}")
+    return 0 if report["ok"] else 1
+
+
+def cmd_reembed(args: argparse.Namespace) -> int:
+    """localmem reembed"""
+    from localmem.config import EmbedderConfig
+    from localmem.maintenance import reembed
+
+    result = reembed(
+        store_path(args),
+        EmbedderConfig(model=args.model),
+        progress=Progress("reembed", enabled=None if not args.json else False),
+    )
+    if args.json:
+        print_json(result)
+    else:
+        print(
+            f"re-embedded {result['memories']} memories: {result['from']} -> {result['to']} "
+            f"({result['dim']}-d)"
+        )
+    return 0
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    """localmem jobs"""
+    with open_memory(args, create=False) as mem:
+        if args.action == "retry":
+            n = mem.store.jobs.retry_failed(args.kinds)
+            print(f"{n} failed job(s) queued again", file=sys.stderr)
+        if args.action in ("run", "retry"):
+            report = mem.run_jobs(kinds=args.kinds)
+            print_json(report) if args.json else print(
+                f"{report.done} done, {report.failed} failed, {report.dropped} dropped, "
+                f"{report.remaining} remaining"
+            )
+            return 0 if report.failed == 0 else 1
+        counts = mem.store.jobs.counts()
+        if args.json:
+            print_json(counts)
+        else:
+            for kind, by_status in counts.items():
+                print(f"{kind:<12} " + ", ".join(f"{s}: {n}" for s, n in by_status.items()))
+            if not counts:
+                print("(no jobs)")
+    return 0

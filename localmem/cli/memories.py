@@ -1,0 +1,215 @@
+"""Commands on single memories: add, show, list, history, delete, restore, purge."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from localmem.cli.common import (
+    CommandError,
+    open_memory,
+    print_json,
+    read_content,
+    short,
+    store_options,
+)
+from localmem.types import KINDS
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this module's commands."""
+    common = store_options()
+    p = sub.add_parser("add", parents=[common], help="store a memory")
+    p.add_argument("content", help="the text ('-' reads standard input)")
+    p.add_argument("--kind", default="note", choices=KINDS)
+    p.add_argument("--user", dest="user_id")
+    p.add_argument("--agent", dest="agent_id")
+    p.add_argument("--session", dest="session_id")
+    p.add_argument("--event-time", help="when it happened (ISO-8601 with offset)")
+    p.add_argument("--context", help="a description of the memory's context")
+    p.add_argument("--metadata", help="a JSON object")
+    p.add_argument("--mine", choices=("off", "inline", "deferred"), help="mine attributes")
+    p.add_argument("--evolve", action="store_true", help="evolve related memories (A-Mem)")
+    p.set_defaults(func=cmd_add)
+
+    p = sub.add_parser("show", parents=[common], help="show a memory")
+    p.add_argument("id", help="memory id or a unique prefix of it")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("list", parents=[common], help="list memories, newest first")
+    p.add_argument("--kind", choices=KINDS)
+    p.add_argument("--session", dest="session_id")
+    p.add_argument("--user", dest="user_id")
+    p.add_argument("--limit", type=int, default=20)
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("history", parents=[common], help="every change of a memory")
+    p.add_argument("id")
+    p.set_defaults(func=cmd_history)
+
+    for name, helptext, func in (
+        ("delete", "hide a memory (soft delete; `restore` undoes it)", cmd_delete),
+        ("restore", "bring a deleted memory back", cmd_restore),
+        ("purge", "erase a memory's text for good (privacy)", cmd_purge),
+    ):
+        p = sub.add_parser(name, parents=[common], help=helptext)
+        p.add_argument("id")
+        if name == "purge":
+            p.add_argument("--yes", action="store_true", help="do not ask")
+        p.set_defaults(func=func)
+
+
+def _item_dict(item) -> dict:
+    return {
+        "id": item.id,
+        "kind": item.kind,
+        "content": item.content,
+        "context": item.context,
+        "level": item.level,
+        "user_id": item.user_id,
+        "agent_id": item.agent_id,
+        "session_id": item.session_id,
+        "created_at": item.created_at,
+        "event_time": item.event_time,
+        "updated_at": item.updated_at,
+        "metadata": item.metadata,
+        "deleted": item.deleted,
+    }
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    """localmem add"""
+    metadata = None
+    if args.metadata:
+        try:
+            metadata = json.loads(args.metadata)
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"--metadata is not JSON: {exc.msg}") from None
+    content = read_content(args.content)
+    with open_memory(args) as mem:
+        item = mem.add(
+            content,
+            kind=args.kind,
+            user_id=args.user_id,
+            agent_id=args.agent_id,
+            session_id=args.session_id,
+            event_time=args.event_time,
+            context=args.context,
+            metadata=metadata,
+            mine=args.mine,
+            evolve=args.evolve or None,
+        )
+        if args.json:
+            print_json(_item_dict(item))
+        else:
+            print(item.id)
+    return 0
+
+
+def print_item(mem, item) -> None:
+    """A memory in full, for a person."""
+    print(f"id:         {item.id}")
+    print(f"kind:       {item.kind} ({item.level})" + ("  [deleted]" if item.deleted else ""))
+    for label, value in (
+        ("user", item.user_id),
+        ("agent", item.agent_id),
+        ("session", item.session_id),
+    ):
+        if value:
+            print(f"{label + ':':<11} {value}")
+    print(f"created:    {item.created_at:%Y-%m-%d %H:%M:%S} UTC")
+    if item.event_time:
+        print(f"happened:   {item.event_time.isoformat()}")
+    if item.metadata:
+        print(f"metadata:   {json.dumps(item.metadata, ensure_ascii=False)}")
+    print()
+    print(item.content)
+    if item.context:
+        print(f"\ncontext: {item.context}")
+    for section in SHOW_SECTIONS:
+        section(mem, item)
+
+
+#: extra sections of `localmem show` (attributes, links, ...): section(memory, item) prints
+SHOW_SECTIONS: list = []
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """localmem show"""
+    with open_memory(args, create=False) as mem:
+        item = mem.get(args.id, include_deleted=True)
+        if args.json:
+            print_json(_item_dict(item))
+        else:
+            print_item(mem, item)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """localmem list"""
+    with open_memory(args, create=False) as mem:
+        items = mem.list(
+            kind=args.kind, session_id=args.session_id, user_id=args.user_id, limit=args.limit
+        )
+        if args.json:
+            print_json([_item_dict(i) for i in items])
+            return 0
+        for item in items:
+            print(
+                f"{item.id[:8]}  {item.kind:<9} {item.created_at:%Y-%m-%d}  "
+                f"{short(item.content, 80)}"
+            )
+        if not items:
+            print("(no memories)")
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    """localmem history"""
+    with open_memory(args, create=False) as mem:
+        events = mem.history(args.id)
+        if args.json:
+            print_json(events)
+            return 0
+        for e in events:
+            what = f" {e.field}" if e.field else ""
+            print(f"#{e.id} {e.at:%Y-%m-%d %H:%M:%S} {e.event}{what} by {e.actor}")
+            if e.old_value is not None:
+                print(f"    was: {short(e.old_value, 96)}")
+            if e.new_value is not None:
+                print(f"    now: {short(e.new_value, 96)}")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    """localmem delete"""
+    with open_memory(args, create=False) as mem:
+        item = mem.delete(args.id)
+        print_json({"deleted": item.id}) if args.json else print(f"deleted {item.id}")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    """localmem restore"""
+    with open_memory(args, create=False) as mem:
+        item = mem.restore(args.id)
+        print_json({"restored": item.id}) if args.json else print(f"restored {item.id}")
+    return 0
+
+
+def cmd_purge(args: argparse.Namespace) -> int:
+    """localmem purge"""
+    if not args.yes:
+        import sys
+
+        if not sys.stdin.isatty():
+            raise CommandError("purge erases text for good; pass --yes to confirm")
+        answer = input(f"erase memory {args.id} for good? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing purged")
+            return 1
+    with open_memory(args, create=False) as mem:
+        item = mem.get(args.id, include_deleted=True)
+        mem.purge(item.id)
+        print_json({"purged": item.id}) if args.json else print(f"purged {item.id}")
+    return 0

@@ -1,0 +1,110 @@
+"""localmem search: the read pipeline from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from localmem.cli.common import CommandError, open_memory, print_json, short, store_options
+from localmem.retrieval.options import EXPANSIONS, FUSIONS, MODES, RERANKERS
+from localmem.types import KINDS, LEVELS
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the search command."""
+    p = sub.add_parser("search", parents=[store_options()], help="find memories for a query")
+    p.add_argument("query")
+    p.add_argument("-k", type=int, default=5, help="hits to return (default 5)")
+    p.add_argument("--mode", choices=MODES)
+    p.add_argument("--fusion", choices=FUSIONS)
+    p.add_argument("--user", dest="user_id")
+    p.add_argument("--agent", dest="agent_id")
+    p.add_argument("--session", dest="session_id")
+    p.add_argument("--kind", dest="kinds", action="append", choices=KINDS)
+    p.add_argument("--level", dest="levels", action="append", choices=LEVELS)
+    p.add_argument("--since", help="only memories from this time on (ISO-8601 with offset)")
+    p.add_argument("--until", help="only memories up to this time")
+    p.add_argument("--where", metavar="JSON", help="metadata equality filter, a JSON object")
+    p.add_argument("--expand", choices=EXPANSIONS, help="query expansion")
+    p.add_argument("--attributes", choices=("off", "filter", "boost"), help="MemInsight stage")
+    p.add_argument("--min-matches", type=int)
+    p.add_argument("--temporal", action="store_true", help="temporal attention")
+    p.add_argument("--links", action="store_true", help="add linked memories (A-Mem)")
+    p.add_argument("--rerank", choices=RERANKERS)
+    p.add_argument("--budget", type=int, dest="budget_tokens", help="pack hits into N tokens")
+    p.add_argument("--explain", action="store_true", help="print what every stage did")
+    p.set_defaults(func=cmd_search)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """localmem search"""
+    metadata = None
+    if args.where:
+        try:
+            metadata = json.loads(args.where)
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"--where is not JSON: {exc.msg}") from None
+    options = {
+        name: getattr(args, name)
+        for name in (
+            "mode",
+            "fusion",
+            "user_id",
+            "agent_id",
+            "session_id",
+            "kinds",
+            "levels",
+            "since",
+            "until",
+            "expand",
+            "attributes",
+            "min_matches",
+            "rerank",
+            "budget_tokens",
+        )
+        if getattr(args, name) is not None
+    }
+    if metadata is not None:
+        options["metadata"] = metadata
+    if args.temporal:
+        options["temporal"] = True
+    if args.links:
+        options["links"] = True
+    with open_memory(args, create=False) as mem:
+        result = mem.search(args.query, k=args.k, **options)
+        if args.json:
+            print_json(
+                {
+                    "query": result.query,
+                    "hits": [
+                        {
+                            "id": h.memory.id,
+                            "score": h.score,
+                            "rank": h.rank,
+                            "kind": h.memory.kind,
+                            "content": h.memory.content,
+                            "context": h.memory.context,
+                            "event_time": h.memory.event_time,
+                            "evidence": h.evidence,
+                            "flags": list(h.flags),
+                        }
+                        for h in result.hits
+                    ],
+                    "stages": result.stages,
+                    "total_ms": result.total_ms,
+                    "packed_tokens": result.packed_tokens,
+                }
+            )
+            return 0
+        for h in result.hits:
+            flags = f" [{', '.join(h.flags)}]" if h.flags else ""
+            print(
+                f"{h.rank:>2}. {h.score:.4f}  {h.memory.id[:8]}  "
+                f"{short(h.memory.content, 90)}{flags}"
+            )
+        if not result.hits:
+            print("(no hits)")
+        if args.explain:
+            print()
+            print(result.explain())
+    return 0

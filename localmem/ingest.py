@@ -1,0 +1,243 @@
+"""Ingesting files: JSONL records as memories, text and markdown documents as chunks.
+
+One document is all or nothing: its chunks are embedded first and written in one transaction,
+so an error never leaves half a document in the store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from localmem.errors import InputError
+from localmem.text import content_hash
+
+if TYPE_CHECKING:
+    from localmem.memory import Memory
+
+TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".rst", ".text", ""}
+JSONL_SUFFIXES = {".jsonl", ".ndjson"}
+
+#: a chunker turns a document into chunk texts: chunker(text, size_tokens, overlap_tokens, count)
+Chunker = Callable[[str, int, int, Callable[[str], int]], list[str]]
+
+
+def paragraph_chunks(text: str, size: int, overlap: int, count: Callable[[str], int]) -> list[str]:
+    """Blank-line paragraphs, merged while they fit ``size`` tokens (no overlap)."""
+    del overlap  # paragraphs are natural boundaries; nothing is repeated
+    paragraphs = [p.strip() for p in text.replace("\r\n", "\n").split("\n\n") if p.strip()]
+    chunks: list[str] = []
+    current: list[str] = []
+    used = 0
+    for para in paragraphs:
+        n = count(para)
+        if current and used + n > size:
+            chunks.append("\n\n".join(current))
+            current, used = [], 0
+        current.append(para)
+        used += n
+    if current:
+        chunks.append("\n\n".join(current))
+    return chunks
+
+
+#: chunking strategies by name (the RAG module adds fixed and recursive token windows)
+CHUNKERS: dict[str, Chunker] = {"paragraph": paragraph_chunks}
+
+
+def register_chunker(name: str, chunker: Chunker) -> None:
+    """Add a chunking strategy; a name can be registered once."""
+    if name in CHUNKERS:
+        raise ValueError(f"chunker {name!r} is already registered")
+    CHUNKERS[name] = chunker
+
+
+@dataclass
+class IngestReport:
+    """What an ingestion stored and skipped."""
+
+    path: str
+    documents: int = 0
+    memories: int = 0
+    skipped: int = 0
+    errors: list[str] | None = None
+
+
+def read_text_file(path: Path) -> str:
+    """A file's text; binary or non-UTF-8 files are refused with a clear error."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise InputError(f"{path} is a folder; name a file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    if b"\x00" in raw[:8192]:
+        raise InputError(f"{path} looks like a binary file, not text")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 text (bad byte at offset {exc.start})") from None
+
+
+def ingest_file(
+    memory: Memory,
+    path: str | Path,
+    *,
+    chunker: str = "paragraph",
+    chunk_tokens: int = 256,
+    overlap_tokens: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+    **defaults: Any,
+) -> IngestReport:
+    """Store a file's contents: JSONL lines as memories, a text document as chunks.
+
+    ``defaults`` (kind, user_id, session_id, ...) apply to every memory written. ``progress`` is
+    called with (done, total) units of work.
+    """
+    path = Path(path).expanduser()
+    if chunker not in CHUNKERS:
+        raise InputError(f"unknown chunking strategy {chunker!r}; known: {', '.join(CHUNKERS)}")
+    report = IngestReport(str(path), errors=[])
+    text = read_text_file(path)
+    if not text.strip():
+        raise InputError(f"{path} is empty")
+    if path.suffix.lower() in JSONL_SUFFIXES:
+        defaults.setdefault("kind", "note")  # a line's own "kind" still wins
+        records = []
+        for number, record in _jsonl_records(text, report):
+            try:
+                memory._prepare(record, defaults)  # validate each line on its own
+            except InputError as exc:
+                report.skipped += 1
+                report.errors.append(f"line {number}: {exc}")
+                continue
+            records.append(record)
+        if not records:
+            raise InputError(f"{path} holds no usable JSON lines ({report.skipped} skipped)")
+        stored = memory.add_many(
+            records,
+            progress=(lambda n: progress(n, len(records))) if progress else None,
+            **defaults,
+        )
+        report.documents, report.memories = 1, len(stored)
+        return report
+    if path.suffix.lower() not in TEXT_SUFFIXES:
+        raise InputError(
+            f"cannot ingest {path.suffix} files; give text (.txt, .md) or JSON lines (.jsonl)"
+        )
+    ingest_document(
+        memory,
+        text,
+        source=str(path),
+        chunker=chunker,
+        chunk_tokens=chunk_tokens,
+        overlap_tokens=overlap_tokens,
+        progress=progress,
+        report=report,
+        **defaults,
+    )
+    return report
+
+
+def ingest_document(
+    memory: Memory,
+    text: str,
+    *,
+    source: str,
+    chunker: str = "paragraph",
+    chunk_tokens: int = 256,
+    overlap_tokens: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+    report: IngestReport | None = None,
+    title: str | None = None,
+    **defaults: Any,
+) -> list:
+    """Chunk one document and store every chunk in a single transaction (all or nothing)."""
+    try:
+        split = CHUNKERS[chunker]
+    except KeyError:
+        raise InputError(
+            f"unknown chunking strategy {chunker!r}; known: {', '.join(CHUNKERS)}"
+        ) from None
+    if not text.strip():
+        raise InputError(f"document {source} is empty")
+    chunks = [
+        c
+        for c in split(text, chunk_tokens, overlap_tokens, memory.embedder.count_tokens)
+        if c.strip()
+    ]
+    doc_id = content_hash(source + "\n" + text)[:12]
+    records = [
+        {
+            "content": chunk,
+            "kind": defaults.pop("kind", None) or "chunk",
+            "metadata": {
+                "source": source,
+                "doc": doc_id,
+                "chunk": i,
+                "chunker": chunker,
+                **({"title": title} if title else {}),
+            },
+        }
+        for i, chunk in enumerate(chunks)
+    ]
+    stored = memory.add_many(
+        records,
+        batch_size=max(1, len(records)),
+        progress=(lambda n: progress(n, len(records))) if progress else None,
+        **defaults,
+    )
+    if report is not None:
+        report.documents += 1
+        report.memories += len(stored)
+    return stored
+
+
+_RECORD_FIELDS = {
+    "content",
+    "kind",
+    "user_id",
+    "agent_id",
+    "session_id",
+    "event_time",
+    "context",
+    "level",
+    "metadata",
+}
+
+
+def _jsonl_records(text: str, report: IngestReport) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) for every usable line; other fields go into the metadata."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            report.skipped += 1
+            report.errors.append(f"line {number}: not JSON ({exc.msg})")
+            continue
+        if isinstance(obj, str):
+            obj = {"content": obj}
+        if not isinstance(obj, dict):
+            report.skipped += 1
+            report.errors.append(f"line {number}: not an object")
+            continue
+        if "content" not in obj and "text" in obj:
+            obj = {**obj, "content": obj.pop("text")}
+        content = obj.get("content")
+        if not isinstance(content, str) or not content.strip():
+            report.skipped += 1
+            report.errors.append(f"line {number}: no text")
+            continue
+        record = {k: v for k, v in obj.items() if k in _RECORD_FIELDS}
+        extra = {k: v for k, v in obj.items() if k not in _RECORD_FIELDS}
+        if extra:
+            meta = record.get("metadata")
+            record["metadata"] = {**extra, **meta} if isinstance(meta, dict) else extra
+        yield number, record

