@@ -95,6 +95,16 @@ def find_models(config: EngineConfig) -> list[FoundModel]:
     return found
 
 
+def choose_gguf(found: list[FoundModel], config: EngineConfig) -> GGUFInfo | None:
+    """The first readable GGUF that can chat (has a template, or one is configured)."""
+    for model in found:
+        if model.info is None or model.kind != "gguf":
+            continue
+        if model.info.chat_template is not None or config.chat_template is not None:
+            return model.info
+    return None
+
+
 def select_gguf(config: EngineConfig) -> GGUFInfo | None:
     """The GGUF the llama.cpp engine should load, or None when there is none.
 
@@ -107,20 +117,12 @@ def select_gguf(config: EngineConfig) -> GGUFInfo | None:
     """
     if config.model_path and not Path(config.model_path).expanduser().is_dir():
         return read_gguf(config.model_path)
-    candidates = []
-    for model in find_models(config):
-        if model.kind != "gguf":
-            continue
-        if model.info is None:
+    found = find_models(config)
+    for model in found:
+        if model.kind == "gguf" and model.info is None:
             log.warning("skipping %s", model.error)
-            continue
-        if model.info.chat_template is None and config.chat_template is None:
-            log.info("skipping %s: it has no chat template", model.path)
-            continue
-        candidates.append(model.info)
-    if len(candidates) > 1:
-        log.info(
-            "several GGUF models found; using %s (set engine.model_path to choose)",
-            candidates[0].path,
-        )
-    return candidates[0] if candidates else None
+    chosen = choose_gguf(found, config)
+    usable = [m for m in found if m.usable]
+    if chosen is not None and len(usable) > 1:
+        log.info("several GGUF models found; using %s (set engine.model_path)", chosen.path)
+    return chosen

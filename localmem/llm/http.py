@@ -247,7 +247,9 @@ class HttpEngine(Engine):
     def _constraint(self, schema: type[M]) -> dict[str, Any]:
         grammar = grammar_for_model(schema)  # also refuses unbounded schemas, like llama.cpp
         if self.constraint == "gbnf":
-            return {"grammar": grammar.gbnf}
+            # llama.cpp servers: our grammar, and no repetition penalty (JSON repeats keys
+            # and quotes by nature; the in-process engine does not penalise either)
+            return {"grammar": grammar.gbnf, "repeat_penalty": 1.0}
         if self.constraint == "json_schema":
             return {
                 "response_format": {

@@ -101,9 +101,10 @@ def describe_engines(config: Config | EngineConfig) -> list[dict[str, Any]]:
 
     Returns:
         One dict per task: ``task``, ``version``, ``served_by`` (an engine name such as
-        ``llama:qwen2.5-1.5b-instruct-q4_k_m``, ``model-free`` or ``unavailable``),
-        ``model_free`` (whether a model-free implementation exists), ``engine`` (the engine's
-        :meth:`~localmem.llm.base.Engine.describe`, or None) and ``problem`` (or None).
+        ``llama:qwen2.5-1.5b-instruct-q4_k_m``, ``model-free`` or ``unavailable``), ``ok``
+        (False only when a configured engine cannot be built), ``engine`` (one line for a
+        person), ``model_free`` (whether a model-free implementation exists), ``engine_info``
+        (the engine's :meth:`~localmem.llm.base.Engine.describe`, or None) and ``problem``.
     """
     from localmem.llm.tasks import all_tasks
 
@@ -112,21 +113,39 @@ def describe_engines(config: Config | EngineConfig) -> list[dict[str, Any]]:
         engine = make_engine(config)
     except LocalMemError as exc:
         engine, problem = None, str(exc)
-    described = engine.describe() if engine else None
+    info = engine.describe() if engine else None
     rows = []
     for spec in all_tasks():
         if engine is not None:
-            served = engine.name
+            served, line = engine.name, _engine_line(info or {})
+        elif spec.model_free is not None:
+            served, line = "model-free", "model-free (no model configured or found)"
         else:
-            served = "model-free" if spec.model_free else "unavailable"
+            served = "unavailable"
+            line = "unavailable without a model: no model-free implementation yet"
+        if problem:
+            line = f"{line}; engine problem: {problem}"
         rows.append(
             {
                 "task": spec.name,
                 "version": spec.version,
                 "served_by": served,
+                "ok": problem is None,
+                "engine": line,
                 "model_free": spec.model_free is not None,
-                "engine": described,
+                "engine_info": info,
                 "problem": problem,
             }
         )
     return rows
+
+
+def _engine_line(info: dict[str, Any]) -> str:
+    if info.get("kind") == "llama":
+        return (
+            f"{info['name']} ({info.get('architecture')}, {info.get('quantization')}, "
+            f"context {info.get('context_window')})"
+        )
+    if info.get("kind") == "http":
+        return f"{info['name']} at {info.get('url')}"
+    return str(info.get("name", info))

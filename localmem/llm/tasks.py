@@ -217,3 +217,31 @@ def _run_with_engine(
         memories_dropped=fit.memories_dropped,
         warnings=tuple(fit.warnings) + gen.warnings,
     )
+
+
+def task_schema(name: str, inputs: BaseModel | dict[str, Any], *, shown: int | None = None):
+    """The output schema the model is held to for these inputs.
+
+    Args:
+        name: The task.
+        inputs: Its inputs.
+        shown: Memories visible to the model (default: all of them, i.e. no trimming).
+    """
+    spec = get_task(name)
+    data = _inputs(spec, inputs)
+    if spec.schema_for is None:
+        return spec.output
+    if shown is None:
+        shown = sum(len(m.memories) for m in spec.build_prompt(data))
+    return spec.schema_for(data, shown)
+
+
+def max_output_bytes(name: str, inputs: BaseModel | dict[str, Any]) -> int:
+    """The longest output (in bytes) the task's grammar admits for these inputs.
+
+    A byte-level model needs at most this many tokens, so a ``max_tokens`` of this size can
+    never cut its output (the tiny test model and the engine benchmark rely on it).
+    """
+    from localmem.llm.grammar import grammar_for_model
+
+    return grammar_for_model(task_schema(name, inputs)).max_bytes
