@@ -9,9 +9,11 @@ number words become digits, and words are stemmed. Then:
 The label is CORRECT when ``f1 >= F1_THRESHOLD`` (0.5), or when ``recall >=
 RECALL_THRESHOLD`` (0.75) and the answer is at most ``MAX_CONTAINING_TOKENS`` (30) tokens long:
 a one-sentence answer that contains the reference is what LLM judges in LoCoMo/mem0 evaluations
-accept ("touches on the same topic"), while a dump of every memory is not. When the reference
-says the question cannot be answered, an answer that also says so is CORRECT. The thresholds
-are set by hand, not tuned on any benchmark.
+accept ("touches on the same topic"), while a dump of every memory is not. Numbers are the
+point of dates and counts, so every number in the reference must appear in the answer ("8 May
+2023" is WRONG for "7 May 2023" although most tokens agree). When the reference says the
+question cannot be answered, an answer that also says so is CORRECT. The thresholds are set by
+hand, not tuned on any benchmark.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ _NUMBER_WORDS = (
     "fifteen sixteen seventeen eighteen nineteen twenty"
 )
 _NUMBERS = {w: str(i) for i, w in enumerate(_NUMBER_WORDS.split())}
+_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 _PUNCT = str.maketrans({c: " " for c in string.punctuation + "’‘“”"})
 _UNKNOWN = re.compile(
     r"not (mentioned|in (the )?memor|known|specified|stated|available|provided)|no information|"
@@ -57,7 +60,8 @@ def normalise(text: str) -> list[str]:
     for word in text.lower().translate(_PUNCT).split():
         if word in _ARTICLES:
             continue
-        out.append(_NUMBERS.get(word) or stem(word))
+        ordinal = _ORDINAL.match(word)
+        out.append(ordinal.group(1) if ordinal else _NUMBERS.get(word) or stem(word))
     return out
 
 
@@ -86,12 +90,16 @@ def judge_by_overlap(answer: str, reference: str) -> Verdict:
         ok = says_unknown(answer)
         why = "reference says unanswerable; answer " + ("agrees" if ok else "gives an answer")
         return Verdict("CORRECT" if ok else "WRONG", f1, recall, why)
-    n_answer = len(normalise(answer))
-    contains = recall >= RECALL_THRESHOLD and n_answer <= MAX_CONTAINING_TOKENS
-    ok = f1 >= F1_THRESHOLD or contains
+    answer_tokens = normalise(answer)
+    numbers = {t for t in normalise(reference) if t.isdigit()}
+    missing = sorted(numbers - set(answer_tokens))
+    contains = recall >= RECALL_THRESHOLD and len(answer_tokens) <= MAX_CONTAINING_TOKENS
+    ok = not missing and (f1 >= F1_THRESHOLD or contains)
     reasoning = (
         f"token F1 {f1:.2f} (threshold {F1_THRESHOLD}), reference recall {recall:.2f} over "
-        f"{n_answer} answer tokens (threshold {RECALL_THRESHOLD} within "
+        f"{len(answer_tokens)} answer tokens (threshold {RECALL_THRESHOLD} within "
         f"{MAX_CONTAINING_TOKENS})"
     )
+    if missing:
+        reasoning += f"; reference numbers missing: {', '.join(missing)}"
     return Verdict("CORRECT" if ok else "WRONG", f1, recall, reasoning)
