@@ -226,6 +226,12 @@ class LlamaEngine(Engine):
         """Tokens of the messages after the chat template."""
         return len(self._tokens(self.render(messages)))
 
+    def forget_prompt_cache(self) -> None:
+        """Drop the evaluated prompt llama.cpp keeps for reuse (benchmarks time full prompts)."""
+        loaded = self._model()
+        with loaded.lock:
+            loaded.llama.reset()
+
     # -- generation ----------------------------------------------------------------------
 
     def _check_grammar(self, grammar: Grammar) -> None:
