@@ -1,0 +1,1 @@
+"""The localmem terminal UI (Textual), shipped as ``localmem.tui``."""
