@@ -74,6 +74,18 @@ class Answer:
     entities_written: int = 0
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What the agent gathered for a question before answering it."""
+
+    question: str
+    conversation_id: str
+    hits: list[Hit]
+    inputs: dict[str, Any]
+    memory: dict[str, int]
+    retrieval_ms: float
+
+
 class Agent:
     """A question-answering agent over a memory store's chunks, with STM and LTM.
 
@@ -85,6 +97,8 @@ class Agent:
         use_ltm: Read long-term facts, entities and relations into the prompt; write them after.
         scope: Whose long-term memory (a user id); None is the shared scope.
         search: Extra options for :meth:`Memory.search` (filters, mode, stages).
+        max_tokens: Output budget per model task (``rag_answer``, ``entities``); default: the
+            task's own.
     """
 
     def __init__(
@@ -97,6 +111,7 @@ class Agent:
         use_ltm: bool = True,
         scope: str | None = None,
         search: dict[str, Any] | None = None,
+        max_tokens: dict[str, int] | None = None,
     ) -> None:
         self.memory = memory
         self.engine = engine if engine is not None else memory.engine
@@ -104,6 +119,7 @@ class Agent:
         self.use_stm = use_stm
         self.use_ltm = use_ltm
         self.search_options = dict(search or {})
+        self.max_tokens = dict(max_tokens or {})
         self.ltm = LongTermMemory(memory.store.db, scope=scope, embed=memory.embedder.embed_batch)
         self._tokens = tokenizer_for(memory.embedder)
 
@@ -116,24 +132,16 @@ class Agent:
             tokenizer=self._tokens,
         )
 
-    def ask(
+    def prepare(
         self, question: str, *, conversation_id: str = DEFAULT_CONVERSATION, k: int | None = None
-    ) -> Answer:
-        """Answer a question from the store's chunks and the agent's memories.
-
-        Raises:
-            InputError: An empty question, or bad search options.
-            SchemaError: The model's output stayed invalid after a retry.
-        """
-        from localmem.llm import TaskContext, run_task
-        from localmem.llm.prompts.rag_answer import NOT_FOUND
-
+    ) -> Prepared:
+        """Retrieve and read the memories for a question: everything the prompt will hold."""
         if not isinstance(question, str) or not question.strip():
             raise InputError("a question needs text")
         started = time.perf_counter()
-        stm = self.stm(conversation_id)
         hits = self._retrieve(question, k or self.config.retrieve_k)
         retrieval_ms = (time.perf_counter() - started) * 1000
+        stm = self.stm(conversation_id)
         history = [m for m in stm.messages() if m.role != "system"] if self.use_stm else []
         facts, entities, relations = self._read_ltm(question)
         inputs = {
@@ -144,15 +152,54 @@ class Agent:
             "entities": [f"{e.name} ({e.type})" for e in entities],
             "relations": [r.line() for r in relations],
         }
+        counts = {
+            "stm_messages": len(history),
+            "facts": len(facts),
+            "entities": len(entities),
+            "relations": len(relations),
+        }
+        return Prepared(question, conversation_id, hits, inputs, counts, retrieval_ms)
+
+    def prompt(
+        self, question: str, *, conversation_id: str = DEFAULT_CONVERSATION, k: int | None = None
+    ) -> list[Any]:
+        """The chat messages the engine would get for this question (nothing is written)."""
+        from localmem.llm import get_task
+
+        spec = get_task("rag_answer")
+        inputs = self.prepare(question, conversation_id=conversation_id, k=k).inputs
+        return spec.build_prompt(spec.inputs.model_validate(inputs))
+
+    def ask(
+        self, question: str, *, conversation_id: str = DEFAULT_CONVERSATION, k: int | None = None
+    ) -> Answer:
+        """Answer a question from the store's chunks and the agent's memories, then remember it.
+
+        Raises:
+            InputError: An empty question, or bad search options.
+            SchemaError: The model's output stayed invalid after a retry.
+        """
+        from localmem.llm import TaskContext, run_task
+        from localmem.llm.prompts.rag_answer import NOT_FOUND
+
+        started = time.perf_counter()
+        prep = self.prepare(question, conversation_id=conversation_id, k=k)
         context = TaskContext(embedder=self.memory.embedder, config=self.memory.config)
-        result = run_task("rag_answer", inputs, engine=self.engine, context=context)
+        result = run_task(
+            "rag_answer",
+            prep.inputs,
+            engine=self.engine,
+            context=context,
+            max_tokens=self.max_tokens.get("rag_answer"),
+        )
         text = result.value.answer.strip()
         success = text != NOT_FOUND
-        prompt_tokens, completion_tokens, counted_by = self._usage(result, inputs, text)
+        prompt_tokens, completion_tokens, counted_by = self._usage(result, prep.inputs, text)
         if self.use_stm:
+            stm = self.stm(conversation_id)
             stm.add("user", question)
             stm.add("assistant", text)
-        written = self._write_ltm(question, text, success, hits, conversation_id)
+        written = self._write_ltm(question, text, success, prep.hits, conversation_id)
         sources = [
             Source(
                 h.memory.id,
@@ -161,7 +208,7 @@ class Agent:
                 float(h.score),
                 h.memory.content,
             )
-            for h in hits
+            for h in prep.hits
         ]
         return Answer(
             question=question,
@@ -176,13 +223,8 @@ class Agent:
             tokens_counted_by=counted_by,
             seconds=time.perf_counter() - started,
             answer_seconds=float(result.usage.seconds),
-            retrieval_ms=retrieval_ms,
-            memory={
-                "stm_messages": len(history),
-                "facts": len(facts),
-                "entities": len(entities),
-                "relations": len(relations),
-            },
+            retrieval_ms=prep.retrieval_ms,
+            memory=prep.memory,
             entities_written=written,
         )
 
@@ -245,6 +287,7 @@ class Agent:
             engine=self.engine,
             context=TaskContext(embedder=self.memory.embedder, config=self.memory.config),
             implementation=implementation[self.config.entity_extractor],
+            max_tokens=self.max_tokens.get("entities"),
         )
         graph = result.value
         by = "rules" if result.served_by == "model-free" else result.served_by

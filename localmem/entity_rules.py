@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localmem.errors import InputError
+from localmem.text import STOP_WORDS
 
 PHENOMENON_WORDS = (
     "arc",
@@ -253,7 +254,7 @@ class RuleExtractor:
                 claim(m.start(), m.end(), name or _tidy(m.group()), "phenomenon")
         heads = "|".join(PHENOMENON_WORDS)
         for m in re.finditer(rf"\b((?:{_CAP}\s+){{1,3}})({heads})\b", sentence, re.IGNORECASE):
-            lead = _strip_leading(m.group(1))
+            lead = _strip_leading(m.group(1), adverbs=True)
             if lead and lead[0].isupper() and lead.split()[0].lower() not in _NOT_NAMES:
                 start = m.start() + m.group().index(lead)
                 claim(start, m.end(), _tidy(f"{lead} {m.group(2)}"), "phenomenon")
@@ -292,12 +293,19 @@ class RuleExtractor:
             claim(start, end, name, "place")
 
 
-def _strip_leading(name: str) -> str:
-    """A capitalised run without the sentence-start words in front ("In Antarctica")."""
+def _strip_leading(name: str, *, adverbs: bool = False) -> str:
+    """A capitalised run without the sentence-start words in front ("In Antarctica",
+    "Slowly the mirage"): function words (and, before a phenomenon word, adverbs) are
+    capitalised only by their position."""
     words = name.split()
-    while words and words[0].lower().rstrip(".") in _LEADING:
+    while words and _sentence_word(words[0], adverbs=adverbs):
         words.pop(0)
     return " ".join(words)
+
+
+def _sentence_word(word: str, *, adverbs: bool) -> bool:
+    w = word.lower().rstrip(".,")
+    return w in _LEADING or w in STOP_WORDS or (adverbs and w.endswith("ly") and len(w) > 4)
 
 
 def _tidy(name: str) -> str:

@@ -36,3 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         ep = names.add_parser(name, parents=[store_options()], help=exp.help)
         exp.configure(ep)
         ep.set_defaults(func=exp.run)
+
+
+# experiments register themselves on import (after EXPERIMENTS exists)
+from localmem.cli import experiment_rag  # noqa: E402, F401 - seed 003

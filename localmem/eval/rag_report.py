@@ -36,7 +36,11 @@ def rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     k = results["settings"]["k"]
     for name, pub in results["published"].items():
-        runs = [r for r in results["runs"] if r["config"] == name]
+        order = [name for name, _ in SERIES]
+        runs = sorted(
+            (r for r in results["runs"] if r["config"] == name),
+            key=lambda r: order.index(f"ours:{r['chunks']}"),
+        )
         if not runs:
             continue
         first = runs[0]
@@ -75,12 +79,16 @@ def rows(results: dict[str, Any]) -> list[dict[str, Any]]:
                     "p95": s.get("latency_p95_s"),
                     "tokens_in": s.get("tokens_in_total"),
                     "tokens_out": s.get("tokens_out_total"),
-                    "engine": f"{r['embedder']} + {', '.join(s.get('served_by') or ['no answers'])}",
+                    "engine": f"{r['embedder']} + {_served(s)}",
                     "note": r.get("skipped") or "",
                     "k": k,
                 }
             )
     return out
+
+
+def _served(summary: dict[str, Any]) -> str:
+    return ", ".join(summary.get("served_by") or ["no answers"])
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
