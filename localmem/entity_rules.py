@@ -221,7 +221,8 @@ class RuleExtractor:
                 continue
             name = re.sub(r"\s*\([^)]*\)\s*$", "", item).strip() or item.strip()
             words = r"\s+".join(re.escape(w) for w in name.split())
-            self._patterns.append((re.compile(rf"\b{words}\b", re.IGNORECASE), name))
+            plural = "" if name[-1:].lower() == "s" else "(?:s|es)?"  # "fireballs" too
+            self._patterns.append((re.compile(rf"\b{words}{plural}\b", re.IGNORECASE), name))
 
     def extract(self, text: str) -> Extraction:
         """Entities and relations found in ``text``."""

@@ -128,7 +128,9 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         report = Path(args.report).expanduser()
         assets = report.with_suffix("")
-        write_plots(results, assets)
+        assets.mkdir(parents=True, exist_ok=True)
+        for png in plots:
+            shutil.copyfile(png, assets / png.name)
         (assets / "summary.json").write_text(
             json.dumps(to_jsonable(aggregates(results)), indent=1) + "\n", encoding="utf-8"
         )
