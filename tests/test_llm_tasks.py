@@ -175,3 +175,11 @@ def test_fit_trims_the_last_message_first():
 def test_task_context_defaults():
     ctx = TaskContext()
     assert ctx.embedder is None and ctx.config == Config() and ctx.now is None
+
+
+def test_plain_messages_are_sent_as_written():
+    literal = "format with {memories} in a code sample"
+    assert Message("user", literal).render() == literal
+    fit = fit_messages([Message("user", literal)], count=_count, budget=1000)
+    assert fit.messages[0].render() == literal
+    assert Message("user", "M:\n{memories}", memories=()).render() == "M:\n(none)"

@@ -38,17 +38,23 @@ class Message:
     """One chat message; ``memories`` is the part that may be trimmed to fit the context.
 
     Memories are rendered as numbered lines (``[1] ...``) in place of :data:`MEMORY_SLOT`, most
-    important first: when the prompt is too long, the last ones are dropped first.
+    important first: when the prompt is too long, the last ones are dropped first. A message
+    without a memory part (``memories=None``) is sent exactly as written.
     """
 
     role: Role
     content: str
-    memories: tuple[str, ...] = ()
+    memories: tuple[str, ...] | None = None
     no_memories: str = "(none)"
+
+    @property
+    def memory_count(self) -> int:
+        """How many memories the message shows."""
+        return len(self.memories or ())
 
     def render(self) -> str:
         """The text sent to the model."""
-        if not self.memories and MEMORY_SLOT not in self.content:
+        if self.memories is None:
             return self.content
         block = "\n".join(f"[{i}] {m}" for i, m in enumerate(self.memories, 1))
         block = block or self.no_memories
@@ -216,7 +222,7 @@ def fit_messages(
     """
     msgs = list(messages)
     used = count(msgs)
-    total = sum(len(m.memories) for m in msgs)
+    total = sum(m.memory_count for m in msgs)
     if used <= budget:
         return FitResult(msgs, used)
     if total == 0:
@@ -229,6 +235,9 @@ def fit_messages(
         # Keep the first n memories over all messages, in message order.
         out, left = [], n
         for m in msgs:
+            if m.memories is None:
+                out.append(m)
+                continue
             take = min(left, len(m.memories))
             left -= take
             out.append(replace(m, memories=m.memories[:take]))
@@ -271,10 +280,10 @@ def _shorten_next(
     """Keep ``n_kept`` memories plus a shortened copy of the next one, if one fits at all."""
     left, where = n_kept, None
     for i, m in enumerate(msgs):
-        if left < len(m.memories):
+        if left < m.memory_count:
             where = (i, left)
             break
-        left -= len(m.memories)
+        left -= m.memory_count
     if where is None:
         return None
     i, j = where
@@ -283,7 +292,10 @@ def _shorten_next(
     def with_prefix(chars: int) -> list[Message]:
         out = []
         for k, m in enumerate(msgs):
-            before = sum(len(x.memories) for x in msgs[:k])
+            if m.memories is None:
+                out.append(m)
+                continue
+            before = sum(x.memory_count for x in msgs[:k])
             take = max(0, min(len(m.memories), n_kept - before))
             mems = m.memories[:take]
             if k == i:
