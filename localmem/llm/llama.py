@@ -75,6 +75,8 @@ def _load(path: Path, *, n_ctx: int, n_threads: int | None, n_gpu_layers: int) -
                 model_path=str(path),
                 n_ctx=n_ctx,
                 n_threads=n_threads,
+                # prompt evaluation too: its default (all cores) crawls on a busy machine
+                n_threads_batch=n_threads,
                 n_gpu_layers=n_gpu_layers,
                 verbose=False,
             )
