@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from localmem.errors import InputError
+from localmem.errors import InputError, SchemaError
 
 log = logging.getLogger("localmem.llm")
 
@@ -313,6 +313,65 @@ def _shorten_next(
     if low < 40:  # a sliver of a memory helps nobody
         return None
     return with_prefix(low)
+
+
+RETRY_TEMPERATURE = 0.7
+"""Sampling temperature of the retry: a greedy retry would repeat the invalid output."""
+
+Attempt = Callable[[int], tuple[str, str, Usage]]
+
+
+def retry_temperature(temperature: float, attempt: int) -> float:
+    """The configured temperature on the first attempt, at least RETRY_TEMPERATURE after."""
+    return temperature if attempt == 1 else max(temperature, RETRY_TEMPERATURE)
+
+
+def validated(
+    engine_name: str,
+    schema: type[M],
+    attempt: Attempt,
+    *,
+    max_tokens: int,
+    fit: FitResult,
+    parse: Callable[[str], str] = lambda text: text,
+) -> Generation[M]:
+    """Run ``attempt(1)``, validate its text against ``schema``, retry once, else raise.
+
+    ``attempt(n)`` returns ``(text, finish_reason, usage)``; the second attempt is expected to
+    sample differently (see :data:`RETRY_TEMPERATURE`). Output cut at ``max_tokens`` counts as
+    invalid. ``parse`` extracts the JSON from the text (servers may wrap it).
+
+    Raises:
+        SchemaError: Both attempts were invalid; the message says why the last one was.
+    """
+    total, problem = Usage(), ""
+    for n in (1, 2):
+        text, finish, usage = attempt(n)
+        total += usage
+        if finish == "length":
+            problem = f"the output hit max_tokens={max_tokens} before the JSON was complete"
+        else:
+            try:
+                value = schema.model_validate_json(parse(text))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "output"
+                problem = f"{where}: {first['msg']}"
+            else:
+                return Generation(
+                    value,
+                    total,
+                    engine_name,
+                    attempts=n,
+                    memories_dropped=fit.memories_dropped,
+                    warnings=tuple(fit.warnings),
+                )
+        log.warning(
+            "%s: invalid %s output (attempt %d): %s", engine_name, schema.__name__, n, problem
+        )
+    raise SchemaError(
+        f"{engine_name} did not produce a valid {schema.__name__} after 2 attempts: {problem}"
+    )
 
 
 class Timer:
