@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import statistics
 import sys
 import tempfile
@@ -93,9 +94,24 @@ def bench_model_free(repeats: int) -> list[dict]:
     return rows
 
 
+def _load_average() -> str:
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:  # not available on this platform
+        return "n/a"
+
+
 def to_markdown(
-    model_desc: dict, load_s: float, rows: list[dict], free: list[dict], *, tiny: bool, command: str
+    model_desc: dict,
+    load_s: float,
+    rows: list[dict],
+    free: list[dict],
+    *,
+    tiny: bool,
+    command: str,
+    load_avg: tuple[str, str] = ("n/a", "n/a"),
 ) -> str:
+    """The benchmark's section of docs/benchmarks.md."""
     from localmem.eval.report import provenance
 
     lines = ["## Engine: per-task latency and throughput", "", provenance(command), ""]
@@ -105,7 +121,8 @@ def to_markdown(
             "**These are plumbing numbers**: they measure the engine's own work (chat template, "
             "token counting for the context fit, grammar-constrained sampling, validation), "
             "not a model's speed or quality. Outputs are random strings up to the grammar's "
-            "bounds, so completion lengths say nothing about a real model.",
+            "bounds, so completion lengths say nothing about a real model. No instruct GGUF "
+            "was available on this machine; run the script with `--model FILE` for real numbers.",
             "",
         ]
     else:
@@ -118,7 +135,10 @@ def to_markdown(
         f"Load + first call: {load_s:.2f} s. Columns are medians over the repeats, each with "
         "the whole prompt evaluated (llama.cpp's prompt cache is cleared before every call); "
         "overhead is wall time minus llama.cpp's time (rendering, token counting for the "
-        "context fit, validation); tok/s is completion tokens per second of llama.cpp time.",
+        "context fit, validation); tok/s is completion tokens per second of llama.cpp time "
+        "(prompt evaluation included). "
+        f"1-minute load average at start / end: {load_avg[0]} / {load_avg[1]} on "
+        f"{os.cpu_count()} CPUs (a shared machine: expect noise).",
         "",
         "| task | wall p50 ms | wall p95 ms | overhead ms | prompt tok | completion tok | "
         "tok/s | retries |",
@@ -164,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = _tiny_model(Path(tmp)) if tiny else args.model
         n_ctx = args.n_ctx or (16384 if tiny else 4096)
+        load_start = _load_average()
         engine = LlamaEngine(path, n_ctx=n_ctx, n_threads=args.threads)
         names = args.tasks.split(",") if args.tasks else [s.name for s in all_tasks()]
         start = time.perf_counter()
@@ -176,7 +197,13 @@ def main(argv: list[str] | None = None) -> int:
         free = bench_model_free(args.repeats)
         command = "python scripts/bench_engine.py " + " ".join(argv or sys.argv[1:])
         markdown = to_markdown(
-            engine.describe(), load_s, rows, free, tiny=tiny, command=command.strip()
+            engine.describe(),
+            load_s,
+            rows,
+            free,
+            tiny=tiny,
+            command=command.strip(),
+            load_avg=(load_start, _load_average()),
         )
     print(markdown)
     if not args.no_write:

@@ -175,3 +175,31 @@ def test_fit_trims_the_last_message_first():
 def test_task_context_defaults():
     ctx = TaskContext()
     assert ctx.embedder is None and ctx.config == Config() and ctx.now is None
+
+
+def test_plain_messages_are_sent_as_written():
+    literal = "format with {memories} in a code sample"
+    assert Message("user", literal).render() == literal
+    fit = fit_messages([Message("user", literal)], count=_count, budget=1000)
+    assert fit.messages[0].render() == literal
+    assert Message("user", "M:\n{memories}", memories=()).render() == "M:\n(none)"
+
+
+def test_validation_retries_once_then_raises():
+    from pydantic import BaseModel
+
+    from localmem.errors import SchemaError
+    from localmem.llm.base import FitResult, Usage, retry_temperature, validated
+
+    class Out(BaseModel):
+        n: int
+
+    fit = FitResult([], 0)
+    answers = iter([("not json", "stop", Usage(5, 2, 0.1)), ('{"n": 3}', "stop", Usage(5, 3, 0.1))])
+    got = validated("fake", Out, lambda n: next(answers), max_tokens=10, fit=fit)
+    assert got.value.n == 3 and got.attempts == 2 and got.usage.completion_tokens == 5
+    with pytest.raises(SchemaError, match="max_tokens=10"):
+        validated("fake", Out, lambda n: ('{"n": ', "length", Usage()), max_tokens=10, fit=fit)
+    with pytest.raises(SchemaError, match="n: Input should be a valid integer"):
+        validated("fake", Out, lambda n: ('{"n": "x"}', "stop", Usage()), max_tokens=10, fit=fit)
+    assert retry_temperature(0.0, 1) == 0.0 and retry_temperature(0.0, 2) == 0.7

@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from localmem.errors import InputError
+from localmem.errors import InputError, SchemaError
 
 log = logging.getLogger("localmem.llm")
 
@@ -38,17 +38,23 @@ class Message:
     """One chat message; ``memories`` is the part that may be trimmed to fit the context.
 
     Memories are rendered as numbered lines (``[1] ...``) in place of :data:`MEMORY_SLOT`, most
-    important first: when the prompt is too long, the last ones are dropped first.
+    important first: when the prompt is too long, the last ones are dropped first. A message
+    without a memory part (``memories=None``) is sent exactly as written.
     """
 
     role: Role
     content: str
-    memories: tuple[str, ...] = ()
+    memories: tuple[str, ...] | None = None
     no_memories: str = "(none)"
+
+    @property
+    def memory_count(self) -> int:
+        """How many memories the message shows."""
+        return len(self.memories or ())
 
     def render(self) -> str:
         """The text sent to the model."""
-        if not self.memories and MEMORY_SLOT not in self.content:
+        if self.memories is None:
             return self.content
         block = "\n".join(f"[{i}] {m}" for i, m in enumerate(self.memories, 1))
         block = block or self.no_memories
@@ -216,7 +222,7 @@ def fit_messages(
     """
     msgs = list(messages)
     used = count(msgs)
-    total = sum(len(m.memories) for m in msgs)
+    total = sum(m.memory_count for m in msgs)
     if used <= budget:
         return FitResult(msgs, used)
     if total == 0:
@@ -229,6 +235,9 @@ def fit_messages(
         # Keep the first n memories over all messages, in message order.
         out, left = [], n
         for m in msgs:
+            if m.memories is None:
+                out.append(m)
+                continue
             take = min(left, len(m.memories))
             left -= take
             out.append(replace(m, memories=m.memories[:take]))
@@ -271,10 +280,10 @@ def _shorten_next(
     """Keep ``n_kept`` memories plus a shortened copy of the next one, if one fits at all."""
     left, where = n_kept, None
     for i, m in enumerate(msgs):
-        if left < len(m.memories):
+        if left < m.memory_count:
             where = (i, left)
             break
-        left -= len(m.memories)
+        left -= m.memory_count
     if where is None:
         return None
     i, j = where
@@ -283,7 +292,10 @@ def _shorten_next(
     def with_prefix(chars: int) -> list[Message]:
         out = []
         for k, m in enumerate(msgs):
-            before = sum(len(x.memories) for x in msgs[:k])
+            if m.memories is None:
+                out.append(m)
+                continue
+            before = sum(x.memory_count for x in msgs[:k])
             take = max(0, min(len(m.memories), n_kept - before))
             mems = m.memories[:take]
             if k == i:
@@ -301,6 +313,65 @@ def _shorten_next(
     if low < 40:  # a sliver of a memory helps nobody
         return None
     return with_prefix(low)
+
+
+RETRY_TEMPERATURE = 0.7
+"""Sampling temperature of the retry: a greedy retry would repeat the invalid output."""
+
+Attempt = Callable[[int], tuple[str, str, Usage]]
+
+
+def retry_temperature(temperature: float, attempt: int) -> float:
+    """The configured temperature on the first attempt, at least RETRY_TEMPERATURE after."""
+    return temperature if attempt == 1 else max(temperature, RETRY_TEMPERATURE)
+
+
+def validated(
+    engine_name: str,
+    schema: type[M],
+    attempt: Attempt,
+    *,
+    max_tokens: int,
+    fit: FitResult,
+    parse: Callable[[str], str] = lambda text: text,
+) -> Generation[M]:
+    """Run ``attempt(1)``, validate its text against ``schema``, retry once, else raise.
+
+    ``attempt(n)`` returns ``(text, finish_reason, usage)``; the second attempt is expected to
+    sample differently (see :data:`RETRY_TEMPERATURE`). Output cut at ``max_tokens`` counts as
+    invalid. ``parse`` extracts the JSON from the text (servers may wrap it).
+
+    Raises:
+        SchemaError: Both attempts were invalid; the message says why the last one was.
+    """
+    total, problem = Usage(), ""
+    for n in (1, 2):
+        text, finish, usage = attempt(n)
+        total += usage
+        if finish == "length":
+            problem = f"the output hit max_tokens={max_tokens} before the JSON was complete"
+        else:
+            try:
+                value = schema.model_validate_json(parse(text))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "output"
+                problem = f"{where}: {first['msg']}"
+            else:
+                return Generation(
+                    value,
+                    total,
+                    engine_name,
+                    attempts=n,
+                    memories_dropped=fit.memories_dropped,
+                    warnings=tuple(fit.warnings),
+                )
+        log.warning(
+            "%s: invalid %s output (attempt %d): %s", engine_name, schema.__name__, n, problem
+        )
+    raise SchemaError(
+        f"{engine_name} did not produce a valid {schema.__name__} after 2 attempts: {problem}"
+    )
 
 
 class Timer:

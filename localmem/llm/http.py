@@ -25,10 +25,8 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlparse
 
-from pydantic import ValidationError
-
 from localmem.config import EngineConfig
-from localmem.errors import EngineUnavailableError, InputError, ModelError, SchemaError
+from localmem.errors import EngineUnavailableError, InputError, ModelError
 from localmem.llm.base import (
     Engine,
     Generation,
@@ -39,13 +37,14 @@ from localmem.llm.base import (
     Usage,
     as_messages,
     log,
+    retry_temperature,
+    validated,
 )
 from localmem.llm.grammar import grammar_for_model
 
 _MESSAGE_OVERHEAD = 8  # tokens a chat template adds around each message, roughly
 _BYTES_PER_TOKEN_ESTIMATE = 3
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
-RETRY_TEMPERATURE = 0.7
 
 
 def _api_base(url: str) -> str:
@@ -270,45 +269,17 @@ class HttpEngine(Engine):
         extra = self._constraint(schema)
         limit = max_tokens or self.max_tokens
         fit = self.fit(messages, max_tokens=limit)
-        total, problem = Usage(), ""
-        for attempt in (1, 2):
-            temperature = self.temperature if attempt == 1 else RETRY_TEMPERATURE
-            text, finish, usage = self._chat(
+
+        def attempt(n: int) -> tuple[str, str, Usage]:
+            return self._chat(
                 fit.messages,
                 max_tokens=limit,
-                temperature=max(self.temperature, temperature),
-                seed=self.seed + attempt - 1,
+                temperature=retry_temperature(self.temperature, n),
+                seed=self.seed + n - 1,
                 extra=extra,
             )
-            total += usage
-            if finish == "length":
-                problem = f"the output hit max_tokens={limit} before the JSON was complete"
-            else:
-                try:
-                    value = schema.model_validate_json(_extract_json(text))
-                except ValidationError as exc:
-                    first = exc.errors()[0]
-                    where = ".".join(str(p) for p in first["loc"]) or "output"
-                    problem = f"{where}: {first['msg']}"
-                else:
-                    return Generation(
-                        value,
-                        total,
-                        self.name,
-                        attempts=attempt,
-                        memories_dropped=fit.memories_dropped,
-                        warnings=tuple(fit.warnings),
-                    )
-            log.warning(
-                "%s: invalid %s output (attempt %d): %s",
-                self.name,
-                schema.__name__,
-                attempt,
-                problem,
-            )
-        raise SchemaError(
-            f"{self.name} did not produce a valid {schema.__name__} after 2 attempts: {problem}"
-        )
+
+        return validated(self.name, schema, attempt, max_tokens=limit, fit=fit, parse=_extract_json)
 
     def generate_text(
         self,

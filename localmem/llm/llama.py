@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from localmem.config import EngineConfig
 from localmem.errors import ModelError, SchemaError
 from localmem.llm.base import (
@@ -32,7 +30,8 @@ from localmem.llm.base import (
     Timer,
     Usage,
     as_messages,
-    log,
+    retry_temperature,
+    validated,
 )
 from localmem.llm.gguf_header import GGUFInfo, read_gguf
 from localmem.llm.grammar import Grammar, grammar_for_model
@@ -43,7 +42,6 @@ CHATML_TEMPLATE = (
     "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 BUILTIN_TEMPLATES = {"chatml": CHATML_TEMPLATE}
-RETRY_TEMPERATURE = 0.7
 
 
 @dataclass
@@ -75,6 +73,8 @@ def _load(path: Path, *, n_ctx: int, n_threads: int | None, n_gpu_layers: int) -
                 model_path=str(path),
                 n_ctx=n_ctx,
                 n_threads=n_threads,
+                # prompt evaluation too: its default (all cores) crawls on a busy machine
+                n_threads_batch=n_threads,
                 n_gpu_layers=n_gpu_layers,
                 verbose=False,
             )
@@ -287,47 +287,17 @@ class LlamaEngine(Engine):
         limit = max_tokens or self.max_tokens
         fit = self.fit(messages, max_tokens=limit)
         tokens = self._tokens(self.render(fit.messages))
-        total, problem = Usage(), ""
-        for attempt in (1, 2):
-            temperature = (
-                self.temperature if attempt == 1 else max(self.temperature, RETRY_TEMPERATURE)
-            )
-            text, finish, usage = self._complete(
+
+        def attempt(n: int) -> tuple[str, str, Usage]:
+            return self._complete(
                 tokens,
                 max_tokens=limit,
-                temperature=temperature,
-                seed=self.seed + attempt - 1,
+                temperature=retry_temperature(self.temperature, n),
+                seed=self.seed + n - 1,
                 grammar=grammar,
             )
-            total += usage
-            if finish == "length":
-                problem = f"the output hit max_tokens={limit} before the JSON was complete"
-            else:
-                try:
-                    value = schema.model_validate_json(text)
-                except ValidationError as exc:
-                    first = exc.errors()[0]
-                    where = ".".join(str(p) for p in first["loc"]) or "output"
-                    problem = f"{where}: {first['msg']}"
-                else:
-                    return Generation(
-                        value,
-                        total,
-                        self.name,
-                        attempts=attempt,
-                        memories_dropped=fit.memories_dropped,
-                        warnings=tuple(fit.warnings),
-                    )
-            log.warning(
-                "%s: invalid %s output (attempt %d): %s",
-                self.name,
-                schema.__name__,
-                attempt,
-                problem,
-            )
-        raise SchemaError(
-            f"{self.name} did not produce a valid {schema.__name__} after 2 attempts: {problem}"
-        )
+
+        return validated(self.name, schema, attempt, max_tokens=limit, fit=fit)
 
     def generate_text(
         self,

@@ -203,7 +203,7 @@ def _run_with_engine(
     limit = max_tokens or spec.max_tokens or getattr(engine, "max_tokens", None) or 512
     # Fit first, so a schema that numbers the memories matches what the model will see.
     fit = engine.fit(spec.build_prompt(data), max_tokens=limit)
-    shown = sum(len(m.memories) for m in fit.messages)
+    shown = sum(m.memory_count for m in fit.messages)
     schema = spec.schema_for(data, shown) if spec.schema_for else spec.output
     gen = engine.generate_json(fit.messages, schema, max_tokens=limit)
     return TaskResult(
@@ -232,7 +232,7 @@ def task_schema(name: str, inputs: BaseModel | dict[str, Any], *, shown: int | N
     if spec.schema_for is None:
         return spec.output
     if shown is None:
-        shown = sum(len(m.memories) for m in spec.build_prompt(data))
+        shown = sum(m.memory_count for m in spec.build_prompt(data))
     return spec.schema_for(data, shown)
 
 
