@@ -162,9 +162,11 @@ def test_cli_retrieval_only_writes_results_report_and_plots(
     ours = runs[("exp_a_small_fixed", "ours")]
     assert ours["summary"]["hit_rate"] == 1.0 and ours["n_chunks"] >= 2
     assert "second local sentence-transformers model" in runs[("exp_c_large", "ours")]["skipped"]
+    reused = runs[("exp_c_small", "published")]  # the same setup as A's small fixed: run once
+    assert reused["same_as"] == "exp_a_small_fixed" and reused["summary"] == pub
     text = report.read_text()
     assert "published (OpenAI emb. + GPT-4o)" in text and "Hit@2" in text
-    assert "skipped" in text and "- command:" in text
+    assert "skipped" in text and "- command:" in text and "(= A. Small Fixed (256))" in text
     assets = tmp_path / "docs" / "rag"
     assert {p.name for p in assets.glob("*.png")} == {
         "exp_a_chunk_size.png",

@@ -206,6 +206,7 @@ def aggregates(results: dict) -> dict:
                 "mean_chunk_tokens": r["mean_chunk_tokens"],
                 "summary": r["summary"],
                 "skipped": r["skipped"],
+                "same_as": r.get("same_as"),
             }
             for r in results["runs"]
         ],

@@ -81,6 +81,7 @@ def rows(results: dict[str, Any]) -> list[dict[str, Any]]:
                     "tokens_out": s.get("tokens_out_total"),
                     "engine": f"{r['embedder']} + {_served(s)}",
                     "note": r.get("skipped") or "",
+                    "same_as": r.get("same_as"),
                     "k": k,
                 }
             )
@@ -109,6 +110,7 @@ def markdown(results: dict[str, Any], *, provenance: str, image_dir: str | None 
         "|---|---|---|---|---|---|---|---|---|---|"
     )
     names = dict(SERIES)
+    labels = {r["config"]: f"{r['experiment']}. {r['label']}" for r in table}
     parts = ["## Provenance", provenance, "", "## Results by experiment"]
     for exp in sorted({r["experiment"] for r in table}):
         parts += ["", f"### {TITLES.get(exp, exp)}", "", head]
@@ -121,8 +123,11 @@ def markdown(results: dict[str, Any], *, provenance: str, image_dir: str | None 
                 if r.get("tokens_in") is not None
                 else "–"
             )
+            series = names[r["series"]]
+            if r.get("same_as"):
+                series += f" (= {labels.get(r['same_as'], r['same_as'])})"
             parts.append(
-                f"| {r['label']} | {names[r['series']]} | {_fmt(r['hit'])} | {_fmt(r['mrr'])} | "
+                f"| {r['label']} | {series} | {_fmt(r['hit'])} | {_fmt(r['mrr'])} | "
                 f"{_fmt(r.get('article_hit'))} | {_fmt(r['similarity'])} | {_fmt(r['p50'])} | "
                 f"{_fmt(r['p95'])} | {tokens} | {r['engine']} |"
             )
