@@ -195,11 +195,13 @@ class Agent:
         text = result.value.answer.strip()
         success = text != NOT_FOUND
         prompt_tokens, completion_tokens, counted_by = self._usage(result, prep.inputs, text)
-        if self.use_stm:
-            stm = self.stm(conversation_id)
-            stm.add("user", question)
-            stm.add("assistant", text)
-        written = self._write_ltm(question, text, success, prep.hits, conversation_id)
+        found = self._entities_to_write(question, text, prep.hits)
+        with self.memory.store.db.transaction():  # both memories change together or not at all
+            if self.use_stm:
+                stm = self.stm(conversation_id)
+                stm.add("user", question)
+                stm.add("assistant", text)
+            written = self._write_ltm(question, text, success, found, conversation_id)
         sources = [
             Source(
                 h.memory.id,
@@ -255,8 +257,15 @@ class Agent:
         )
         return facts, entities, relations
 
+    def _entities_to_write(self, question: str, answer: str, hits: list[Hit]) -> Extraction:
+        """The seed's write policy: entities of the question, the answer and the top chunk."""
+        if not (self.use_ltm and self.config.write_entities):
+            return Extraction()
+        top = hits[0].memory.content[: self.config.entity_source_chars] if hits else ""
+        return self.extract(f"{question}\n{answer}\n{top}")
+
     def _write_ltm(
-        self, question: str, answer: str, success: bool, hits: list[Hit], conversation_id: str
+        self, question: str, answer: str, success: bool, found: Extraction, conversation_id: str
     ) -> int:
         if not self.use_ltm:
             return 0
@@ -269,10 +278,8 @@ class Agent:
                 success=success,
                 conversation_id=conversation_id,
             )
-        if not cfg.write_entities:
+        if not found.entities and not found.relations:
             return 0
-        top = hits[0].memory.content[: cfg.entity_source_chars] if hits else ""
-        found = self.extract(f"{question}\n{answer}\n{top}")
         n_entities, _ = self.ltm.remember(found.entities, found.relations)
         return n_entities
 
@@ -281,11 +288,12 @@ class Agent:
         from localmem.llm import TaskContext, run_task
 
         implementation = {"rules": "model-free", "engine": "model", "auto": "auto"}
+        config = self.memory.config.model_copy(update={"conversation": self.config})
         result = run_task(
             "entities",
             {"text": text},
             engine=self.engine,
-            context=TaskContext(embedder=self.memory.embedder, config=self.memory.config),
+            context=TaskContext(embedder=self.memory.embedder, config=config),
             implementation=implementation[self.config.entity_extractor],
             max_tokens=self.max_tokens.get("entities"),
         )

@@ -149,3 +149,16 @@ def test_agent_through_llama_cpp(rag_memory, tiny_engine) -> None:
     assert agent.ltm.counts()["facts"] == 1
     extractors = {e.attributes.get("extractor") for e in agent.ltm.all_entities()}
     assert "rules" not in extractors  # the model extracted them (relation ends carry none)
+
+
+def test_memory_updates_are_all_or_nothing(rag_memory, monkeypatch) -> None:
+    agent = Agent(rag_memory, None, scope="t4")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(agent.ltm, "remember", broken)
+    with pytest.raises(RuntimeError):
+        agent.ask("Where is Lake Nyos?", conversation_id="t4")
+    assert agent.stm("t4").messages() == []  # the conversation did not move either
+    assert agent.ltm.counts()["facts"] == 0
