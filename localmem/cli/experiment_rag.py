@@ -95,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
     engine = _engine(args) if args.answers != "none" else None
     say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
     say(f"answers by {engine.name if engine else 'model-free' if args.answers != 'none' else '-'}")
+    load_before = _load()
     results = run_experiment(
         data,
         work=out / "stores",
@@ -112,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
     command = "localmem experiment rag " + " ".join(sys.argv[3:] if len(sys.argv) > 3 else [])
     results["provenance"] = provenance(command.strip())
     results["answer_engine"] = engine.name if engine else None
+    results["settings"]["load_average"] = {"start": load_before, "end": _load()}
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(
         json.dumps(to_jsonable(results), indent=1) + "\n", encoding="utf-8"
@@ -188,9 +190,24 @@ def notes(results: dict) -> str:
             f"- {second}",
             f"- Short-term memory: `{s['stm']}` conversation; long-term memory grows over the "
             f"{s['questions']} questions of a configuration.",
-            "- Timings are from a shared 2-core machine: compare ratios within one run.",
+            "- Timings are from a shared 2-core machine (1-minute load average "
+            f"{_loads(s)} at start / end): compare ratios within one run, not with the seed.",
         ]
     )
+
+
+def _load() -> float | None:
+    import os
+
+    try:
+        return round(os.getloadavg()[0], 1)
+    except (OSError, AttributeError):
+        return None
+
+
+def _loads(settings: dict) -> str:
+    load = settings.get("load_average") or {}
+    return f"{load.get('start', '?')} / {load.get('end', '?')}"
 
 
 def aggregates(results: dict) -> dict:
