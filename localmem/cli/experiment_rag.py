@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the experiments, then write results.json, the report and the plots."""
     from localmem.eval.rag_experiment import run_experiment
     from localmem.eval.rag_report import markdown, write_plots
-    from localmem.eval.report import provenance
+    from localmem.eval.report import provenance, write_section
 
     if args.k < 1:
         raise CommandError("--k must be at least 1")
@@ -136,13 +136,14 @@ def run(args: argparse.Namespace) -> int:
         (assets / "summary.json").write_text(
             json.dumps(to_jsonable(aggregates(results)), indent=1) + "\n", encoding="utf-8"
         )
-        report.write_text(
-            HEADER
-            + "\n"
-            + notes(results)
-            + "\n"
+        if not report.exists():  # text outside the generated section is kept on later runs
+            report.write_text(HEADER, encoding="utf-8")
+        write_section(
+            report,
+            "rag-results",
+            notes(results)
+            + "\n\n"
             + markdown(results, provenance=results["provenance"], image_dir=assets.name),
-            encoding="utf-8",
         )
     if args.json:
         print_json({"out": out, "plots": plots, "settings": results["settings"]})
@@ -190,6 +191,9 @@ def notes(results: dict) -> str:
             f"- {second}",
             f"- Short-term memory: `{s['stm']}` conversation; long-term memory grows over the "
             f"{s['questions']} questions of a configuration.",
+            "- Similarity is the cosine of MiniLM embeddings of the answer and the reference "
+            "answer (the seed's own similarity model is not named; sentence-transformers is "
+            "in its requirements).",
             "- Timings are from a shared 2-core machine (1-minute load average "
             f"{_loads(s)} at start / end): compare ratios within one run, not with the seed.",
         ]
