@@ -145,9 +145,12 @@ def _bars(ax: Any, table: Sequence[dict], labels: list[str], metric: str, title:
     x = np.arange(len(labels))
     for i, (series, name) in enumerate(SERIES):
         vals = []
-        for label in labels:
+        for j, label in enumerate(labels):
             row = next((r for r in table if r["label"] == label and r["series"] == series), None)
-            vals.append(row[metric] if row and row[metric] is not None else 0.0)
+            value = row[metric] if row else None
+            if row and value is None:  # skipped or not measured: say so instead of a 0 bar
+                ax.text(x[j] + (i - 1) * width, 0.01, "n/a", ha="center", fontsize=6, rotation=90)
+            vals.append(value or 0.0)
         ax.bar(x + (i - 1) * width, vals, width, label=name)
     ax.set_xticks(x, labels, fontsize=8)
     ax.set_title(title, fontsize=10)
