@@ -149,7 +149,14 @@ def _bars(ax: Any, table: Sequence[dict], labels: list[str], metric: str, title:
             row = next((r for r in table if r["label"] == label and r["series"] == series), None)
             value = row[metric] if row else None
             if row and value is None:  # skipped or not measured: say so instead of a 0 bar
-                ax.text(x[j] + (i - 1) * width, 0.01, "n/a", ha="center", fontsize=6, rotation=90)
+                ax.text(
+                    x[j] + (i - 1) * width,
+                    0.02,
+                    "n/a",
+                    ha="center",
+                    fontsize=7,
+                    transform=ax.get_xaxis_transform(),  # x in data, y in axes fraction
+                )
             vals.append(value or 0.0)
         ax.bar(x + (i - 1) * width, vals, width, label=name)
     ax.set_xticks(x, labels, fontsize=8)
@@ -173,14 +180,12 @@ def plot_experiment(results: dict[str, Any], experiment: str, path: str | Path) 
             ("hit", f"Hit rate@{k}"),
             ("mrr", f"MRR@{k}"),
             ("similarity", "Answer similarity (MiniLM cosine)"),
-            ("p50", "Latency p50 (s, log scale)"),
+            ("p50", "Latency p50 (s)"),
         ),
         strict=True,
     ):
         _bars(ax, table, labels, metric, title)
-        if metric == "p50":
-            ax.set_yscale("log")
-        else:
+        if metric != "p50":
             ax.set_ylim(0, 1.05)
     axes.flat[0].legend(fontsize=7, loc="lower left")
     fig.suptitle(f"{TITLES.get(experiment, experiment)}: published vs local", fontsize=12)
