@@ -96,7 +96,10 @@ def test_find_returns_the_similar_procedure_or_none(memory):
 def test_find_many_orders_procedures_by_the_parts_of_the_task(memory):
     debug = abstracted(memory)
     design = abstracted(memory, DESIGN_TASK, DESIGN_THOUGHTS)
-    task = "Design a rate limiter for the login endpoint; then debug the 500 error when a field is null"
+    task = (
+        "Design a rate limiter for the login endpoint; "
+        "then debug the 500 error when a field is null"
+    )
     found = memory.procedures.find_many(task, threshold=0.3)
     assert [m.procedure.id for m in found] == [design.id, debug.id]
     assert memory.procedures.find_many(TASK_B, threshold=0.3)[0].procedure.id == debug.id
@@ -136,7 +139,9 @@ def test_record_revises_on_failure_retires_and_restores(memory):
 
 def test_a_failed_use_can_take_its_trace_from_a_session(memory):
     proc = abstracted(memory)
-    attempt = session(memory, TASK_B, ["Checked the handler.", "It turned out the proxy strips the body."])
+    attempt = session(
+        memory, TASK_B, ["Checked the handler.", "It turned out the proxy strips the body."]
+    )
     memory.complete_session(attempt.id, "failure")
     result = memory.procedures.record(proc.id, False, session_id=attempt.id[:8])
     assert result.procedure.caveats == ("It turned out the proxy strips the body",)

@@ -115,7 +115,9 @@ def test_failure_cause_prefers_a_stated_cause():
 
 def test_model_free_revision_keeps_steps_and_adds_an_abstract_caveat():
     proc = _proc(level="abstract")
-    rev = model_free_revision(proc, ["The error came from middleware/validate.py, not the view."], None)
+    rev = model_free_revision(
+        proc, ["The error came from middleware/validate.py, not the view."], None
+    )
     assert rev.steps == proc.steps and rev.served_by == "model-free"
     assert rev.caveat == "The error came from a file, not the view"
     bare = model_free_revision(proc, [], None)

@@ -18,6 +18,7 @@ from localmem.cli import (
     experiment,
     ingest,
     memories,
+    models,
     procedures,
     search,
     sessions,
@@ -26,7 +27,7 @@ from localmem.cli.common import CommandError, fail
 from localmem.errors import LocalMemError
 
 #: command modules, in the order their commands appear in --help
-COMMANDS = [memories, search, ingest, sessions, procedures, admin, experiment, bench, demo]
+COMMANDS = [memories, search, ingest, sessions, procedures, admin, models, experiment, bench, demo]
 
 
 def build_parser() -> argparse.ArgumentParser:
