@@ -186,7 +186,19 @@ class ProcedureConfig(_Section):
         description="Weight of the smoothed success rate around 0.5: promotes procedures that "
         "worked, demotes ones that failed.",
     )
-    max_steps: int = Field(8, ge=2, le=20, description="Most steps a procedure keeps.")
+    max_steps: int = Field(
+        8, ge=2, le=8, description="Most steps a procedure keeps (the task schema allows 8)."
+    )
+    max_tokens: int | None = Field(
+        None,
+        ge=16,
+        description="Output budget of the abstraction and reflection tasks (None: the task's).",
+    )
+    implementation: Literal["auto", "model", "model-free"] = Field(
+        "auto",
+        description="Who abstracts and reflects: auto (the engine when there is one, else "
+        "model-free), model (the engine only), model-free (never the engine).",
+    )
     candidates: int = Field(
         20, ge=1, le=1000, description="Triggers scored per find (nearest by the vector index)."
     )

@@ -7,8 +7,7 @@ import pytest
 from localmem.errors import InputError
 from localmem.eval.memp_tasks import load_pairs, parse_pair
 from localmem.procedures import extract, scoring
-from localmem.procedures.abstraction import clean_steps, model_free_revision
-from localmem.procedures.model import Procedure
+from localmem.procedures.abstraction import clean_steps, model_free_revision_of
 
 SEED_THOUGHTS = [
     "Reproduce with a request that has user=null: 500 confirmed.",
@@ -97,10 +96,16 @@ def test_near_duplicate_steps_keep_the_first():
 
 
 def test_clean_steps_drops_blanks_repeats_and_non_text():
-    assert clean_steps(["  Run it ", "run it.", "", "42", None, "- Test it"], max_steps=8) == (
-        "Run it",
-        "Test it",
-    )
+    noise = ["  Run it ", "run it.", "", "42", "}}}O", None, "- Test it"]
+    assert clean_steps(noise, max_steps=8) == ("Run it", "Test it")
+
+
+def test_task_types_are_words():
+    from localmem.procedures.tasktypes import check_task_type
+
+    assert check_task_type(" API  Design ") == "api design"
+    with pytest.raises(InputError, match="must be words"):
+        check_task_type("}}}}}\x7fd")
 
 
 def test_failure_cause_prefers_a_stated_cause():
@@ -114,13 +119,14 @@ def test_failure_cause_prefers_a_stated_cause():
 
 
 def test_model_free_revision_keeps_steps_and_adds_an_abstract_caveat():
-    proc = _proc(level="abstract")
-    rev = model_free_revision(
-        proc, ["The error came from middleware/validate.py, not the view."], None
-    )
-    assert rev.steps == proc.steps and rev.served_by == "model-free"
+    steps = ("Do a", "Do b")
+    trace = ["The error came from middleware/validate.py, not the view."]
+    rev = model_free_revision_of(steps, trace, None, level="abstract")
+    assert rev.steps == steps and rev.served_by == "model-free"
     assert rev.caveat == "The error came from a file, not the view"
-    bare = model_free_revision(proc, [], None)
+    concrete = model_free_revision_of(steps, trace, None, level="concrete")
+    assert concrete.caveat == "The error came from middleware/validate.py, not the view"
+    bare = model_free_revision_of(steps, [], None, level="abstract")
     assert bare.caveat is None and "demote" in bare.diagnosis
 
 
@@ -177,29 +183,3 @@ def test_bad_pairs_are_refused():
     }
     with pytest.raises(InputError, match="bad pattern"):
         parse_pair(bad)
-
-
-def _proc(*, level: str) -> Procedure:
-    from datetime import datetime, timezone
-
-    now = datetime.now(timezone.utc)
-    return Procedure(
-        id="p_1",
-        task_type="debugging",
-        trigger="t",
-        steps=("Do a", "Do b"),
-        level=level,
-        example=None,
-        caveats=(),
-        source_session_id=None,
-        memory_id="m",
-        status="active",
-        version=1,
-        use_count=0,
-        success_count=0,
-        failure_count=0,
-        last_used=None,
-        created_at=now,
-        updated_at=now,
-        served_by="model-free",
-    )

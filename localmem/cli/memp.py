@@ -21,6 +21,12 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--levels", nargs="+", choices=("concrete", "abstract", "hybrid"), help="abstraction levels"
     )
+    p.add_argument(
+        "--abstraction",
+        choices=("auto", "model", "model-free"),
+        default="auto",
+        help="who writes and revises procedures (auto: the model when --model is given)",
+    )
     p.add_argument("--runs", type=int, default=1, help="attempts per condition (default 1)")
     p.add_argument("--max-steps", type=int, default=8, help="most thoughts per attempt")
     p.add_argument("--max-tokens", type=int, default=768, help="most tokens per model call")
@@ -73,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
             "temperature": args.temperature,
             "max_tokens": args.max_tokens,
         }
-    procedures = {"retire_after_uses": 1_000_000}  # keep every procedure in play during the runs
+    # keep every procedure in play during the runs
+    procedures = {"retire_after_uses": 1_000_000, "implementation": args.abstraction}
     if args.threshold is not None:
         procedures["threshold"] = args.threshold
     config = Config().with_updates(engine=engine_cfg, procedures=procedures)
@@ -125,6 +132,8 @@ def _command(args: argparse.Namespace) -> str:
         value = getattr(args, name)
         if value != default:
             parts.append(f"--{name.replace('_', '-')} {value}")
+    if args.abstraction != "auto":
+        parts.append(f"--abstraction {args.abstraction}")
     if args.no_reflection:
         parts.append("--no-reflection")
     if args.out != DEFAULT_OUT:

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from statistics import mean
 from typing import TYPE_CHECKING, Any
 
+from localmem.errors import ModelError
 from localmem.eval.memp_agent import AgentRun, Bounds, run_agent
 from localmem.procedures import LEVELS, render
 
@@ -83,28 +84,38 @@ def run_memp(
 def make_procedures(
     memory: Memory, pairs: list[TaskPair], levels: tuple[str, ...]
 ) -> dict[tuple[str, str], dict[str, Any]]:
-    """Task A's reference session, completed and abstracted at each level (scope: the level)."""
+    """Task A's reference session, completed and abstracted at each level (scope: the level).
+
+    An abstraction the engine gets wrong (no usable steps) is recorded, not fatal: that pair
+    then has no procedure at that level, as it would in use.
+    """
     out = {}
     for level in levels:
         for pair in pairs:
             session = memory.start_session(pair.a.title, user_id=level)
             for thought in pair.a.thoughts:
                 memory.add_thought(session.id, thought)
-            done = memory.complete_session(session.id, "success", abstract=True, level=level)
+            entry: dict[str, Any] = {"pair": pair.id, "level": level, "id": None}
+            try:
+                done = memory.complete_session(session.id, "success", abstract=True, level=level)
+            except ModelError as exc:
+                memory.complete_session(session.id, "success")
+                entry.update(served_by=getattr(memory.engine, "name", "?"), error=str(exc))
+                out[(pair.id, level)] = entry
+                continue
             proc = memory.procedures.get(done.metadata["procedure_id"])
-            tokens = memory.procedures.history(proc.id)[0].info.get("tokens", 0)
-            out[(pair.id, level)] = {
-                "pair": pair.id,
-                "level": level,
-                "id": proc.id,
-                "served_by": proc.served_by,
-                "tokens": tokens,
-                "task_type": proc.task_type,
-                "trigger": proc.trigger,
-                "steps": list(proc.steps),
-                "example": proc.example,
-                "coverage_of_b_rule": round(pair.success.coverage(render(proc)), 3),
-            }
+            entry.update(
+                id=proc.id,
+                served_by=proc.served_by,
+                tokens=memory.procedures.history(proc.id)[0].info.get("tokens", 0),
+                task_type=proc.task_type,
+                trigger=proc.trigger,
+                steps=list(proc.steps),
+                example=proc.example,
+                coverage_of_b_rule=round(pair.success.coverage(render(proc)), 3),
+                error=None,
+            )
+            out[(pair.id, level)] = entry
     return out
 
 
@@ -121,7 +132,7 @@ def measure_retrieval(
         rows = []
         for pair in pairs:
             ranked = memory.procedures.matches(pair.b.title, k=len(pairs), user_id=level)
-            want = procs[(pair.id, level)]["id"]
+            want = procs[(pair.id, level)]["id"]  # None when abstraction failed
             right = next((m for m in ranked if m.procedure.id == want), None)
             other = next((m for m in ranked if m.procedure.id != want), None)
             row = {
@@ -242,10 +253,14 @@ def _pair_runs(memory, engine, pair, procs, settings, run_no) -> list[dict[str, 
         return record, run
 
     attempt(BASELINE, None)
+    used = None  # the run with A's procedure at the retrieval level, for the reflection
     for level in settings.levels:
-        record, _ = attempt(level, procs[(pair.id, level)]["id"])
-        if level == settings.retrieval_level and settings.reflection:
-            _reflect(memory, pair, record, attempt)
+        pid = procs[(pair.id, level)]["id"]
+        if pid is None:
+            continue  # abstraction failed at this level: nothing to inject
+        record, _ = attempt(level, pid)
+        if level == settings.retrieval_level:
+            used = record
     match = memory.procedures.find(pair.b.title, user_id=settings.retrieval_level)
     attempt(
         RETRIEVED,
@@ -255,26 +270,41 @@ def _pair_runs(memory, engine, pair, procs, settings, run_no) -> list[dict[str, 
         ),
         score=match.score if match else None,
     )
+    if used is not None and settings.reflection:
+        _reflect(memory, pair, used, attempt)
     return out
 
 
 def _reflect(memory, pair, record, attempt) -> None:
-    """After a use: record it; a failure is revised by reflection and B is tried again."""
-    pid = record["procedure_id"]
-    result = memory.procedures.record(
-        pid,
-        record["success"],
-        task=pair.b.title,
-        session_id=record["session_id"],
-        note=("missing from the answer: " + "; ".join(record["missing"]))
-        if record["missing"]
-        else None,
-    )
+    """After a failed use, revise by reflection and try B again.
+
+    The revision is made on a copy of the procedure, so the other conditions (and later runs)
+    keep using the procedure as it was abstracted. When the engine's revision is unusable the
+    failure is recorded without one and B is not tried again (the record says why).
+    """
     if record["success"]:
+        return
+    original = memory.procedures.get(record["procedure_id"])
+    copy = memory.procedures.add(
+        original.trigger,
+        original.steps,
+        task_type=original.task_type,
+        level=original.level,
+        example=original.example,
+        user_id=f"reflection-{record['run']}",
+    )
+    missing = record["missing"]
+    note = ("missing from the answer: " + "; ".join(missing)) if missing else None
+    try:
+        result = memory.procedures.record(
+            copy.id, False, task=pair.b.title, session_id=record["session_id"], note=note
+        )
+    except ModelError as exc:
+        record["reflection_error"] = str(exc)
         return
     attempt(
         REFLECTED,
-        pid,
+        copy.id,
         version=result.procedure.version,
         revised_by=result.served_by,
         diagnosis=result.diagnosis,
@@ -300,6 +330,7 @@ def summarize_agent(records: list[dict[str, Any]]) -> dict[str, Any]:
     out["reflection"] = {
         "failed_runs_revised": len(failed),
         "succeeded_after_revision": sum(r["success"] for r in failed),
+        "revision_errors": sum(1 for r in records if r.get("reflection_error")),
     }
     return out
 

@@ -72,17 +72,21 @@ def _procedures(results: dict[str, Any]) -> list[str]:
         "rendered procedure already mentions.",
         "",
     ]
-    rows = [
-        [
-            p["pair"],
-            p["level"],
-            p["served_by"],
-            p["task_type"],
-            len(p["steps"]),
-            p["coverage_of_b_rule"],
-        ]
-        for p in results["procedures"]
-    ]
+    rows = []
+    for p in results["procedures"]:
+        if p.get("error"):
+            rows.append([p["pair"], p["level"], p["served_by"], "–", "–", f"failed: {p['error']}"])
+            continue
+        rows.append(
+            [
+                p["pair"],
+                p["level"],
+                p["served_by"],
+                p["task_type"],
+                len(p["steps"]),
+                p["coverage_of_b_rule"],
+            ]
+        )
     lines += _table(["pair", "level", "written by", "type", "steps", "coverage of B's rule"], rows)
     return [*lines, ""]
 
@@ -214,7 +218,8 @@ def _agent(results: dict[str, Any], *, plumbing: bool) -> list[str]:
     refl = agent["summary"]["reflection"]
     lines += [
         f"Reflection: {refl['failed_runs_revised']} failed run(s) with the procedure were revised; "
-        f"{refl['succeeded_after_revision']} succeeded on the next attempt.",
+        f"{refl['succeeded_after_revision']} succeeded on the next attempt; "
+        f"{refl['revision_errors']} revision(s) were rejected (unusable engine answer).",
         "",
     ]
     return lines

@@ -14,6 +14,7 @@ An answer with fewer than two usable steps is rejected (:class:`SchemaError`), n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ MIN_STEPS = 2
 MAX_TRIGGER_CHARS = 200
 MAX_EXAMPLE_CHARS = 400
 MAX_CAVEATS = 3
+_WORDLIKE = re.compile(r"[A-Za-z]{2,}")
 
 
 @dataclass(frozen=True)
@@ -115,59 +117,60 @@ def guess_task_type(embedder: Any, task: str, thoughts: Sequence[str]) -> str:
     return "general"
 
 
-def model_free_revision(procedure: Procedure, trace: Sequence[str], note: str | None) -> Revision:
+def model_free_revision_of(
+    steps: Sequence[str], trace: Sequence[str], note: str | None, *, level: str
+) -> Revision:
     """Record a failure without a model: keep the steps, turn the failure into a caveat.
 
     The cause is the note if one was given, else what the trace says went wrong
-    (:func:`extract.failure_cause`); with neither, the failure is only counted (demotion).
+    (:func:`extract.failure_cause`); with neither, the failure is only counted (the record
+    then demotes the procedure in find).
     """
     cause = note or extract.failure_cause(trace)
     if not cause:
         diagnosis = "a use failed without a stated cause; the steps are kept, the record demotes it"
-        return Revision(diagnosis, procedure.steps, None, MODEL_FREE)
+        return Revision(diagnosis, tuple(steps), None, MODEL_FREE)
     caveat = " ".join(cause.split())
-    if procedure.level != "concrete":
+    if level != "concrete":
         caveat = extract.natural(extract.abstract_text(caveat))
-    return Revision(f"a use failed: {cause}", procedure.steps, _clip(caveat, 200), MODEL_FREE)
+    return Revision(f"a use failed: {cause}", tuple(steps), _clip(caveat, 200), MODEL_FREE)
 
 
-# -- through the engine --------------------------------------------------------------------------
+# -- through the task framework (the engine, or the model-free implementations above) ----------
 
 
 def draft_procedure(
     memory: Any, task: str, thoughts: Sequence[str], *, level: str, max_steps: int
 ) -> Draft:
-    """Abstract a session with the engine's ``procedure`` task, or model-free without one.
+    """Abstract a session with the ``procedure`` task: the engine's, or model-free without one.
 
     Raises:
         SchemaError: the engine's answer has fewer than two usable steps (nothing is stored).
         InputError: model-free extraction found fewer than two steps.
     """
-    engine = engine_of(memory)
-    if engine is None:
-        return model_free_draft(
-            task, thoughts, level=level, embedder=memory.embedder, max_steps=max_steps
-        )
-    from localmem.llm.tasks import TaskContext, run_task
+    from localmem.llm.tasks import run_task
 
     result = run_task(
         "procedure",
-        {"task": task, "thoughts": tuple(thoughts), "outcome": "success"},
-        engine=engine,
-        context=TaskContext(embedder=memory.embedder, config=memory.config),
+        {"task": task, "thoughts": tuple(thoughts), "outcome": "success", "level": level},
+        engine=memory.engine,
+        context=_context(memory),
+        implementation=memory.config.procedures.implementation,
+        max_tokens=memory.config.procedures.max_tokens,
     )
     value = result.value
+    by_model = result.served_by != MODEL_FREE
     steps = clean_steps(value.steps, max_steps=max_steps)
-    if level != "concrete":
+    if by_model and level != "concrete":  # the placeholders are a promise of the level
         steps = clean_steps([extract.abstract_text(s) for s in steps], max_steps=max_steps)
     if len(steps) < MIN_STEPS:
         raise SchemaError(
             f"the engine ({result.served_by}) answered with {len(steps)} usable step(s); "
             "a procedure needs at least 2, so nothing was stored"
         )
-    trigger = " ".join(str(value.trigger).split()) or model_free_trigger(
-        task, thoughts, level=level
-    )
+    trigger = " ".join(str(value.trigger).split())
+    if not _WORDLIKE.search(trigger):
+        trigger = model_free_trigger(task, thoughts, level=level)
     example = None
     if level == "hybrid":
         example = " ".join(str(value.example or "").split()) or concrete_example(
@@ -187,18 +190,15 @@ def draft_procedure(
 def revise_procedure(
     memory: Any, procedure: Procedure, task: str, trace: Sequence[str], note: str | None
 ) -> Revision:
-    """Reflect on a failed use with the engine's ``reflection`` task, or model-free.
+    """Reflect on a failed use with the ``reflection`` task (the engine's, or model-free).
 
     Without a trace or a note there is nothing for a model to reflect on: model-free then.
 
     Raises:
         SchemaError: the engine's revised steps are unusable (nothing is stored).
     """
-    engine = engine_of(memory)
-    failed = list(trace) or ([note] if note else [])
-    if engine is None or not failed:
-        return model_free_revision(procedure, trace, note)
-    from localmem.llm.tasks import TaskContext, run_task
+    from localmem.llm.tasks import MODEL_FREE as FORCE_MODEL_FREE
+    from localmem.llm.tasks import run_task
 
     result = run_task(
         "reflection",
@@ -206,13 +206,21 @@ def revise_procedure(
             "task": task or procedure.trigger,
             "trigger": procedure.trigger,
             "steps": procedure.steps,
-            "failed_thoughts": tuple(failed),
+            "failed_thoughts": tuple(trace),
             "failure": note,
+            "level": procedure.level,
         },
-        engine=engine,
-        context=TaskContext(embedder=memory.embedder, config=memory.config),
+        engine=memory.engine,
+        context=_context(memory),
+        implementation=memory.config.procedures.implementation
+        if (trace or note)
+        else FORCE_MODEL_FREE,
+        max_tokens=memory.config.procedures.max_tokens,
     )
     value = result.value
+    if result.served_by == MODEL_FREE:
+        caveat = value.caveat or None
+        return Revision(value.diagnosis, tuple(value.steps), caveat, MODEL_FREE)
     max_steps = memory.config.procedures.max_steps
     steps = clean_steps(value.steps, max_steps=max_steps)
     if procedure.level != "concrete":
@@ -224,21 +232,20 @@ def revise_procedure(
             "it with reflect=False)"
         )
     diagnosis = " ".join(str(value.diagnosis).split()) or "the engine gave no diagnosis"
+    caveat = " ".join(str(value.caveat or "").split()) or None
     return Revision(
         diagnosis,
         steps,
-        None,
+        _clip(caveat, 200) if caveat else None,
         result.served_by,
         tokens=result.usage.prompt_tokens + result.usage.completion_tokens,
     )
 
 
-def engine_of(memory: Any) -> Any:
-    """The memory's engine, or None when only model-free implementations are available."""
-    try:
-        return memory.engine
-    except ImportError:  # the engine package is not part of this build yet
-        return None
+def _context(memory: Any) -> Any:
+    from localmem.llm.tasks import TaskContext
+
+    return TaskContext(embedder=memory.embedder, config=memory.config)
 
 
 # -- shared --------------------------------------------------------------------------------------
@@ -253,7 +260,7 @@ def clean_steps(steps: Sequence[Any], *, max_steps: int) -> tuple[str, ...]:
             continue
         text = _clip(" ".join(raw.split()).lstrip("-*• ").strip(), extract.MAX_STEP_CHARS)
         key = text.lower().rstrip(".")
-        if len(text) < 3 or key in seen or not any(c.isalpha() for c in text):
+        if key in seen or not _WORDLIKE.search(text):  # a step says something in words
             continue
         seen.add(key)
         out.append(text)

@@ -82,6 +82,7 @@ TASK_TYPES: dict[str, TaskType] = _registry(
     ),
 )
 
+_TYPE_NAME = re.compile(r"^[a-z][a-z /-]*$")
 CUE_BONUS = 0.15  # a cue word shifts the vote by about the gap between close types
 MIN_MARGIN = 0.02  # below this gap between the two best types the type is "unknown"
 MIN_SCORE = 0.2  # nor is a text that is not close to any type ("session 1")
@@ -97,21 +98,26 @@ class TypeGuess:
 
 
 def check_task_type(name: Any) -> str:
-    """A task type name: any short label (a model may coin one), lower-cased."""
+    """A task type name: a short label in words (a model may coin one), lower-cased."""
     if not isinstance(name, str) or not name.strip():
         raise InputError("task_type must be a non-empty string")
     name = " ".join(name.strip().lower().split())
     if len(name) > 60:
         raise InputError("task_type is longer than 60 characters")
+    if not _TYPE_NAME.match(name):
+        raise InputError(f"task_type {name!r} must be words (letters, spaces, - and /)")
     return name
 
 
 def classify(embedder: Any, text: str) -> TypeGuess:
-    """The task type of ``text`` by similarity to the type descriptions plus cue words."""
+    """The task type of ``text`` by similarity to the type descriptions plus cue words (cue
+    words alone when there is no embedder)."""
     names = list(TASK_TYPES)
-    vectors = _description_vectors(embedder)
-    query = np.asarray(embedder.embed_query(text), dtype=np.float32)
-    sims = vectors @ query
+    if embedder is None:  # cue words only
+        sims = np.full(len(names), MIN_SCORE - CUE_BONUS, dtype=np.float32)
+    else:
+        vectors = _description_vectors(embedder)
+        sims = vectors @ np.asarray(embedder.embed_query(text), dtype=np.float32)
     lowered = text.lower()
     scores = {
         name: float(sims[i]) + (CUE_BONUS if _has_cue(lowered, TASK_TYPES[name].cues) else 0.0)
