@@ -203,10 +203,15 @@ def run_agents(
 ) -> dict[str, Any]:
     """Every condition for every pair, ``settings.runs`` times."""
     records: list[dict[str, Any]] = []
+    base_seed = getattr(engine, "seed", None)
     for run_no in range(1, settings.runs + 1):
+        if base_seed is not None:  # runs differ by their sampling seed (with temperature > 0)
+            engine.seed = base_seed + run_no - 1
         for i, pair in enumerate(pairs, 1):
             say(f"run {run_no}/{settings.runs}, pair {i}/{len(pairs)}: {pair.id}")
             records += _pair_runs(memory, engine, pair, procs, settings, run_no)
+    if base_seed is not None:
+        engine.seed = base_seed
     return {"runs": records, "summary": summarize_agent(records)}
 
 

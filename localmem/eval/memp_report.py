@@ -138,7 +138,7 @@ def _retrieval(results: dict[str, Any]) -> list[str]:
         sweep_rows.append([f"{level} found", *[p["found"] for p in points]])
         sweep_rows.append([f"{level} wrong", *[p["false_match"] for p in points]])
     lines += _table(["", *[f"{t:.2f}" for t in thresholds]], sweep_rows)
-    lines += ["", "Per pair:", ""]
+    lines += ["", *_best_thresholds(r), "", "Per pair:", ""]
     pair_rows = [
         [
             x["level"],
@@ -159,6 +159,27 @@ def _retrieval(results: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _best_thresholds(r: dict[str, Any]) -> list[str]:
+    """Per level, the swept threshold with the most B tasks served right minus served wrong."""
+    out = []
+    for level, points in r["sweep"].items():
+        best = max(points, key=lambda p: (p["found"] - p["false_match"], p["threshold"]))
+        out.append(
+            f"- {level}: on these pairs the best threshold of the sweep is {best['threshold']:.2f} "
+            f"(A's procedure for {best['found']:.0%} of the B tasks, a wrong one for "
+            f"{best['false_match']:.0%}); the configured {r['threshold']} gives "
+            f"{_at(points, r['threshold'])}."
+        )
+    return out
+
+
+def _at(points: list[dict[str, float]], t: float) -> str:
+    hit = next((p for p in points if abs(p["threshold"] - t) < 1e-9), None)
+    if hit is None:
+        return "a value outside the sweep"
+    return f"{hit['found']:.0%} right, {hit['false_match']:.0%} wrong"
+
+
 def _agent(results: dict[str, Any], *, plumbing: bool) -> list[str]:
     lines = ["## Agent runs (steps, success, tokens)", ""]
     agent = results["agent"]
@@ -168,7 +189,8 @@ def _agent(results: dict[str, Any], *, plumbing: bool) -> list[str]:
         lines += [PLUMBING_NOTE, ""]
     s = results["settings"]
     lines += [
-        f"Engine {results['engine']}; {s['runs']} run(s) per condition; at most {s['max_steps']} "
+        f"Engine {results['engine']}; {s['runs']} run(s) per condition (runs differ only by the "
+        f"sampling seed, so only with a temperature above 0); at most {s['max_steps']} "
         f"thoughts; success = every concept of the pair's rule in the final answer. Conditions: "
         "baseline (no procedure), concrete / abstract / hybrid (task A's procedure at that level, "
         "injected), retrieved (whatever find() returns at the retrieval level, if anything), "

@@ -1,15 +1,17 @@
 """Writing procedures: abstraction of a session and reflection after a failed use.
 
-Both go through the engine's task framework when a model is configured (tasks ``procedure`` and
-``reflection``, prompts in ``localmem/llm/prompts/``) and are done model-free otherwise:
+Both are tasks of the engine's framework (``procedure`` and ``reflection``, prompts in
+``localmem/llm/prompts/``), run by ``run_task``: through the engine when there is one (and
+``procedures.implementation`` allows it), else by the model-free implementations here:
 
 - abstraction: steps extracted from the thoughts (:mod:`localmem.procedures.extract`), specifics
-  replaced by placeholders for the abstract level, the task type classified by similarity to the
-  type descriptions, the trigger made from the session's title;
-- reflection: the failure is recorded (its dead-end sentences become a caveat) and the steps are
-  kept; the procedure is demoted by its worse success record (see ``scoring``).
+  replaced by placeholders for the abstract and hybrid levels, the task type classified by cue
+  words and similarity to the type descriptions, the trigger made from the session's title;
+- reflection: the stated or traced cause of the failure becomes a caveat and the steps are
+  kept; the worse success record demotes the procedure (see ``scoring``).
 
-An answer with fewer than two usable steps is rejected (:class:`SchemaError`), never stored.
+An engine answer with fewer than two usable steps is rejected (:class:`SchemaError`) and nothing
+is stored; model-free extraction that finds fewer than two raises :class:`InputError`.
 """
 
 from __future__ import annotations
