@@ -120,7 +120,7 @@ def _retrieval(results: dict[str, Any]) -> list[str]:
     lines += _table(
         [
             "level",
-            "pairs",
+            "task pairs",
             "n",
             "top-1",
             "found at threshold",
