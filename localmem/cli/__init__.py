@@ -20,13 +20,27 @@ from localmem.cli import (
     ingest,
     memories,
     models,
+    procedures,
     search,
+    sessions,
 )
 from localmem.cli.common import CommandError, fail
 from localmem.errors import LocalMemError
 
 #: command modules, in the order their commands appear in --help
-COMMANDS = [memories, search, ingest, agent, admin, models, experiment, bench, demo]
+COMMANDS = [
+    memories,
+    search,
+    ingest,
+    sessions,
+    procedures,
+    agent,
+    admin,
+    models,
+    experiment,
+    bench,
+    demo,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

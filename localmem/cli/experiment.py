@@ -38,5 +38,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         ep.set_defaults(func=exp.run)
 
 
-# experiments register themselves on import (after EXPERIMENTS exists)
+# the experiments register themselves on import (their heavy imports wait for run())
 from localmem.cli import experiment_rag  # noqa: E402, F401 - seed 003
+from localmem.cli import memp as _memp  # noqa: E402, F401

@@ -2,8 +2,9 @@
 
 Changes from the seed: the paper's best variant mixes abstract steps with a concrete example,
 so the output has both; the trigger is phrased as the situation a future task would describe
-(it is what retrieval matches against); steps are imperative and free of the session's
-specifics.
+(it is what retrieval matches against); steps are imperative. Version 2: the abstraction level
+is an input (concrete steps keep the session's names and values; abstract and hybrid ones do
+not), and the model-free implementation is the extractive one of ``localmem.procedures``.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from localmem.llm.prompts._shared import (
     TaskInput,
     TaskOutput,
 )
-from localmem.llm.tasks import TaskSpec
+from localmem.llm.tasks import TaskContext, TaskSpec
 
-VERSION = 1
+VERSION = 2
+LEVELS = ("concrete", "abstract", "hybrid")
 
 
 class ProcedureInput(TaskInput):
@@ -30,6 +32,11 @@ class ProcedureInput(TaskInput):
     task: str = Field(min_length=1, description="The session's title or goal.")
     thoughts: tuple[str, ...] = Field(min_length=1)
     outcome: str = Field("success", description="How the session ended, in a few words.")
+    level: str = Field(
+        "hybrid",
+        pattern="^(concrete|abstract|hybrid)$",
+        description="concrete keeps the session's specifics; abstract and hybrid strip them.",
+    )
 
 
 class Procedure(TaskOutput):
@@ -39,6 +46,15 @@ class Procedure(TaskOutput):
     trigger: str = Field(min_length=1, max_length=LINE)
     steps: list[Sentence] = Field(min_length=2, max_length=8)
     example: str = Field("", max_length=2 * LINE)
+
+
+_STEP_STYLE = {
+    "concrete": "as they were done in this session, keeping its names, files and values",
+    "abstract": "that would work for similar tasks, without names or values specific to this "
+    "session",
+    "hybrid": "that would work for similar tasks, without names or values specific to this "
+    "session (the example keeps them)",
+}
 
 
 def build_prompt(inp: ProcedureInput) -> list[Message]:
@@ -53,8 +69,8 @@ def build_prompt(inp: ProcedureInput) -> list[Message]:
         "- task_type: a general category (e.g. debugging, design, implementation, refactoring)\n"
         "- trigger: one sentence describing the situation in which this procedure applies, "
         "as someone facing a similar task would describe it\n"
-        "- steps: 2 to 8 short imperative steps that would work for similar tasks, without "
-        "names or values specific to this session; skip the dead ends\n"
+        f"- steps: 2 to 8 short imperative steps, {_STEP_STYLE[inp.level]}; skip the dead "
+        "ends\n"
         "- example: one or two sentences on how the steps played out in this session"
     )
     return [Message("system", system), Message("user", user, memories=inp.thoughts)]
@@ -72,6 +88,22 @@ def example() -> ProcedureInput:
     )
 
 
+def model_free(inp: ProcedureInput, ctx: TaskContext) -> Procedure:
+    """Extractive abstraction (see :mod:`localmem.procedures.abstraction`)."""
+    from localmem.procedures.abstraction import model_free_draft
+
+    max_steps = min(ctx.config.procedures.max_steps, 8)
+    draft = model_free_draft(
+        inp.task, inp.thoughts, level=inp.level, embedder=ctx.embedder, max_steps=max_steps
+    )
+    return Procedure(
+        task_type=draft.task_type,
+        trigger=draft.trigger,
+        steps=list(draft.steps),
+        example=draft.example or "",
+    )
+
+
 SPEC = TaskSpec(
     name="procedure",
     version=VERSION,
@@ -79,7 +111,7 @@ SPEC = TaskSpec(
     output=Procedure,
     build_prompt=build_prompt,
     description="abstract a successful session into a reusable procedure (Mem^p)",
-    model_free=None,  # model-free: the procedures issue (extractive abstraction)
+    model_free=model_free,
     max_tokens=600,
     example=example,
 )

@@ -2,6 +2,9 @@
 
 Changes from the seed: the model first says what went wrong (kept as the revision's reason in
 history), then gives the complete revised steps, keeping the steps that were not at fault.
+Version 2: a one-sentence caveat for the next user of the procedure, the procedure's level as
+an input, an attempt may come without thoughts (then only the reported failure is shown), and
+the model-free implementation of ``localmem.procedures`` (record the failure, keep the steps).
 """
 
 from __future__ import annotations
@@ -10,9 +13,9 @@ from pydantic import Field
 
 from localmem.llm.base import Message
 from localmem.llm.prompts._shared import JSON_ONLY, LINE, Sentence, TaskInput, TaskOutput
-from localmem.llm.tasks import TaskSpec
+from localmem.llm.tasks import TaskContext, TaskSpec
 
-VERSION = 1
+VERSION = 2
 
 
 class ReflectionInput(TaskInput):
@@ -21,8 +24,9 @@ class ReflectionInput(TaskInput):
     task: str = Field(min_length=1, description="The task of the failed session.")
     trigger: str = ""
     steps: tuple[str, ...] = Field(min_length=1)
-    failed_thoughts: tuple[str, ...] = Field(min_length=1)
+    failed_thoughts: tuple[str, ...] = ()
     failure: str | None = Field(None, description="What went wrong, if someone said.")
+    level: str = Field("abstract", pattern="^(concrete|abstract|hybrid)$")
 
 
 class Reflection(TaskOutput):
@@ -30,6 +34,7 @@ class Reflection(TaskOutput):
 
     diagnosis: str = Field(min_length=1, max_length=2 * LINE)
     steps: list[Sentence] = Field(min_length=2, max_length=8)
+    caveat: str = Field("", max_length=LINE)
 
 
 def build_prompt(inp: ReflectionInput) -> list[Message]:
@@ -47,9 +52,13 @@ def build_prompt(inp: ReflectionInput) -> list[Message]:
         "Write:\n"
         "- diagnosis: 1-2 sentences on what the procedure got wrong or left out\n"
         "- steps: the complete revised procedure, 2 to 8 short imperative steps; keep the "
-        "steps that were not at fault and stay general (no values specific to this attempt)"
+        "steps that were not at fault and stay general (no values specific to this attempt)\n"
+        "- caveat: one sentence warning the next person who follows the procedure"
     )
-    return [Message("system", system), Message("user", user, memories=inp.failed_thoughts)]
+    return [
+        Message("system", system),
+        Message("user", user, memories=inp.failed_thoughts, no_memories="(none recorded)"),
+    ]
 
 
 def example() -> ReflectionInput:
@@ -70,6 +79,16 @@ def example() -> ReflectionInput:
     )
 
 
+def model_free(inp: ReflectionInput, ctx: TaskContext) -> Reflection:
+    """Record the failure without a model (see :mod:`localmem.procedures.abstraction`)."""
+    from localmem.procedures.abstraction import model_free_revision_of
+
+    rev = model_free_revision_of(inp.steps, inp.failed_thoughts, inp.failure, level=inp.level)
+    return Reflection(
+        diagnosis=rev.diagnosis[: 2 * LINE], steps=list(rev.steps), caveat=rev.caveat or ""
+    )
+
+
 SPEC = TaskSpec(
     name="reflection",
     version=VERSION,
@@ -77,7 +96,7 @@ SPEC = TaskSpec(
     output=Reflection,
     build_prompt=build_prompt,
     description="revise a procedure after a failed use (Mem^p reflection)",
-    model_free=None,  # model-free: the procedures issue
+    model_free=model_free,
     max_tokens=600,
     example=example,
 )
