@@ -96,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
     say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
     say(f"answers by {engine.name if engine else 'model-free' if args.answers != 'none' else '-'}")
     load_before = _load()
+    command = "localmem experiment rag " + " ".join(sys.argv[3:] if len(sys.argv) > 3 else [])
+    started = provenance(command.strip())  # the commit and date the run started from
     results = run_experiment(
         data,
         work=out / "stores",
@@ -110,8 +112,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if not args.keep_stores:
         shutil.rmtree(out / "stores", ignore_errors=True)
-    command = "localmem experiment rag " + " ".join(sys.argv[3:] if len(sys.argv) > 3 else [])
-    results["provenance"] = provenance(command.strip())
+    results["provenance"] = started
     results["answer_engine"] = engine.name if engine else None
     results["settings"]["load_average"] = {"start": load_before, "end": _load()}
     out.mkdir(parents=True, exist_ok=True)
