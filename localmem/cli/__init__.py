@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from localmem.cli import (
     admin,
+    agent,
     bench,
     demo,
     experiment,
@@ -27,7 +28,19 @@ from localmem.cli.common import CommandError, fail
 from localmem.errors import LocalMemError
 
 #: command modules, in the order their commands appear in --help
-COMMANDS = [memories, search, ingest, sessions, procedures, admin, models, experiment, bench, demo]
+COMMANDS = [
+    memories,
+    search,
+    ingest,
+    sessions,
+    procedures,
+    agent,
+    admin,
+    models,
+    experiment,
+    bench,
+    demo,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
