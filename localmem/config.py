@@ -249,6 +249,40 @@ class ConversationConfig(_Section):
     )
 
 
+class ConsolidationConfig(_Section):
+    """Hierarchical consolidation (seed 004): episodic -> semantic -> meta."""
+
+    threshold: float = Field(
+        0.5, ge=-1.0, le=1.0, description="Least average cosine similarity within a cluster."
+    )
+    min_cluster: int = Field(2, ge=1, le=8, description="Fewest memories a fact is made from.")
+    max_cluster: int = Field(
+        8, ge=2, le=8, description="Most memories in a cluster (a fact cites at most 8)."
+    )
+    within: Literal["scope", "session"] = Field(
+        "scope", description="session: never cluster memories of different sessions."
+    )
+    window_days: float | None = Field(
+        None, gt=0, description="Never cluster memories further apart in time (None: no bound)."
+    )
+    duplicate_similarity: float = Field(
+        0.9, ge=0.0, le=1.0, description="A new fact this close to a known one extends it."
+    )
+    attach_similarity: float = Field(
+        0.7,
+        ge=0.0,
+        le=1.0,
+        description="A left-over memory this close to a fact is linked to it as a source.",
+    )
+    meta_min_facts: int = Field(
+        2, ge=1, description="Facts a preference or habit must show in to become a meta memory."
+    )
+    implementation: Literal["auto", "model", "model-free"] = Field(
+        "auto", description="auto: the engine when there is one, else extraction."
+    )
+    max_tokens: int | None = Field(None, ge=64, description="Output budget per cluster.")
+
+
 class Config(_Section):
     """The whole configuration of a store."""
 
@@ -260,6 +294,7 @@ class Config(_Section):
     evolution: EvolutionConfig = EvolutionConfig()
     procedures: ProcedureConfig = ProcedureConfig()
     conversation: ConversationConfig = ConversationConfig()
+    consolidation: ConsolidationConfig = ConsolidationConfig()
 
     @classmethod
     def from_dict(cls, data: dict) -> Config:

@@ -26,6 +26,7 @@ from localmem.text import content_hash
 from localmem.types import HistoryEvent, MemoryItem, SearchResult, Session, Thought, embedding_text
 
 if TYPE_CHECKING:
+    from localmem.consolidation import ConsolidationReport
     from localmem.procedures import ProcedureStore
 
 log = logging.getLogger("localmem")
@@ -572,6 +573,37 @@ class Memory:
         from localmem.retrieval import search as run_search
 
         return run_search(self, query, k=k, **options)
+
+    def consolidate(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        within: str | None = None,
+        window_days: float | None = None,
+        threshold: float | None = None,
+        implementation: str | None = None,
+        meta: bool = True,
+        dry_run: bool = False,
+    ) -> ConsolidationReport:
+        """Consolidate a scope's episodic memories into semantic facts and meta patterns.
+
+        Seed 004's hierarchy; see :func:`localmem.consolidation.consolidate` for the options.
+        Running it again only adds what is new (nothing, when nothing changed).
+        """
+        from localmem.consolidation import consolidate
+
+        return consolidate(
+            self,
+            user_id=user_id,
+            agent_id=agent_id,
+            within=within,
+            window_days=window_days,
+            threshold=threshold,
+            implementation=implementation,
+            meta=meta,
+            dry_run=dry_run,
+        )
 
     # -- sessions of thoughts --------------------------------------------------------------------
     def start_session(self, title: str, **kwargs: Any) -> Session:

@@ -16,6 +16,7 @@ from pydantic import Field
 from localmem.llm.base import Message
 from localmem.llm.prompts._shared import (
     JSON_ONLY,
+    LINE,
     MemoryLine,
     Sentence,
     TaskInput,
@@ -24,11 +25,12 @@ from localmem.llm.prompts._shared import (
     memory_lines,
     ref,
 )
-from localmem.llm.tasks import TaskSpec
+from localmem.llm.tasks import TaskContext, TaskSpec
 
-VERSION = 1
+VERSION = 2
 MAX_MEMORIES = 40
-MAX_SOURCES = 5
+#: a fact may cite every member of a cluster (localmem.consolidation keeps clusters this small)
+MAX_SOURCES = 8
 
 
 class ConsolidateInput(TaskInput):
@@ -95,6 +97,19 @@ def build_prompt(inp: ConsolidateInput) -> list[Message]:
     return [Message("system", system), Message("user", user, memories=memory_lines(inp.memories))]
 
 
+def model_free(inp: ConsolidateInput, ctx: TaskContext) -> Consolidation:
+    """Extraction (see :mod:`localmem.consolidation.extract`): one fact of the cluster's most
+    central statements, citing every member; patterns are found across facts, not here."""
+    from localmem.consolidation.extract import extract_fact
+
+    texts = [m.text for m in inp.memories]
+    found = extract_fact(texts, subject=inp.subject, limit=LINE)
+    if found is None:
+        return Consolidation()
+    cited = list(range(1, min(len(texts), MAX_SOURCES) + 1))
+    return Consolidation(facts=[SemanticFact(fact=found.text, sources=cited)])
+
+
 def _schema(inp: ConsolidateInput, shown: int) -> type[Consolidation]:
     return consolidation_schema(max(shown, 1))
 
@@ -125,7 +140,7 @@ SPEC = TaskSpec(
     build_prompt=build_prompt,
     description="episodic memories -> semantic facts and meta patterns (seed 004)",
     schema_for=_schema,
-    model_free=None,  # model-free: the consolidation issue
+    model_free=model_free,
     max_tokens=900,
     example=example,
 )

@@ -1,0 +1,32 @@
+"""Hierarchical consolidation (seed 004): episodic -> semantic -> meta.
+
+Episodic memories of a scope (a user, optionally an agent) are clustered by the similarity of
+their stored vectors (:mod:`.cluster`, optionally never across sessions or beyond a time
+window); each cluster becomes semantic facts through the ``consolidate`` task (the engine, or
+extraction of the most central statements without one: :mod:`.extract`); patterns across the
+facts (preferences, habits, recurring people and topics: :mod:`.patterns`) become meta
+memories. Every new memory links to what it was made from (``links`` kind ``derived_from``),
+and a run is recorded with the episodic memories it consolidated, so running again only looks
+at what is new. The whole run is written in one transaction (:mod:`.write`).
+"""
+
+from __future__ import annotations
+
+from localmem.consolidation.model import (
+    DERIVED_FROM,
+    SUPERSEDES,
+    ConsolidationReport,
+    Derived,
+)
+from localmem.consolidation.run import consolidate
+from localmem.consolidation.scope import derived_into, sources_of
+
+__all__ = [
+    "DERIVED_FROM",
+    "SUPERSEDES",
+    "ConsolidationReport",
+    "Derived",
+    "consolidate",
+    "derived_into",
+    "sources_of",
+]
