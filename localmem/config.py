@@ -253,7 +253,7 @@ class ConsolidationConfig(_Section):
     """Hierarchical consolidation (seed 004): episodic -> semantic -> meta."""
 
     threshold: float = Field(
-        0.5, ge=-1.0, le=1.0, description="Least average cosine similarity within a cluster."
+        0.55, ge=-1.0, le=1.0, description="Least average cosine similarity within a cluster."
     )
     min_cluster: int = Field(2, ge=1, le=8, description="Fewest memories a fact is made from.")
     max_cluster: int = Field(

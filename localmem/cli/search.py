@@ -72,6 +72,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         options["links"] = True
     with open_memory(args, create=False) as mem:
         result = mem.search(args.query, k=args.k, **options)
+        derived = _provenance(mem, result.hits)
         if args.json:
             print_json(
                 {
@@ -82,6 +83,8 @@ def cmd_search(args: argparse.Namespace) -> int:
                             "score": h.score,
                             "rank": h.rank,
                             "kind": h.memory.kind,
+                            "level": h.memory.level,
+                            "derived_from": derived.get(h.memory.id, []),
                             "content": h.memory.content,
                             "context": h.memory.context,
                             "event_time": h.memory.event_time,
@@ -98,13 +101,25 @@ def cmd_search(args: argparse.Namespace) -> int:
             return 0
         for h in result.hits:
             flags = f" [{', '.join(h.flags)}]" if h.flags else ""
+            level = f"[{h.memory.level}] " if h.memory.level != "episodic" else ""
             print(
                 f"{h.rank:>2}. {h.score:.4f}  {h.memory.id[:8]}  "
-                f"{short(h.memory.content, 90)}{flags}"
+                f"{level}{short(h.memory.content, 90)}{flags}"
             )
+            if h.memory.id in derived:
+                sources = derived[h.memory.id]
+                print(f"      from {len(sources)}: {' '.join(s[:8] for s in sources[:8])}")
         if not result.hits:
             print("(no hits)")
         if args.explain:
             print()
             print(result.explain())
     return 0
+
+
+def _provenance(mem, hits) -> dict[str, list[str]]:
+    """The sources of the consolidated (semantic, meta) hits."""
+    from localmem.consolidation import sources_of
+
+    ids = [h.memory.id for h in hits if h.memory.level != "episodic"]
+    return sources_of(mem.store.db, ids)

@@ -32,7 +32,7 @@ class ClusterParams:
         window_days: Never put memories further apart in event time than this (None: no bound).
     """
 
-    threshold: float = 0.5
+    threshold: float = 0.55
     max_size: int = 8
     within_session: bool = False
     window_days: float | None = None

@@ -19,16 +19,17 @@ from localmem.consolidation.statements import (
     content_terms,
     statements,
     third_person,
+    word_set,
 )
 from localmem.text import STOP_WORDS, words
 
 #: words of conversation that say nothing about a topic
-FILLER = frozenset(
+FILLER = word_set(
     "great awesome cool thanks thank amazing love look looks looking made make new good since "
     "last really much lot lots glad happy nice wow bye time day sure thing things lol kinda gonna "
     "yeah hey get got go going know think feel felt like just also even way well one see seen "
     "wanna totally super pretty definitely hear heard glad tell told keep kept want wanted "
-    "awesome fun right always still though let lets mean means".split()
+    "awesome fun right always still though let lets mean means"
 )
 
 #: two statements this similar (Jaccard of content words) say the same thing: keep one

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from localmem.consolidation.extract import FILLER
-from localmem.consolidation.statements import clip, statements, third_person
+from localmem.consolidation.statements import clip, statements, third_person, word_set
 
 MAX_ITEMS = 6
 MAX_SOURCES = 12
@@ -35,9 +35,9 @@ _CUES: dict[str, re.Pattern[str]] = {
     ),
 }
 _PROPER = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})*)")
-_CALENDAR = frozenset(
+_CALENDAR = word_set(
     "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May "
-    "June July August September October November December".split()
+    "June July August September October November December"
 )
 _NOT_NAMES = frozenset(
     {"The", "This", "That", "These", "Those", "What", "When", "Where", "How", "Why", "And"}
@@ -88,7 +88,8 @@ def find_patterns(
                 if match and not s.text.rstrip().endswith("?") and not s.about_listener:
                     clause = clip(third_person(match.group(0), s.speaker).rstrip(" .!"), 90)
                     if len(clause.split()) < MIN_CLAUSE_WORDS:
-                        continue                    cues[(kind, s.speaker)].setdefault(clause, fact.id)
+                        continue
+                    cues[(kind, s.speaker)].setdefault(clause, fact.id)
     drafts = []
     for (kind, who), clauses in sorted(cues.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
         sources = tuple(dict.fromkeys(clauses.values()))
@@ -98,9 +99,7 @@ def find_patterns(
         name = f"{who}'s" if who else "Their"
         word = "preferences" if kind == "preference" else "habits"
         content = f"{name} {word} (seen in {len(sources)} facts): " + "; ".join(items) + "."
-        drafts.append(
-            MetaDraft(f"{kind}:{who or ''}", kind, who, content, sources[:MAX_SOURCES])
-        )
+        drafts.append(MetaDraft(f"{kind}:{who or ''}", kind, who, content, sources[:MAX_SOURCES]))
     recurring = _recurring(facts, min_facts=max(min_facts, 3))
     if recurring:
         drafts.append(recurring)

@@ -115,9 +115,7 @@ def subject_of(members: Sequence[Source]) -> str | None:
 def task_inputs(members: Sequence[Source], known: Sequence[str]) -> dict[str, Any]:
     """The ``consolidate`` task's inputs for a cluster."""
     return {
-        "memories": [
-            {"text": m.content, "time": _when(m.event_time)} for m in members[:40]
-        ],
+        "memories": [{"text": m.content, "time": _when(m.event_time)} for m in members[:40]],
         "known": list(known),
         "subject": subject_of(members),
     }

@@ -14,6 +14,12 @@ from dataclasses import dataclass
 
 from localmem.text import STOP_WORDS, stem, words
 
+
+def word_set(text: str) -> frozenset[str]:
+    """The words of a space-separated list (keeps long word lists readable)."""
+    return frozenset(text.split())
+
+
 _SPEAKER = re.compile(r"^\s*([A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*){0,2}):\s+(.*)$", re.DOTALL)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z0-9])")
 _CAPTION = re.compile(r"\s*\[shares? a photo[^\]]*\]\s*", re.IGNORECASE)
@@ -29,14 +35,16 @@ MIN_CONTENT_WORDS = 4
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|you're|you've|you'd|ya)\b", re.I)
 _FIRST_PERSON_WORD = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|mine|myself|we|our|us)\b")
 # "Caroline love..." reads wrong: these verbs take an -s after a name
-_VERBS = frozenset(
+_VERBS = word_set(
     "love like enjoy prefer hate want need think feel know hope plan work live make take "
     "play paint read write run cook bake travel visit try keep find believe wish miss "
     "remember spend teach learn volunteer help support collect watch listen adore "
-    "dislike get use own drive walk swim sing dance draw study practise practice".split()
+    "dislike get use own drive walk swim sing dance draw study practise practice"
 )
-_ADVERBS = r"(?:(?:really|also|just|always|usually|often|never|still|totally|absolutely|" \
+_ADVERBS = (
+    r"(?:(?:really|also|just|always|usually|often|never|still|totally|absolutely|"
     r"sometimes|even|actually|definitely|truly|especially|now)\s+)?"
+)
 _I_VERB = re.compile(rf"\bI ({_ADVERBS})([a-z]+)\b")
 
 # first person -> third person, longest forms first; agreement of other verbs is left alone

@@ -1,0 +1,218 @@
+"""Hierarchical consolidation on a real store (DuckDB, hnswlib, MiniLM): episodic -> semantic ->
+meta, provenance links, idempotent re-runs, level filters, bad input, failure atomicity."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from localmem.consolidation import DERIVED_FROM
+from localmem.consolidation import write as consolidation_write
+from localmem.consolidation.cluster import ClusterParams, agglomerate, cannot_link
+from localmem.consolidation.extract import extract_fact, key_phrases
+from localmem.consolidation.patterns import FactView, find_patterns
+from localmem.consolidation.statements import third_person
+from localmem.errors import InputError, NotFoundError
+
+START = datetime(2023, 5, 1, 10, tzinfo=timezone.utc)
+
+# (speaker, text, session, day)
+CONVERSATION = [
+    ("Caroline", "I love painting landscapes with watercolors.", "s1", 0),
+    ("Melanie", "I run five kilometres every morning before work.", "s1", 0),
+    ("Caroline", "I painted a sunset over the lake with watercolors last weekend.", "s1", 0),
+    ("Melanie", "Hey, how are you?", "s1", 0),
+    ("Caroline", "My dog Max loves the beach near our house.", "s1", 1),
+    ("Melanie", "I signed up for a half marathon in October, so I run every morning now.", "s2", 9),
+    ("Caroline", "My watercolor painting class starts again on Monday.", "s2", 9),
+    ("Caroline", "I love taking my dog Max to the beach every weekend.", "s2", 10),
+    ("Melanie", "Running every morning keeps my head clear before work.", "s2", 10),
+    ("Caroline", "I love watercolor painting because it calms me down.", "s2", 11),
+]
+
+
+def _add_conversation(memory, user="u1", rows=CONVERSATION):
+    return memory.add_many(
+        [
+            {
+                "content": f"{who}: {text}",
+                "session_id": session,
+                "event_time": START + timedelta(days=day),
+                "metadata": {"speaker": who},
+            }
+            for who, text, session, day in rows
+        ],
+        kind="message",
+        user_id=user,
+    )
+
+
+def _links(memory, src):
+    return memory.store.db.fetchall(
+        "SELECT dst FROM links WHERE src = ? AND kind = ? ORDER BY dst", [src, DERIVED_FROM]
+    )
+
+
+def _table_counts(memory):
+    db = memory.store.db
+    return {
+        t: int(db.scalar(f"SELECT count(*) FROM {t}"))
+        for t in ("memories", "links", "consolidated", "consolidation_runs", "history")
+    }
+
+
+# -- pure parts ----------------------------------------------------------------------------------
+def test_agglomerate_is_deterministic_and_respects_cannot_link():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=16), rng.normal(size=16)
+    vecs = np.stack([a, a + 0.05, b, b + 0.05, a + 0.02])
+    params = ClusterParams(threshold=0.8, max_size=8)
+    first = agglomerate(vecs, params)
+    assert first == agglomerate(vecs, params) == [[0, 1, 4], [2, 3]]
+    # a session bound keeps 4 (another session) away from 0 and 1
+    forbid = cannot_link(["x", "x", "y", "y", "y"], [None] * 5, ClusterParams(within_session=True))
+    assert agglomerate(vecs, params, forbid=forbid) == [[0, 1], [2, 3], [4]]
+    assert agglomerate(vecs, ClusterParams(threshold=0.8, max_size=2))[0] in ([0, 1], [0, 4])
+
+
+def test_statements_become_third_person_facts():
+    assert (
+        third_person("I love it and my dog loves me.", "Ann")
+        == "Ann loves it and Ann's dog loves Ann."
+    )
+    texts = [
+        "Ann: I love painting landscapes with watercolors.",
+        "Bob: Wow, that's cool! What do you paint?",
+        "Ann: I painted the lake with watercolors on Sunday.",
+    ]
+    fact = extract_fact(texts)
+    assert fact is not None and fact.members == (0, 2)
+    assert fact.text.startswith("Ann loves painting landscapes") and "Wow" not in fact.text
+    assert "watercolors" in key_phrases(texts)
+    assert extract_fact(["Bob: Hey, how are you?", "Ann: Thanks!"]) is None
+
+
+def test_patterns_need_more_than_one_fact():
+    one = FactView("f1", ("Ann: I really love hiking in the Alps with friends.",))
+    two = FactView("f2", ("Ann: I love baking sourdough bread on Sundays.",))
+    assert [d.key for d in find_patterns([one])] == []
+    drafts = {d.key: d for d in find_patterns([one, two])}
+    pref = drafts["preference:Ann"]
+    assert pref.sources == ("f1", "f2") and "Ann really loves hiking" in pref.content
+
+
+# -- the store -----------------------------------------------------------------------------------
+def test_consolidation_writes_levels_with_provenance(memory):
+    episodic = {m.id: m for m in _add_conversation(memory)}
+    report = memory.consolidate(user_id="u1")
+    assert report.run_id is not None and report.episodic == 10 and report.clusters >= 2
+    assert report.served_by == ("model-free",)
+    assert report.semantic, report.summary()
+    for fact in report.semantic:
+        item = memory.get(fact.id)
+        assert item.level == "semantic" and item.user_id == "u1" and item.kind == "fact"
+        sources = [r[0] for r in _links(memory, fact.id)]
+        assert sorted(fact.sources) == sources and len(sources) >= 2
+        assert all(episodic[s].level == "episodic" for s in sources)
+        assert item.context.startswith("about: ") or item.context.startswith("from ")
+    painting = [f for f in report.semantic if "watercolor" in f.content.lower()]
+    assert painting and all(
+        episodic[s].metadata["speaker"] == "Caroline" for s in painting[0].sources
+    )
+    # Caroline says she loves things in two different facts: a meta memory of her preferences
+    meta = {m.content.split(" (")[0]: m for m in report.meta}
+    assert "Caroline's preferences" in meta
+    pref = memory.get(meta["Caroline's preferences"].id)
+    assert pref.level == "meta"
+    assert {r[0] for r in _links(memory, pref.id)} <= {f.id for f in report.semantic}
+    history = memory.history(pref.id)
+    assert [e.event for e in history] == ["ADD", "CONSOLIDATE"]
+
+
+def test_dry_run_then_reruns_change_nothing_and_repeats_do_not_duplicate(memory):
+    _add_conversation(memory)
+    before = _table_counts(memory)
+    dry = memory.consolidate(user_id="u1", dry_run=True)
+    assert dry.dry_run and dry.semantic and dry.run_id is None
+    assert _table_counts(memory) == before
+    first = memory.consolidate(user_id="u1")
+    assert [f.content for f in first.semantic] == [f.content for f in dry.semantic]
+    before = _table_counts(memory)
+    again = memory.consolidate(user_id="u1")
+    assert not again.changed and again.run_id is None and _table_counts(memory) == before
+    assert again.pending < first.pending
+    # the same things said again: they extend facts or join them, never a second copy
+    _add_conversation(memory, rows=CONVERSATION[:3])
+    third = memory.consolidate(user_id="u1")
+    contents = [
+        r[0]
+        for r in memory.store.db.fetchall(
+            "SELECT content FROM memories WHERE level = 'semantic' AND NOT deleted"
+        )
+    ]
+    assert len(contents) == len(set(contents))
+    assert third.changed
+    assert not memory.consolidate(user_id="u1").changed
+
+
+def test_within_session_never_mixes_sessions(memory):
+    items = {m.id: m for m in _add_conversation(memory)}
+    report = memory.consolidate(user_id="u1", within="session")
+    assert report.semantic
+    for fact in report.semantic:
+        assert len({items[s].session_id for s in fact.sources}) == 1
+        assert memory.get(fact.id).session_id == items[fact.sources[0]].session_id
+
+
+def test_search_per_level_and_across_levels(memory):
+    _add_conversation(memory)
+    report = memory.consolidate(user_id="u1")
+    query = "watercolor painting"
+    semantic = memory.search(query, k=5, levels=["semantic"], user_id="u1")
+    assert semantic.hits and {h.memory.level for h in semantic.hits} == {"semantic"}
+    episodic = memory.search(query, k=5, levels=["episodic"], user_id="u1")
+    assert {h.memory.level for h in episodic.hits} == {"episodic"}
+    every = memory.search(query, k=20, user_id="u1")
+    assert {"episodic", "semantic"} <= {h.memory.level for h in every.hits}
+    assert {f.id for f in report.semantic} & {h.memory.id for h in every.hits}
+
+
+def test_bad_input_and_empty_scopes(memory):
+    with pytest.raises(NotFoundError, match="no memories of user 'nobody'"):
+        memory.consolidate(user_id="nobody")
+    empty = memory.consolidate()  # an empty store: nothing to do, not an error
+    assert empty.episodic == 0 and not empty.changed and empty.run_id is None
+    _add_conversation(memory)
+    with pytest.raises(InputError, match="within"):
+        memory.consolidate(user_id="u1", within="everything")
+    with pytest.raises(InputError, match="threshold"):
+        memory.consolidate(user_id="u1", threshold=3)
+    with pytest.raises(InputError, match="implementation"):
+        memory.consolidate(user_id="u1", implementation="magic")
+    assert memory.store.db.scalar("SELECT count(*) FROM memories WHERE level <> 'episodic'") == 0
+
+
+def test_a_failed_write_leaves_the_store_as_it_was(memory, monkeypatch):
+    _add_conversation(memory)
+    before = _table_counts(memory)
+    indexed = memory.store.vectors.count if hasattr(memory.store.vectors, "count") else None
+    calls = []
+    real_link = consolidation_write._link
+
+    def failing_link(*args):
+        calls.append(args)
+        if len(calls) == 3:
+            raise RuntimeError("disk full")
+        real_link(*args)
+
+    monkeypatch.setattr(consolidation_write, "_link", failing_link)
+    with pytest.raises(RuntimeError, match="disk full"):
+        memory.consolidate(user_id="u1")
+    assert _table_counts(memory) == before
+    if indexed is not None:
+        assert memory.store.vectors.count == indexed
+    assert memory.search("watercolor", k=5, levels=["semantic"]).hits == []
+    monkeypatch.setattr(consolidation_write, "_link", real_link)
+    assert memory.consolidate(user_id="u1").semantic  # and the next run works
