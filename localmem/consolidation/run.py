@@ -184,8 +184,9 @@ def _plan_facts(
         shown = members[: result.memories_shown or len(members)]
         for fact in result.value.facts:
             cited = [shown[i - 1] for i in dict.fromkeys(fact.sources) if 0 < i <= len(shown)]
-            if cited and fact.fact.strip():
-                drafts.append((" ".join(fact.fact.split()), "", cited, members, result.served_by))
+            text = " ".join(fact.fact.split())
+            if cited and text:  # the schema holds the model to cited, bounded sentences
+                drafts.append((text, "", cited, members, result.served_by))
         for pat in result.value.patterns:
             cited = [shown[i - 1] for i in dict.fromkeys(pat.sources) if 0 < i <= len(shown)]
             text = " ".join(pat.pattern.split())
