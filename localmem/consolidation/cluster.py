@@ -85,39 +85,38 @@ def agglomerate(
     if forbid is not None:
         sim[forbid] = -np.inf
     np.fill_diagonal(sim, -np.inf)
+    if params.max_size < 2:
+        return [[i] for i in range(n)]
     members: dict[int, list[int]] = {i: [i] for i in range(n)}
-    alive = np.ones(n, dtype=bool)
+    sizes = np.ones(n, dtype=np.int64)
+    # each row's most similar partner, kept up to date so a step costs O(n), not O(n^2)
+    best_idx = np.argmax(sim, axis=1)
+    best_val = sim[np.arange(n), best_idx]
     while True:
-        best = _best_pair(sim, alive, members, params.max_size)
-        if best is None or sim[best] < params.threshold:
+        i = int(np.argmax(best_val))  # first maximum: deterministic
+        if not np.isfinite(best_val[i]) or best_val[i] < params.threshold:
             break
-        a, b = best
-        na, nb = len(members[a]), len(members[b])
+        a, b = sorted((i, int(best_idx[i])))
+        na, nb = sizes[a], sizes[b]
         merged = (na * sim[a] + nb * sim[b]) / (na + nb)  # Lance-Williams, average linkage
-        merged[a] = -np.inf
+        sizes[a] += nb
+        sizes[b] = 0
+        merged[sizes + sizes[a] > params.max_size] = -np.inf  # the merge would grow too big
+        merged[a] = merged[b] = -np.inf
         sim[a, :] = merged
         sim[:, a] = merged
         sim[b, :] = -np.inf
         sim[:, b] = -np.inf
-        alive[b] = False
         members[a] = sorted(members[a] + members.pop(b))
+        best_val[b] = -np.inf
+        stale = np.union1d(np.flatnonzero((best_idx == a) | (best_idx == b)), [a])
+        stale = stale[(stale != b) & (sizes[stale] > 0)]
+        best_idx[stale] = np.argmax(sim[stale], axis=1)
+        best_val[stale] = sim[stale, best_idx[stale]]
+        better = sim[:, a] > best_val
+        best_idx[better] = a
+        best_val[better] = sim[better, a]
     return _ordered(list(members.values()))
-
-
-def _best_pair(
-    sim: np.ndarray, alive: np.ndarray, members: dict[int, list[int]], max_size: int
-) -> tuple[int, int] | None:
-    """The most similar pair whose merge stays within ``max_size`` (lowest indices on ties)."""
-    sizes = np.zeros(len(sim), dtype=np.int64)
-    for i, m in members.items():
-        sizes[i] = len(m)
-    allowed = (sizes[:, None] + sizes[None, :] <= max_size) & alive[:, None] & alive[None, :]
-    masked = np.where(allowed, sim, -np.inf)
-    flat = int(np.argmax(masked))  # first maximum in row-major order: deterministic
-    a, b = divmod(flat, len(sim))
-    if not np.isfinite(masked[a, b]):
-        return None
-    return (min(a, b), max(a, b))
 
 
 def centroid(vectors: np.ndarray) -> np.ndarray:
