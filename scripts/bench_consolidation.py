@@ -25,6 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from localmem import Memory
+from localmem.cli.common import short
 from localmem.consolidation import sources_of
 from localmem.embed import make_embedder
 from localmem.eval.locomo import CATEGORIES, ingest_conversation, load_locomo
@@ -112,6 +113,8 @@ def main() -> int:
     embedder = make_embedder()
     results: dict[str, list] = {name: [] for name in SETUPS}
     per_conv = []
+    matched: list = []
+    examples: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         for conv in convs:
             with Memory.open(Path(tmp) / conv.sample_id, embedder=embedder) as mem:
@@ -137,9 +140,23 @@ def main() -> int:
                         "rerun_changed": rerun.changed,
                     }
                 )
+                for q in conv.questions:  # the query cache warm: every setup times search alone
+                    mem.embedder.embed_query(q.question)
                 for name, options in SETUPS.items():
                     results[name] += score(mem, conv, options, args.k)
+                matched.append((mem.path, conv))
+                if not examples:
+                    examples = [f.content for f in report.semantic[:3]]
+                    examples += [m.content for m in report.meta[:2]]
             print(f"{conv.sample_id}: {per_conv[-1]}", file=sys.stderr)
+        # the same number of turns as across levels, from the episodic level alone: a fair baseline
+        turns = summarise(results["across levels"])["overall"]["turns"]
+        same_k = max(args.k, round(turns))
+        name = f"episodic only, k={same_k} (as many turns)"
+        results[name] = []
+        for path, conv in matched:
+            with Memory.open(path, embedder=embedder) as mem:
+                results[name] += score(mem, conv, {"levels": ["episodic"]}, same_k)
     load_after = os.getloadavg()
     summaries = {name: summarise(rows) for name, rows in results.items()}
     if args.json:
@@ -182,6 +199,12 @@ def main() -> int:
             f"| {name} | {o['n']} | {o['R']:.3f} | {o['hit']:.3f} | {o['turns']:.1f} "
             f"| {o['consolidated']:.1f} | {o['p95_ms']:.0f} {cats}|"
         )
+    lines += [
+        "",
+        "Examples (first conversation; model-free, so the words are the speakers' own):",
+        "",
+    ]
+    lines += [f"- {short(e, 240)}" for e in examples]
     write_section(args.out, "consolidation", "\n".join(lines))
     print("\n".join(lines))
     return 0
