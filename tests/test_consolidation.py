@@ -46,6 +46,15 @@ def test_statements_become_third_person_facts():
     assert extract_fact(["Bob: Hey, how are you?", "Ann: Thanks!"]) is None
 
 
+def test_the_consolidate_task_runs_model_free():
+    from localmem.llm.tasks import get_task, run_task
+
+    result = run_task("consolidate", get_task("consolidate").example(), engine=None)
+    assert result.served_by == "model-free" and len(result.value.facts) == 1
+    fact = result.value.facts[0]
+    assert fact.sources == [1, 2, 3] and "Melanie" in fact.fact and not result.value.patterns
+
+
 def test_patterns_need_more_than_one_fact():
     one = FactView("f1", ("Ann: I really love hiking in the Alps with friends.",))
     two = FactView("f2", ("Ann: I love baking sourdough bread on Sundays.",))
