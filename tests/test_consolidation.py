@@ -3,6 +3,8 @@ meta, provenance links, idempotent re-runs, level filters, bad input, failure at
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
 import numpy as np
 import pytest
 from consolidation_helpers import CONVERSATION, _add_conversation, _links, _table_counts
@@ -27,6 +29,15 @@ def test_agglomerate_is_deterministic_and_respects_cannot_link():
     forbid = cannot_link(["x", "x", "y", "y", "y"], [None] * 5, ClusterParams(within_session=True))
     assert agglomerate(vecs, params, forbid=forbid) == [[0, 1], [2, 3], [4]]
     assert agglomerate(vecs, ClusterParams(threshold=0.8, max_size=2))[0] in ([0, 1], [0, 4])
+    # a time window keeps 4 (a month later) apart; an unknown time constrains nothing
+    day = datetime(2023, 5, 1, tzinfo=timezone.utc)
+    times = [day, day, None, day, day + timedelta(days=30)]
+    window = ClusterParams(threshold=0.8, window_days=7)
+    assert agglomerate(vecs, window, forbid=cannot_link([None] * 5, times, window)) == [
+        [0, 1],
+        [2, 3],
+        [4],
+    ]
 
 
 def test_statements_become_third_person_facts():
