@@ -36,3 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         ep = names.add_parser(name, parents=[store_options()], help=exp.help)
         exp.configure(ep)
         ep.set_defaults(func=exp.run)
+
+
+# the experiments register themselves in EXPERIMENTS on import (heavy imports stay in run())
+from localmem.cli import meminsight  # noqa: E402, F401
