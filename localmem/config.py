@@ -68,6 +68,17 @@ class EngineConfig(_Section):
     http_model: str | None = Field(None, description="Model name sent to the HTTP server.")
     http_api_key: str | None = Field(None, description="Bearer token for the HTTP server.")
     timeout_s: float = Field(120.0, gt=0, description="Seconds before an HTTP call gives up.")
+    chat_template: str | None = Field(
+        None,
+        description="Chat template used when the GGUF has none (or to override its own): "
+        "'chatml', or a Jinja template string. Unset: a GGUF without a template is refused.",
+    )
+    http_constraint: Literal["gbnf", "json_schema", "none"] = Field(
+        "gbnf",
+        description="How the HTTP engine constrains JSON output: 'gbnf' sends our grammar "
+        "(llama-server, llama_cpp.server), 'json_schema' sends an OpenAI response_format "
+        "(vLLM), 'none' relies on validation and the retry alone.",
+    )
 
 
 class StoreConfig(_Section):
@@ -174,6 +185,9 @@ class AttributeConfig(_Section):
     )
     query_cache_size: int = Field(
         1024, ge=0, description="Mined query attributes kept in memory (keyed by text and miner)."
+    )
+    max_tokens: int | None = Field(
+        None, ge=16, description="Most tokens the model may write per text (None: the task's)."
     )
 
 

@@ -383,9 +383,13 @@ class EngineMiner:
                 "is_query": query,
                 "intents": self.labels.names("intent"),
                 "topics": self.labels.names("topic"),
+                "descriptions": {
+                    x.name: x.description for x in (*self.labels.intents, *self.labels.topics)
+                },
             },
             engine=self.engine,
             implementation="model",
+            max_tokens=self.config.max_tokens,
         )
         self.last_usage = result.usage
         mined = from_model_output(

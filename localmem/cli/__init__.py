@@ -11,12 +11,22 @@ import os
 import sys
 from collections.abc import Sequence
 
-from localmem.cli import admin, attributes, bench, demo, experiment, ingest, memories, search
+from localmem.cli import (
+    admin,
+    attributes,
+    bench,
+    demo,
+    experiment,
+    ingest,
+    memories,
+    models,
+    search,
+)
 from localmem.cli.common import CommandError, fail
 from localmem.errors import LocalMemError
 
 #: command modules, in the order their commands appear in --help
-COMMANDS = [memories, search, attributes, ingest, admin, experiment, bench, demo]
+COMMANDS = [memories, search, attributes, ingest, admin, models, experiment, bench, demo]
 
 
 def build_parser() -> argparse.ArgumentParser:
