@@ -19,6 +19,7 @@ from pydantic import Field
 
 from localmem.attributes.labels import LABEL_SETS, SOFTWARE
 from localmem.llm.base import Message
+from localmem.llm.modelfree.attributes import model_free
 from localmem.llm.prompts._shared import (
     JSON_ONLY,
     SHORT,
@@ -27,7 +28,6 @@ from localmem.llm.prompts._shared import (
     TaskOutput,
     derive,
 )
-from localmem.llm.modelfree.attributes import model_free
 from localmem.llm.tasks import TaskSpec
 from localmem.text import content_hash
 
