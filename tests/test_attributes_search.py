@@ -178,3 +178,15 @@ def test_engine_miner_needs_an_engine(memory):
         miner_for(memory, "engine")
     with pytest.raises(InputError, match="miner must be one of"):
         miner_for(memory, "gpt")
+
+
+def test_worker_thread_mines_deferred_jobs_while_adds_go_on(open_memory, store_path):
+    from localmem.worker import JobWorker
+
+    mem = open_memory(store_path, config=_config(mine_on_add="deferred"))
+    with JobWorker(mem, kinds=["mine"], idle_s=0.05) as worker:
+        mem.add_many(THOUGHTS[:3])
+        mem.add(THOUGHTS[3])
+        assert worker.drain(timeout=120)
+    assert worker.error is None and worker.done == 4
+    assert store.counts(mem.store.db)["mined"] == 4 and mem.store.jobs.pending() == 0
