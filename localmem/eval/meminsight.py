@@ -176,6 +176,7 @@ class MinerRun:
     mining_ms_per_thought: float = 0.0
     results: dict[str, dict[str, list[QueryResult]]] = field(default_factory=dict)
     consistency: dict[str, float] = field(default_factory=dict)
+    agreement: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     deterministic: float = 0.0
     failed_jobs: int = 0
 
@@ -190,6 +191,38 @@ def _ingest(memory: Memory, session: dict[str, Any]) -> tuple[str, dict[str, int
     return s.id, numbers
 
 
+def axis_agreement(memory: Memory, sessions, *, miner: str) -> dict[str, dict[str, float]]:
+    """How often the query's main value of each axis matches a thought's, for the relevant and
+    the other thoughts (an axis helps a filter only when the first is far above the second)."""
+    from localmem.attributes import store
+    from localmem.attributes.mining import miner_for
+    from localmem.attributes.normalise import overlap
+
+    m = miner_for(memory, miner)
+    counts: dict[str, dict[str, list[float]]] = {}
+    for session, numbers in sessions:
+        stored = store.read(memory.store.db, list(numbers))
+        for q in session["queries"]:
+            qm = m.mine(q["text"], query=True)
+            for mid, number in numbers.items():
+                tm = stored.get(mid)
+                if tm is None:
+                    continue
+                group = "relevant" if number in q["relevant"] else "other"
+                same = {
+                    "intent": qm.first("intent") == tm.mined.first("intent"),
+                    "topic": qm.first("topic") == tm.mined.first("topic"),
+                    "entities": any(
+                        overlap(a.terms, b.terms) >= memory.config.attributes.entity_match
+                        for a in qm.axis("entities")
+                        for b in tm.mined.axis("entities")
+                    ),
+                }
+                for axis, hit in same.items():
+                    counts.setdefault(axis, {}).setdefault(group, []).append(float(hit))
+    return {axis: {g: mean(v) for g, v in groups.items()} for axis, groups in counts.items()}
+
+
 def run_dataset(
     memory: Memory,
     fixture: dict[str, Any],
@@ -197,9 +230,10 @@ def run_dataset(
     miner: str,
     mode: str,
     variations: Sequence[Variation] = VARIATIONS,
+    agreement: dict | None = None,
 ) -> tuple[dict[str, list[QueryResult]], float, int]:
     """Ingest, mine and search one fixture; returns results per variation, ms per thought mined,
-    and how many mining jobs failed."""
+    and how many mining jobs failed. ``agreement`` (a dict) receives :func:`axis_agreement`."""
     from localmem.attributes.jobs import mine_pending, queue_mining
 
     ingested = [(s, *_ingest(memory, s)) for s in fixture["sessions"]]
@@ -235,6 +269,10 @@ def run_dataset(
                         ms,
                     )
                 )
+    if agreement is not None:
+        agreement.update(
+            axis_agreement(memory, [(s, numbers) for s, _, numbers in ingested], miner=miner)
+        )
     return out, per_thought, report["failed"]
 
 
@@ -271,9 +309,11 @@ def run_miner(
             from localmem.attributes.mining import miner_for
 
             run.served_by = miner_for(memory, miner).name
+            agreement: dict = {}
             results, per_thought, failed = run_dataset(
-                memory, load_fixture(name), miner=miner, mode=mode
+                memory, load_fixture(name), miner=miner, mode=mode, agreement=agreement
             )
+            run.agreement[name] = agreement
             run.results[name] = results
             run.mining_ms_per_thought = per_thought
             run.failed_jobs += failed
@@ -336,6 +376,7 @@ def to_json(run: MinerRun) -> dict[str, Any]:
         "failed_jobs": run.failed_jobs,
         "deterministic": run.deterministic,
         "consistency": run.consistency,
+        "axis_agreement": run.agreement,
         "datasets": {
             name: {v: aggregate(rows) for v, rows in res.items()}
             for name, res in run.results.items()
