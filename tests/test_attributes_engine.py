@@ -31,6 +31,10 @@ def test_tiny_gguf_mines_memories_and_queries(open_memory, store_path, tiny_engi
         assert found.mined.miner == "llama:tiny"
         assert found.mined.first("intent") in SOFTWARE.names("intent")
         assert found.mined.first("topic") in SOFTWARE.names("topic")
+    from localmem.attributes.mining import miner_for
+
+    miner = miner_for(mem)
+    assert miner.mine("Retry 429s with backoff.") == miner.mine("Retry 429s with backoff.")
     result = mem.search("rate limits", k=2, attributes="boost")
     report = {r.stage: r for r in result.stages}["attributes"]
     assert report.implementation == "llama:tiny"

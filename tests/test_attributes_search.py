@@ -111,7 +111,7 @@ def test_sql_match_folds_entities_and_respects_refined(memory):
     refined, mined = store.match(
         memory.store.db, [item.label], query, strategy="refined", priority=False, **kw
     )
-    assert mined == {item.label}
+    assert mined == {item.label: "software"}
     assert set(refined[item.label]) == {"entities"}  # rank-1 intent and weak topic do not count
     assert refined[item.label]["entities"].strength == 1.0
     full, _ = store.match(
@@ -163,6 +163,16 @@ def test_single_axis_and_options_are_checked(mined):
         mined.search("x", attributes="filter", axes=["topic"], min_matches=2)
     with pytest.raises(InputError, match="axis must be one of"):
         mined.search("x", attributes="filter", axes=["mood"])
+
+
+def test_a_label_set_change_is_reported(open_memory, store_path):
+    first = open_memory(store_path, config=_config(mine_on_add="inline"))
+    first.add_many(THOUGHTS[:2])
+    first.close()
+    again = open_memory(store_path, config=_config(label_set="conversation"))
+    result = again.search("rate limits", k=2, attributes="boost")
+    notes = {r.stage: r for r in result.stages}["attributes"].notes
+    assert notes["label_sets"] == "candidates mined with software, query with conversation"
 
 
 def test_unmined_store_says_so(memory):

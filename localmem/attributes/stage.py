@@ -92,6 +92,11 @@ def attributes_stage(ctx: SearchContext) -> dict | None:
         notes["boosted"] = sum(1 for w in weights.values() if w)
     else:
         _filter(ctx, weights, opts.min_matches, cfg.boost_weight, notes)
+    other_sets = sorted({name for name in mined.values() if name != query.label_set})
+    if other_sets:  # labels of another set never equal the query's: say why nothing matches
+        notes["label_sets"] = f"candidates mined with {', '.join(other_sets)}, query with " + (
+            query.label_set
+        )
     unmined = len(labels) - len(mined)
     if unmined:
         notes["unmined"] = unmined

@@ -177,15 +177,16 @@ def match(
     min_confidence: float,
     entity_match: float,
     priority: bool,
-) -> tuple[dict[int, dict[str, AxisMatch]], set[int]]:
+) -> tuple[dict[int, dict[str, AxisMatch]], dict[int, str]]:
     """Match candidates (by memory label) against query attributes, in one SQL statement.
 
     Returns:
-        ``{label: {axis: AxisMatch}}`` for every candidate that matches on some axis, and the
-        set of candidate labels that have any attributes at all (the others were never mined).
+        ``{label: {axis: AxisMatch}}`` for every candidate that matches on some axis, and
+        ``{label: label set}`` for the candidates that have attributes at all (the others were
+        never mined).
     """
     if not labels:
-        return {}, set()
+        return {}, {}
     q = pa.table(
         {
             "axis": pa.array([a.axis for a in query], pa.string()),
@@ -227,8 +228,8 @@ def match(
     for label, axis, strength, weight, value in rows:
         out.setdefault(int(label), {})[axis] = AxisMatch(float(strength), float(weight), value)
     mined = db.fetchall(
-        "SELECT DISTINCT m.label FROM memories m JOIN attributes a ON a.memory_id = m.id "
-        "WHERE m.label IN (SELECT unnest(?::BIGINT[]))",
+        "SELECT DISTINCT m.label, a.label_set FROM memories m JOIN attributes a "
+        "ON a.memory_id = m.id WHERE m.label IN (SELECT unnest(?::BIGINT[]))",
         [list(map(int, labels))],
     )
-    return out, {int(r[0]) for r in mined}
+    return out, {int(r[0]): r[1] for r in mined}
