@@ -37,7 +37,9 @@ JobHandler = Callable[["Memory", Job], None]
 
 def job_handlers() -> dict[str, JobHandler]:
     """Kinds of background job and the function that does each (mechanisms add theirs here)."""
-    return {}
+    from localmem.attributes.jobs import mine_job
+
+    return {"mine": mine_job}
 
 
 @dataclass(frozen=True)
@@ -437,7 +439,17 @@ class Memory:
             if vector is not None:
                 store.vectors.add([item.label], vector[None, :])
                 store.index_changed(1)
+        if "content" in changes:
+            self._remine(item.id)
         return self.get(item.id)
+
+    def _remine(self, memory_id: str) -> None:
+        """Mine a changed or restored memory again when mining is on (stale rows otherwise)."""
+        mode = self.config.attributes.mine_on_add
+        if mode != "off":
+            job = self.store.jobs.enqueue("mine", memory_id, {})
+            if mode == "inline":
+                self.run_jobs(job_ids=[job])
 
     def _apply_update(self, item, changes, vector, text, actor, event, info) -> None:
         db = self.store.db
@@ -519,6 +531,7 @@ class Memory:
                 raise
             store.vectors.add([item.label], np.asarray(row[0], dtype=np.float32)[None, :])
             store.index_changed(1)
+        self._remine(item.id)  # its attributes went with the delete
         return self.get(item.id)
 
     def purge(self, memory_id: str, *, actor: str = "user") -> None:

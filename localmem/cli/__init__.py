@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from localmem.cli import (
     admin,
     agent,
+    attributes,
     bench,
     demo,
     experiment,
@@ -31,6 +32,7 @@ from localmem.errors import LocalMemError
 COMMANDS = [
     memories,
     search,
+    attributes,
     ingest,
     sessions,
     procedures,

@@ -37,6 +37,12 @@ def _candidate_stage(ctx: SearchContext) -> dict:
     return candidates.generate(ctx)
 
 
+def _attributes_stage(ctx: SearchContext) -> dict | None:
+    from localmem.attributes.stage import attributes_stage  # MemInsight (seed 000)
+
+    return attributes_stage(ctx)
+
+
 def _pack_stage(ctx: SearchContext) -> dict | None:
     budget = ctx.options.budget_tokens
     top = ctx.ranked()[: ctx.options.k]
@@ -59,6 +65,7 @@ def _pack_stage(ctx: SearchContext) -> dict | None:
 STAGES: dict[str, tuple[str, Stage]] = {
     "filter": ("sql", _filter_stage),
     "candidates": ("hnsw+bm25", _candidate_stage),
+    "attributes": ("model-free", _attributes_stage),
     "pack": ("tokenizer", _pack_stage),
 }
 
