@@ -34,7 +34,9 @@ JobHandler = Callable[["Memory", Job], None]
 
 def job_handlers() -> dict[str, JobHandler]:
     """Kinds of background job and the function that does each (mechanisms add theirs here)."""
-    return {}
+    from localmem.evolution.job import handle_evolve_job
+
+    return {"evolve": handle_evolve_job}
 
 
 @dataclass(frozen=True)
@@ -390,11 +392,14 @@ class Memory:
         actor: str = "user",
         event: str = "UPDATE",
         info: Mapping[str, Any] | None = None,
+        also: Callable[[], None] | None = None,
     ) -> MemoryItem:
         """Change a memory; a new content or context is re-embedded and re-indexed.
 
         Every changed field is recorded in the history (``event``: UPDATE, or EVOLVE and REVERT
-        for the evolution mechanism) with its old and new value.
+        for the evolution mechanism) with its old and new value. ``also`` runs inside the same
+        transaction (even when nothing changes), so a mechanism's own rows (a link, a job's
+        progress) commit together with the change or not at all.
         """
         item = self.get(memory_id)
         limit = self.config.store.max_content_chars
@@ -416,6 +421,9 @@ class Memory:
             if when != item.event_time:
                 changes["event_time"] = (item.event_time, when)
         if not changes:
+            if also is not None:
+                with self.store.db.transaction():
+                    also()
             return item
         new_content = changes.get("content", (None, item.content))[1]
         new_context = changes.get("context", (None, item.context))[1]
@@ -427,6 +435,8 @@ class Memory:
             try:
                 with store.db.transaction():
                     self._apply_update(item, changes, vector, text, actor, event, info)
+                    if also is not None:
+                        also()
             except BaseException:
                 store.lexical.rollback()
                 raise
