@@ -393,13 +393,16 @@ class Memory:
         event: str = "UPDATE",
         info: Mapping[str, Any] | None = None,
         also: Callable[[], None] | None = None,
+        embedded: Mapping[str, np.ndarray] | None = None,
     ) -> MemoryItem:
         """Change a memory; a new content or context is re-embedded and re-indexed.
 
         Every changed field is recorded in the history (``event``: UPDATE, or EVOLVE and REVERT
         for the evolution mechanism) with its old and new value. ``also`` runs inside the same
         transaction (even when nothing changes), so a mechanism's own rows (a link, a job's
-        progress) commit together with the change or not at all.
+        progress) commit together with the change or not at all. ``embedded`` maps texts to
+        vectors this store's embedder already made (a caller that updates several memories
+        embeds them in one batch); the text to embed is looked up there first.
         """
         item = self.get(memory_id)
         limit = self.config.store.max_content_chars
@@ -429,7 +432,10 @@ class Memory:
         new_context = changes.get("context", (None, item.context))[1]
         reembed = "content" in changes or "context" in changes
         text = embedding_text(new_content, new_context)
-        vector = self.embedder.embed_batch([text])[0] if reembed else None
+        vector = None
+        if reembed:
+            known = embedded.get(text) if embedded else None
+            vector = known if known is not None else self.embedder.embed_batch([text])[0]
         store = self.store
         with store._write_lock:
             try:

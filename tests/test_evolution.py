@@ -13,7 +13,7 @@ import pytest
 from localmem import Config, InputError, LocalMemError
 from localmem import evolution as evo
 from localmem.evolution import decide, steps
-from localmem.evolution.keyphrases import rare_filter, shared_phrases
+from localmem.evolution.keyphrases import new_phrases, rare_filter, shared_phrases
 from localmem.evolution.modelfree import MARK, Rules, merged_context
 from localmem.evolution.modelfree import decide as decide_model_free
 from localmem.evolution.stage import decayed, expand
@@ -59,15 +59,22 @@ def test_rare_filter_only_judges_big_stores():
 
 def test_model_free_decision_rules():
     rules = Rules(min_similarity=0.3, link_similarity=0.55, max_context_chars=400)
-    d = decide_model_free(NEW, None, similarity=0.4, shared=["rate limiter"], rules=rules)
-    assert d.link and d.update and d.context.startswith(MARK) and '"rate limiter"' in d.context
-    assert "sliding window" in d.context
-    d = decide_model_free(NEW, None, similarity=0.6, shared=[], rules=rules)
+    adds = new_phrases(NEW, "Current rate limiter: a counter per client that resets each minute.")
+    assert adds == ["fixed buckets", "sliding window"]  # "rate limiter" is not new to it
+    first = decide_model_free(None, similarity=0.4, shared=["rate limiter"], adds=adds, rules=rules)
+    assert first.link and first.update and first.link_reason.startswith('shares "rate limiter"')
+    line = f'{MARK} on "rate limiter" that adds: "fixed buckets", "sliding window".'
+    assert first.context == line
+    d = decide_model_free(None, similarity=0.6, shared=[], adds=adds, rules=rules)
+    assert d.link and d.update and d.context.startswith(f"{MARK}, similar note that adds")
+    d = decide_model_free(None, similarity=0.4, shared=["rate limiter"], adds=[], rules=rules)
     assert d.link and not d.update and d.context is None  # NO_UPDATE, still linked
-    d = decide_model_free(NEW, None, similarity=0.4, shared=[], rules=rules)
+    d = decide_model_free(None, similarity=0.4, shared=[], adds=adds, rules=rules)
     assert not d.link and not d.update
-    d = decide_model_free(NEW, None, similarity=0.2, shared=["rate limiter"], rules=rules)
+    d = decide_model_free(None, similarity=0.2, shared=["rate limiter"], adds=adds, rules=rules)
     assert not d.link
+    again = decide_model_free(line, similarity=0.4, shared=["rate limiter"], adds=adds, rules=rules)
+    assert again.link and not again.update  # the same line is not written twice
 
 
 def test_merged_context_drops_oldest_evolution_lines_never_a_persons():
@@ -106,7 +113,7 @@ def test_add_with_evolve_updates_links_and_reembeds(memory):
     assert updated, [(s.status, s.similarity, s.reason) for s in done]
     for s in updated:
         item = memory.get(s.neighbour)
-        assert "sliding window" in item.context
+        assert '"sliding window"' in item.context
         ev = [e for e in memory.history(item.id) if e.event == "EVOLVE"]
         assert len(ev) == 1 and ev[0].id == s.history_id
         assert ev[0].old_value is None and ev[0].new_value == item.context
@@ -195,20 +202,23 @@ def test_engine_failure_then_neighbour_deleted_then_resume(store_path, open_memo
     monkeypatch.setattr(decide, "ask", failing_second)
     report = evo.run_pending(mem)
     assert report.failed == 1 and mem.get(new.id).content == NEW
+    error = mem.store.db.scalar("SELECT error FROM jobs WHERE memory_id = ?", [new.id])
+    assert "engine died" in error
     plan = steps.steps_of(mem.store.db, new.id)
-    assert len(plan) == 3 and plan[0].status != steps.PLANNED
-    assert [s.status for s in plan[1:]] == [steps.PLANNED, steps.PLANNED]
+    assert len(plan) == 3 and all(s.status == steps.PLANNED for s in plan)
     mem.delete(plan[1].neighbour)
     monkeypatch.setattr(decide, "ask", real)
     assert mem.store.jobs.retry_failed(["evolve"]) == 1
     report = evo.run_pending(mem)
     assert (report.done, report.failed) == (1, 0)
     after = steps.steps_of(mem.store.db, new.id)
-    assert after[0] == plan[0]  # the first step was not run again
-    assert after[1].status == steps.GONE and after[2].status != steps.PLANNED
+    assert [s.neighbour for s in after] == [s.neighbour for s in plan]  # the same plan
+    assert after[1].status == steps.GONE
+    assert after[0].status != steps.PLANNED and after[2].status != steps.PLANNED
     for s in after:
         evolves = [e for e in mem.history(s.neighbour) if e.event == "EVOLVE"]
         assert len(evolves) == (1 if s.status == steps.UPDATED else 0)
+    assert evo.run_pending(mem).done == 0  # nothing left to run
 
 
 def test_revert_latest_and_to_an_event(memory):

@@ -36,3 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         ep = names.add_parser(name, parents=[store_options()], help=exp.help)
         exp.configure(ep)
         ep.set_defaults(func=exp.run)
+
+
+# the experiments register themselves on import (kept last: they import this module)
+from localmem.cli import amem  # noqa: E402, F401

@@ -33,6 +33,11 @@ class Outcome:
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
+    @property
+    def tokens(self) -> int:
+        """Model tokens the decision cost."""
+        return self.prompt_tokens + self.completion_tokens
+
 
 def rules_from(config: EvolutionConfig) -> Rules:
     """The model-free thresholds of a config section."""
@@ -54,6 +59,7 @@ def ask(
     *,
     similarity: float,
     shared: list[str],
+    adds: list[str],
     config: EvolutionConfig,
     engine: Any = None,
     tokens_left: int | None = None,
@@ -61,10 +67,10 @@ def ask(
     """Decide what to do with ``neighbour``; None when the token budget cannot pay for it."""
     if engine is None:
         decision = modelfree.decide(
-            new.content,
             neighbour.context,
             similarity=similarity,
             shared=shared,
+            adds=adds,
             rules=rules_from(config),
         )
         return Outcome(decision, MODEL_FREE)

@@ -18,11 +18,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from localmem.evolution import decide, steps
-from localmem.evolution.keyphrases import idf, rare_filter, shared_phrases, stems_of
+from localmem.evolution.keyphrases import (
+    idf,
+    new_phrases,
+    rare_filter,
+    shared_phrases,
+    stems_of,
+)
 from localmem.evolution.links import add_link
 from localmem.evolution.neighbours import find_neighbours
 from localmem.store import records
-from localmem.types import MemoryItem
+from localmem.types import MemoryItem, embedding_text
 
 if TYPE_CHECKING:
     from localmem.memory import Memory
@@ -54,10 +60,18 @@ def handle_evolve_job(memory: Memory, job: Job) -> None:
         planned = _plan(memory, source, job.id)
     engine = engine_of(memory)
     spent = sum(s.tokens for s in planned)
-    for step in planned:
-        if step.status != steps.PLANNED:
-            continue
-        spent += _run_step(memory, source, step, engine=engine, spent=spent)
+    todo = [s for s in planned if s.status == steps.PLANNED]
+    # Model-free decisions are cheap: decide every step, then embed the new contexts in one
+    # batch. A model's decision is expensive: apply each as soon as it is made.
+    chunk = 1 if engine is not None else max(len(todo), 1)
+    for start in range(0, len(todo), chunk):
+        decided = []
+        for step in todo[start : start + chunk]:
+            decided.append(_decide(memory, source, step, engine=engine, spent=spent))
+            spent += decided[-1][2].tokens if decided[-1][2] else 0
+        vectors = _embed_new_contexts(memory, decided)
+        for step, neighbour, outcome in decided:
+            _apply(memory, source, neighbour, step, outcome, vectors)
     with db.transaction():
         memory.store.jobs.done(job.id)
 
@@ -77,60 +91,88 @@ def _plan(memory: Memory, source: MemoryItem, job_id: int) -> list[steps.Step]:
     return steps.steps_of(db, source.id)
 
 
-def _shared(memory: Memory, new: MemoryItem, old: MemoryItem) -> list[str]:
-    """Key phrases the two memories share that are rare enough in the store to mean something."""
+def _phrases(memory: Memory, new: MemoryItem, old: MemoryItem) -> tuple[list[str], list[str]]:
+    """Key phrases the memories share (rare enough in the store to mean something), and the
+    ones the new memory adds to the old."""
     lexical = memory.store.lexical
     df = lexical.document_frequencies(stems_of([new.content]))
     is_rare = rare_filter(df, lexical.doc_count, max_share=memory.config.evolution.rare_share)
     n = max(lexical.doc_count, 1)
-    return shared_phrases(
-        new.content, old.content, is_rare=is_rare, weight=lambda s: idf(df.get(s, 0), n)
-    )
+
+    def weight(s: str) -> float:
+        return idf(df.get(s, 0), n)
+
+    shared = shared_phrases(new.content, old.content, is_rare=is_rare, weight=weight)
+    adds = new_phrases(new.content, old.text_for_embedding, weight=weight)
+    return shared, adds
 
 
-def _run_step(
+def _decide(
     memory: Memory, source: MemoryItem, step: steps.Step, *, engine: Any, spent: int
-) -> int:
-    """Decide and apply one step; returns the model tokens it spent."""
-    db = memory.store.db
+) -> tuple[steps.Step, MemoryItem | None, decide.Outcome | None]:
+    """The decision about one step: (step, neighbour or None if gone, outcome or None if over
+    the token budget)."""
     config = memory.config.evolution
-    found = records.fetch(db, "id = ?", [step.neighbour])
+    found = records.fetch(memory.store.db, "id = ?", [step.neighbour])
     if not found or found[0].deleted:
-        with db.transaction():
-            steps.record(db, step, steps.GONE, reason="neighbour deleted before its step ran")
-        return 0
+        return step, None, None
     neighbour = found[0]
+    shared, adds = _phrases(memory, source, neighbour)
     outcome = decide.ask(
         source,
         neighbour,
         similarity=step.similarity,
-        shared=_shared(memory, source, neighbour),
+        shared=shared,
+        adds=adds,
         config=config,
         engine=engine,
         tokens_left=config.max_tokens_per_add - spent,
     )
-    if outcome is None:
-        with db.transaction():
-            steps.record(
-                db,
-                step,
-                steps.OVER_BUDGET,
-                reason=f"token budget of {config.max_tokens_per_add} per add spent",
-            )
-        return 0
-    _apply(memory, source, neighbour, step, outcome)
-    return outcome.prompt_tokens + outcome.completion_tokens
+    return step, neighbour, outcome
+
+
+def _rewrites(memory: Memory, neighbour: MemoryItem | None, outcome) -> bool:
+    return (
+        neighbour is not None
+        and outcome is not None
+        and outcome.decision.update
+        and memory.config.evolution.rewrite_context
+        and (outcome.decision.context or "") != (neighbour.context or "")
+    )
+
+
+def _embed_new_contexts(memory: Memory, decided) -> dict[str, Any]:
+    """Vectors of the neighbours' texts with their new contexts, embedded in one batch."""
+    texts = [
+        embedding_text(nb.content, out.decision.context)
+        for _, nb, out in decided
+        if _rewrites(memory, nb, out)
+    ]
+    if not texts:
+        return {}
+    return dict(zip(texts, memory.embedder.embed_batch(texts), strict=True))
 
 
 def _apply(
     memory: Memory,
     source: MemoryItem,
-    neighbour: MemoryItem,
+    neighbour: MemoryItem | None,
     step: steps.Step,
-    outcome: decide.Outcome,
+    outcome: decide.Outcome | None,
+    vectors: dict[str, Any],
 ) -> None:
     """Write one step's decision: context + history + link + step outcome, atomically."""
     db = memory.store.db
+    config = memory.config.evolution
+    if neighbour is None or outcome is None:
+        status, why = (
+            (steps.GONE, "neighbour deleted before its step ran")
+            if neighbour is None
+            else (steps.OVER_BUDGET, f"token budget of {config.max_tokens_per_add} per add spent")
+        )
+        with db.transaction():
+            steps.record(db, step, status, reason=why)
+        return
     decision = outcome.decision
     rewrite = decision.update and memory.config.evolution.rewrite_context
     link = decision.link or rewrite
@@ -153,7 +195,7 @@ def _apply(
         status = steps.UPDATED if history_id else (steps.LINKED if link else steps.UNCHANGED)
         steps.record(db, step, status, history_id=history_id, **cost)
 
-    if not rewrite or (decision.context or "") == (neighbour.context or ""):
+    if not _rewrites(memory, neighbour, outcome):
         with db.transaction():
             write_rest(None)
         return
@@ -176,4 +218,5 @@ def _apply(
             "reason": decision.link_reason,
         },
         also=within_update,
+        embedded=vectors,
     )

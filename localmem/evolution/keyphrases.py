@@ -15,6 +15,77 @@ from dataclasses import dataclass
 
 from localmem.text import STOP_WORDS, stem
 
+#: words that are not stop-words for search but name nothing on their own in a key phrase
+GENERIC = frozenset(
+    [
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "first",
+        "second",
+        "third",
+        "new",
+        "old",
+        "use",
+        "used",
+        "using",
+        "uses",
+        "need",
+        "needs",
+        "needed",
+        "make",
+        "makes",
+        "made",
+        "making",
+        "way",
+        "ways",
+        "time",
+        "times",
+        "every",
+        "like",
+        "well",
+        "good",
+        "great",
+        "better",
+        "best",
+        "bad",
+        "take",
+        "takes",
+        "took",
+        "want",
+        "wants",
+        "think",
+        "know",
+        "say",
+        "says",
+        "said",
+        "see",
+        "saw",
+        "also",
+        "still",
+        "even",
+        "back",
+        "just",
+        "kind",
+        "sort",
+        "lot",
+        "bit",
+        "thing",
+        "stuff",
+        "able",
+        "sure",
+        "maybe",
+        "actually",
+    ]
+)
+
 #: longest phrase, in words
 MAX_WORDS = 3
 #: a word must have at least this many characters to carry a phrase alone
@@ -39,7 +110,7 @@ def _runs(text: str) -> list[list[str]]:
     for token in _TOKEN.findall(text):
         word = token.lower()
         base = re.split(r"['’]", word, maxsplit=1)[0]
-        if not base[:1].isalnum() or base in STOP_WORDS:
+        if not base[:1].isalnum() or base in STOP_WORDS or base in GENERIC:
             if current:
                 runs.append(current)
             current = []
@@ -106,6 +177,25 @@ def shared_phrases(
     theirs = phrases(old_text)
     common = [p for key, p in mine.items() if key in theirs and all(is_rare(s) for s in key if s)]
     keep = [p for p in common if not any(_inside(p.stems, q.stems) for q in common if q is not p)]
+    keep.sort(key=lambda p: (-sum(weight(s) for s in p.stems), -len(p.stems), p.text))
+    return [p.text for p in keep[:limit]]
+
+
+def new_phrases(
+    new_text: str,
+    old_text: str,
+    *,
+    weight: Callable[[str], float] = lambda s: 1.0,
+    limit: int = 3,
+) -> list[str]:
+    """Phrases of ``new_text`` that ``old_text`` lacks: what the new memory adds to the old.
+
+    Maximal phrases only (a phrase inside a longer one is hidden), ranked like
+    :func:`shared_phrases`; a phrase of which the old text has every word is not new.
+    """
+    theirs_stems = {s for key in phrases(old_text) for s in key}
+    fresh = [p for key, p in phrases(new_text).items() if not set(key) <= theirs_stems]
+    keep = [p for p in fresh if not any(_inside(p.stems, q.stems) for q in fresh if q is not p)]
     keep.sort(key=lambda p: (-sum(weight(s) for s in p.stems), -len(p.stems), p.text))
     return [p.text for p in keep[:limit]]
 

@@ -1,15 +1,15 @@
 """Model-free evolution: link by shared key phrases and similarity, a templated context.
 
-Deterministic and pure: the same new memory, neighbour, similarity and shared phrases always
-give the same decision. The rules:
+Deterministic and pure: the same neighbour context, similarity and phrases always give the same
+decision. The rules:
 
-- below ``min_similarity`` nothing happens (the neighbour search already drops those);
 - a neighbour is **linked** when it shares a key phrase with the new memory, or when it is very
-  similar (``link_similarity``) even without one;
-- a linked neighbour's context is **updated** only when a shared phrase can name the connection:
-  a line ``Linked to a later note on "<phrases>": <the new memory, shortened>`` is appended to
-  its context (the oldest such lines go first when the context would exceed its limit; a context
-  a person wrote is never cut).
+  similar (``link_similarity``) even without one; below ``min_similarity`` nothing happens;
+- a linked neighbour's context is **updated** when the new memory adds key phrases it lacks: the
+  line ``Linked to a later note on "<shared phrases>" that adds: "<new phrases>".`` names the
+  connection and carries the new memory's vocabulary (as A-Mem's evolved tags and context do),
+  so a search in the later note's words finds the older note too. The oldest such lines go
+  first when the context would exceed its limit; lines a person wrote are never cut.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ class Rules:
     min_similarity: float = 0.3
     link_similarity: float = 0.55
     max_context_chars: int = 400
-    snippet_chars: int = 120
 
 
 @dataclass(frozen=True)
@@ -40,19 +39,14 @@ class Decision:
     context: str | None  # the new context when ``update``
 
 
-def shorten(text: str, limit: int) -> str:
-    """``text`` on one line, cut at a word boundary to at most ``limit`` characters."""
-    line = " ".join(text.split())
-    if len(line) <= limit:
-        return line
-    cut = line[: limit - 1].rsplit(" ", 1)[0]
-    return cut.rstrip(",.;:") + "…"
+def connection_line(shared: list[str], adds: list[str]) -> str:
+    """The templated context line naming the connection and what the later note adds."""
+    on = f" on {_quoted(shared)}" if shared else ", similar note"
+    return f"{MARK}{on} that adds: {_quoted(adds)}."
 
 
-def connection_line(new_content: str, shared: list[str], rules: Rules) -> str:
-    """The templated context line naming the connection."""
-    names = ", ".join(f'"{p}"' for p in shared)
-    return f"{MARK} on {names}: {shorten(new_content, rules.snippet_chars)}"
+def _quoted(phrases: list[str]) -> str:
+    return ", ".join(f'"{p}"' for p in phrases)
 
 
 def merged_context(old: str | None, line: str, limit: int) -> str:
@@ -74,23 +68,33 @@ def merged_context(old: str | None, line: str, limit: int) -> str:
 
 
 def decide(
-    new_content: str,
     neighbour_context: str | None,
     *,
     similarity: float,
     shared: list[str],
+    adds: list[str],
     rules: Rules,
 ) -> Decision:
-    """Link and (maybe) re-contextualise one neighbour, from similarity and shared phrases."""
+    """Link and (maybe) re-contextualise one neighbour, from similarity and key phrases.
+
+    Args:
+        neighbour_context: the neighbour's context now.
+        similarity: cosine similarity of the two memories.
+        shared: key phrases both have (rare enough in the store to mean something).
+        adds: key phrases of the new memory the neighbour lacks.
+        rules: the thresholds.
+    """
     if similarity < rules.min_similarity:
         return Decision(False, "", False, None)
     if shared:
-        names = ", ".join(f'"{p}"' for p in shared)
-        reason = f"shares {names} (similarity {similarity:.2f})"
-        line = connection_line(new_content, shared, rules)
-        context = merged_context(neighbour_context, line, rules.max_context_chars)
-        changed = context != (neighbour_context or "")
-        return Decision(True, reason, changed, context if changed else None)
-    if similarity >= rules.link_similarity:
-        return Decision(True, f"similar (similarity {similarity:.2f})", False, None)
-    return Decision(False, "", False, None)
+        reason = f"shares {_quoted(shared)} (similarity {similarity:.2f})"
+    elif similarity >= rules.link_similarity:
+        reason = f"similar (similarity {similarity:.2f})"
+    else:
+        return Decision(False, "", False, None)
+    if not adds:
+        return Decision(True, reason, False, None)
+    line = connection_line(shared, adds)
+    context = merged_context(neighbour_context, line, rules.max_context_chars)
+    changed = context != (neighbour_context or "")
+    return Decision(True, reason, changed, context if changed else None)
