@@ -38,5 +38,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         ep.set_defaults(func=exp.run)
 
 
-# the experiments register themselves on import (kept last: they import this module)
-from localmem.cli import amem  # noqa: E402, F401
+# the experiments register themselves on import (their heavy imports wait for run())
+from localmem.cli import amem as _amem  # noqa: E402, F401
+from localmem.cli import memp as _memp  # noqa: E402, F401
