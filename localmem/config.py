@@ -157,6 +157,12 @@ class EvolutionConfig(_Section):
     max_tokens_per_add: int = Field(
         2000, ge=0, description="Model tokens one add may spend on evolving its neighbours."
     )
+    max_output_tokens: int = Field(
+        300,
+        ge=64,
+        description="Most tokens a model may write per neighbour; a neighbour is only asked "
+        "when prompt plus this still fit the add's token budget.",
+    )
     scope: Literal["user", "session", "store"] = Field(
         "user",
         description="Where neighbours are looked for: memories of the same user (the default), "
@@ -184,6 +190,7 @@ class EvolutionConfig(_Section):
     max_context_chars: int = Field(
         400,
         ge=80,
+        le=400,
         description="Model-free: longest evolved context; the oldest templated lines go first.",
     )
     link_decay: float = Field(

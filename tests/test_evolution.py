@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -319,3 +320,36 @@ def test_killed_mid_job_resumes_without_applying_a_step_twice(store_path, open_m
     assert links == sum(s.status in (steps.UPDATED, steps.LINKED) for s in after)
     check = mem.store.check()
     assert check["vectors_in_step"] and check["lexical_in_step"]
+
+
+def test_cli_evolve_show_history_revert(tmp_path, capsys):
+    from localmem.cli import main
+
+    store = str(tmp_path / "cli")
+
+    def run(*args):
+        code = main([*args, "--store", store])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    ids = [run("add", text, "--kind", "thought")[1].strip() for text in RATE_LIMITING]
+    code, out, _ = run("add", NEW, "--kind", "thought", "--evolve")
+    new = out.strip()
+    code, out, _ = run("show", new)
+    assert code == 0 and "links (" in out and "->" in out
+    updated = [i for i in ids if '"sliding window"' in (run("show", i)[1])]
+    assert updated
+    code, out, _ = run("history", updated[0], "--full")
+    assert "EVOLVE context by evolution" in out and "sliding window" in out
+    code, out, _ = run("revert", updated[0])
+    assert code == 0 and "context now: (none)" in out
+    code, out, err = run("revert", updated[0])
+    assert code == 1 and "not an evolution" in err and "Traceback" not in err
+    code, out, _ = run("evolve", ids[2], "--json")
+    assert code == 0 and json.loads(out)["source"] == ids[2]
+    code, out, _ = run("evolve", "--pending")
+    assert code == 0 and "0 done" in out
+    code, _, err = run("evolve")
+    assert code == 1 and "--pending" in err
+    code, _, err = run("revert", "nope0000")
+    assert code == 1 and "no memory" in err

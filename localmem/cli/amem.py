@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 import tempfile
@@ -93,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--no-sessions leaves nothing to run without --locomo")
     make_memory, config = _make_memory_factory(args)
     command = _command(args)
+    started_load = _load()
     out = Path(args.out)
     report: dict = {}
     with tempfile.TemporaryDirectory(prefix="amem-") as tmp:
@@ -119,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
             md = "\n\n".join(
                 [
                     "## Thought sessions (the seed's protocol and longer sessions)",
-                    provenance(command),
+                    provenance(command) + "\n" + _timing_note(started_load, args.embed_threads),
                     amem_report.sessions_markdown(summaries, k=args.k),
                     "### Success criteria of the seed",
                     amem_report.criteria_markdown(rows),
@@ -141,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
                 progress=lambda label: Progress(f"evolve {label}"),
             )
             report["locomo"] = result
-            md = _locomo_markdown(result, provenance(command))
+            prov = provenance(command) + "\n" + _timing_note(started_load, args.embed_threads)
+            md = _locomo_markdown(result, prov)
             if not args.no_write:
                 _write(out, "amem-locomo", md)
             print(md)
@@ -150,6 +153,23 @@ def run(args: argparse.Namespace) -> int:
     elif args.json:
         print_json(report)
     return 0
+
+
+def _load() -> str:
+    """The 1-minute load average (other processes share this machine's cores)."""
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "n/a"
+
+
+def _timing_note(started_load: str, embed_threads: int | None) -> str:
+    threads = f"{embed_threads} embedder thread(s)" if embed_threads else "default embedder threads"
+    return (
+        f"- load average (1 min): {started_load} at the start, {_load()} at the end, on "
+        f"{os.cpu_count()} cores shared with other work; {threads}. Times are wall-clock and "
+        "only comparable within this run."
+    )
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -191,17 +211,20 @@ def _locomo_markdown(result: dict, prov: str) -> str:
         category_table(sums, "R@5"),
         "Overall:",
         markdown_table(sums),
-        "Cost of evolving every turn (model-free, in order, each turn against its older "
-        "neighbours):",
+        "Cost of evolving every turn (in order, each turn against its older neighbours; "
+        "wall-clock on a shared machine, see the load line above):",
+    ]
+    table = [
         "| conversation/variant | turns | seconds | ms per turn | steps | links |",
         "|---|---|---|---|---|---|",
     ]
     for name, c in costs.items():
         steps = ", ".join(f"{k} {v}" for k, v in sorted(c["steps"].items()))
-        lines.append(
+        table.append(
             f"| {name} | {c['memories']} | {c['seconds']:.1f} | {c['ms_per_memory']:.1f} | "
             f"{steps} | {c['links']} |"
         )
+    lines.append("\n".join(table))
     return "\n\n".join(lines)
 
 

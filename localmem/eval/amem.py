@@ -161,18 +161,15 @@ def _numbers(mem: Memory, query: str, ids: dict[str, int], k: int, **options) ->
 
 
 def _add_all(mem: Memory, thoughts: Sequence[str], evolve_from: int | None) -> tuple[dict, float]:
-    """Add thoughts as a session; returns id -> number and mean ms per evolving add."""
-    from localmem.evolution import evolve
-
+    """Add thoughts as a session (evolving from thought ``evolve_from`` on, inline); returns
+    id -> number and the mean milliseconds per add."""
     session = mem.start_session("A-Mem experiment")
     ids: dict[str, int] = {}
     times = []
     for n, text in enumerate(thoughts, start=1):
         evolving = evolve_from is not None and n >= evolve_from
         t0 = time.perf_counter()
-        thought = mem.add_thought(session.id, text)
-        if evolving:
-            evolve(mem, thought.memory.id)
+        thought = mem.add_thought(session.id, text, evolve=evolving or None)
         times.append((time.perf_counter() - t0) * 1000)
         ids[thought.memory.id] = n
     return ids, mean(times) if times else 0.0

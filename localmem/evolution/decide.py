@@ -1,8 +1,9 @@
-"""Asking what a new memory changes about one neighbour: the model, or the model-free rules.
+"""Asking what a new memory changes about one neighbour, through the task framework.
 
-With an engine the question goes through the task framework (task ``evolution``, its prompt
-and schema in ``localmem/llm/prompts/evolution.py``), bounded by what is left of the add's
-token budget; without one, :mod:`localmem.evolution.modelfree` answers.
+Task ``evolution`` (prompt and schema in ``localmem/llm/prompts/evolution.py``): with an engine
+the model answers, bounded by what is left of the add's token budget; without one the task's
+model-free implementation (:mod:`localmem.evolution.modelfree`) does. Either way the answer
+says which implementation served it.
 """
 
 from __future__ import annotations
@@ -10,18 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from localmem.evolution import modelfree
-from localmem.evolution.modelfree import Decision, Rules
+from localmem.evolution.modelfree import Decision
 from localmem.types import MemoryItem
 
 if TYPE_CHECKING:
-    from localmem.config import EvolutionConfig
+    from localmem.config import Config
 
-MODEL_FREE = "model-free"
-#: tokens kept aside for the chat template around a prompt when estimating its size
-TEMPLATE_SLACK = 48
-#: the fewest output tokens worth asking for (a decision with a short context)
-MIN_OUTPUT_TOKENS = 64
+TASK = "evolution"
 
 
 @dataclass(frozen=True)
@@ -39,15 +35,6 @@ class Outcome:
         return self.prompt_tokens + self.completion_tokens
 
 
-def rules_from(config: EvolutionConfig) -> Rules:
-    """The model-free thresholds of a config section."""
-    return Rules(
-        min_similarity=config.min_similarity,
-        link_similarity=config.link_similarity,
-        max_context_chars=config.max_context_chars,
-    )
-
-
 def when(item: MemoryItem) -> str | None:
     """A memory's time as a prompt shows it (None when only the storage time is known)."""
     return item.event_time.strftime("%Y-%m-%d %H:%M") if item.event_time else None
@@ -60,26 +47,18 @@ def ask(
     similarity: float,
     shared: list[str],
     adds: list[str],
-    config: EvolutionConfig,
+    config: Config,
     engine: Any = None,
     tokens_left: int | None = None,
 ) -> Outcome | None:
-    """Decide what to do with ``neighbour``; None when the token budget cannot pay for it."""
-    if engine is None:
-        decision = modelfree.decide(
-            neighbour.context,
-            similarity=similarity,
-            shared=shared,
-            adds=adds,
-            rules=rules_from(config),
-        )
-        return Outcome(decision, MODEL_FREE)
-    return _ask_engine(new, neighbour, similarity, shared, engine, tokens_left)
+    """Decide what to do with ``neighbour``; None when the token budget cannot pay for it.
 
-
-def _ask_engine(new, neighbour, similarity, shared, engine, tokens_left) -> Outcome | None:
+    With an engine, the neighbour is asked only when the prompt plus the most the model may
+    write (``max_output_tokens``) fit in ``tokens_left``, so an answer is never cut short by the
+    budget (a retry after invalid output may still spend one call more).
+    """
     from localmem.llm.prompts.evolution import EvolutionInput
-    from localmem.llm.tasks import get_task, run_task
+    from localmem.llm.tasks import TaskContext, get_task, run_task
 
     inputs = EvolutionInput(
         new=new.content,
@@ -88,24 +67,27 @@ def _ask_engine(new, neighbour, similarity, shared, engine, tokens_left) -> Outc
         existing_context=neighbour.context,
         existing_time=when(neighbour),
         shared=tuple(shared),
-        similarity=round(similarity, 3),
+        adds=tuple(adds),
+        similarity=max(-1.0, min(1.0, round(similarity, 4))),
     )
-    spec = get_task("evolution")
-    max_tokens = spec.max_tokens or 256
-    if tokens_left is not None:
-        prompt = "\n".join(m.render() for m in spec.build_prompt(inputs))
-        prompt_tokens = engine.count_tokens(prompt) + TEMPLATE_SLACK
-        max_tokens = min(max_tokens, tokens_left - prompt_tokens)
-        if max_tokens < MIN_OUTPUT_TOKENS:
+    max_tokens = config.evolution.max_output_tokens
+    if engine is not None and tokens_left is not None:
+        prompt_tokens = engine.count_prompt_tokens(get_task(TASK).build_prompt(inputs))
+        if prompt_tokens + max_tokens > tokens_left:
             return None
-    result = run_task("evolution", inputs, engine=engine, max_tokens=max_tokens)
+    result = run_task(
+        TASK,
+        inputs,
+        engine=engine,
+        context=TaskContext(config=config),
+        max_tokens=max_tokens if engine is not None else None,
+    )
     value = result.value
     update = bool(value.update and value.context.strip())
-    context = " ".join(value.context.split()) if update else None
     link = bool(value.link or update)
     reason = " ".join(value.link_reason.split()) or ("context updated" if update else "")
     return Outcome(
-        Decision(link, reason, update, context),
+        Decision(link, reason, update, value.context.strip() if update else None),
         result.served_by,
         result.usage.prompt_tokens,
         result.usage.completion_tokens,

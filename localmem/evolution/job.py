@@ -38,14 +38,6 @@ KIND = "evolve"
 ACTOR = "evolution"
 
 
-def engine_of(memory: Memory) -> Any:
-    """The memory's model engine, or None (model-free) when there is none in this build."""
-    try:
-        return memory.engine
-    except ImportError:  # a build without the model engine package
-        return None
-
-
 def handle_evolve_job(memory: Memory, job: Job) -> None:
     """Run (or resume) the evolution a new memory causes; registered as job kind ``evolve``."""
     db = memory.store.db
@@ -58,7 +50,7 @@ def handle_evolve_job(memory: Memory, job: Job) -> None:
     planned = steps.steps_of(db, source.id)
     if not planned:
         planned = _plan(memory, source, job.id)
-    engine = engine_of(memory)
+    engine = memory.engine
     spent = sum(s.tokens for s in planned)
     todo = [s for s in planned if s.status == steps.PLANNED]
     # Model-free decisions are cheap: decide every step, then embed the new contexts in one
@@ -124,7 +116,7 @@ def _decide(
         similarity=step.similarity,
         shared=shared,
         adds=adds,
-        config=config,
+        config=memory.config,
         engine=engine,
         tokens_left=config.max_tokens_per_add - spent,
     )

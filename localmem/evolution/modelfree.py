@@ -9,7 +9,8 @@ decision. The rules:
   line ``Linked to a later note on "<shared phrases>" that adds: "<new phrases>".`` names the
   connection and carries the new memory's vocabulary (as A-Mem's evolved tags and context do),
   so a search in the later note's words finds the older note too. The oldest such lines go
-  first when the context would exceed its limit; lines a person wrote are never cut.
+  first when the context would exceed its limit; lines a person wrote are never cut (when they
+  alone fill the limit, the neighbour is linked but its context left alone).
 """
 
 from __future__ import annotations
@@ -96,5 +97,7 @@ def decide(
         return Decision(True, reason, False, None)
     line = connection_line(shared, adds)
     context = merged_context(neighbour_context, line, rules.max_context_chars)
+    if len(context) > rules.max_context_chars:  # a person's long context is not crowded
+        return Decision(True, reason, False, None)
     changed = context != (neighbour_context or "")
     return Decision(True, reason, changed, context if changed else None)
