@@ -544,6 +544,10 @@ class Memory:
         the database is checkpointed so the removed text leaves the file.
         """
         item = self._lookup(memory_id)
+        from localmem.evolution.undo import forget_source
+
+        for other in forget_source(self, item.id):  # contexts it evolved lose its words
+            log.warning("purge: the context of %s changed since %s evolved it", other, item.id)
         store = self.store
         with store._write_lock:
             try:
@@ -562,6 +566,10 @@ class Memory:
                     store.lexical.remove([item.label])
                     _remove_derived(db, item.id)
                     db.execute("DELETE FROM links WHERE src = ? OR dst = ?", [item.id, item.id])
+                    db.execute(
+                        "DELETE FROM evolution_steps WHERE source = ? OR neighbour = ?",
+                        [item.id, item.id],
+                    )
                     records.record_history(db, item.id, "PURGE", actor=actor)
             except BaseException:
                 store.lexical.rollback()

@@ -322,17 +322,19 @@ def test_killed_mid_job_resumes_without_applying_a_step_twice(store_path, open_m
     assert check["vectors_in_step"] and check["lexical_in_step"]
 
 
-def test_cli_evolve_show_history_revert(tmp_path, capsys):
+def test_cli_evolve_show_history_revert(tmp_path, capsys, open_memory):
     from localmem.cli import main
 
     store = str(tmp_path / "cli")
+    seeded = open_memory(store)
+    ids = [item.id for item in _seed(seeded)]
+    seeded.close()
 
     def run(*args):
         code = main([*args, "--store", store])
         out, err = capsys.readouterr()
         return code, out, err
 
-    ids = [run("add", text, "--kind", "thought")[1].strip() for text in RATE_LIMITING]
     code, out, _ = run("add", NEW, "--kind", "thought", "--evolve")
     new = out.strip()
     code, out, _ = run("show", new)
@@ -353,3 +355,26 @@ def test_cli_evolve_show_history_revert(tmp_path, capsys):
     assert code == 1 and "--pending" in err
     code, _, err = run("revert", "nope0000")
     assert code == 1 and "no memory" in err
+
+
+def test_purging_a_source_takes_its_words_out_of_the_contexts_it_evolved(memory):
+    _seed(memory)
+    new = memory.add(NEW, evolve=True)
+    updated = [s for s in steps.steps_of(memory.store.db, new.id) if s.status == steps.UPDATED]
+    assert len(updated) >= 2
+    # one neighbour changes again later: its context is left alone (and reported)
+    memory.update(updated[1].neighbour, context="Rewritten by a person about sliding windows.")
+    memory.purge(new.id)
+    first = memory.get(updated[0].neighbour)
+    assert first.context is None
+    assert all(
+        "sliding" not in (e.new_value or "") + (e.old_value or "") for e in memory.history(first.id)
+    )
+    assert (
+        memory.history(first.id)[-1].event == "REVERT"
+        and memory.history(first.id)[-1].actor == "purge"
+    )
+    assert memory.get(updated[1].neighbour).context.startswith("Rewritten by a person")
+    db = memory.store.db
+    assert db.scalar("SELECT count(*) FROM evolution_steps WHERE source = ?", [new.id]) == 0
+    assert db.scalar("SELECT count(*) FROM links WHERE src = ? OR dst = ?", [new.id, new.id]) == 0

@@ -3,6 +3,8 @@ the tiny model's decisions are noise, so these tests check what is recorded, not
 
 from __future__ import annotations
 
+import pytest
+
 from localmem import Config
 from localmem import evolution as evo
 from localmem.evolution import steps
@@ -57,3 +59,28 @@ def test_token_budget_per_add_is_kept(store_path, open_memory, tiny_engine):
     assert sum(s.tokens for s in done) <= cap
     skipped = next(s for s in done if s.status == steps.OVER_BUDGET)
     assert skipped.tokens == 0 and str(cap) in skipped.reason
+
+
+def test_experiment_judge_runs_on_llama_cpp(tiny_engine):
+    from localmem.eval.amem import make_judge
+
+    scores = make_judge(tiny_engine)("sliding window", THOUGHTS[:2])
+    assert len(scores) == 2 and all(1.0 <= s <= 5.0 for s in scores)
+
+
+@pytest.mark.slow
+def test_experiment_with_the_tiny_model_writes_nothing(tmp_path, tiny_gguf, capsys):
+    from localmem.cli import main
+
+    out = tmp_path / "docs"
+    code = main(
+        [
+            "experiment", "amem", "--session", "quick", "--model", str(tiny_gguf),
+            "--n-ctx", "16384", "--max-output-tokens", "1200",
+            "--max-tokens-per-add", "100000", "--out", str(out),
+        ]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0 and not out.exists()
+    assert "only proves the plumbing" in captured.err
+    assert "llama:tiny" in captured.out  # the judge and evolution ran on llama.cpp

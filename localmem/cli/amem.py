@@ -36,6 +36,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--locomo", metavar="PATH", help="LoCoMo JSON: also run evidence recall")
     p.add_argument("--conversations", type=int, help="only the first N LoCoMo conversations")
     p.add_argument("--model-free", action="store_true", help="never use a model engine")
+    p.add_argument("--model", metavar="FILE.gguf", help="an instruct GGUF for evolution and judge")
+    p.add_argument("--n-ctx", type=int, default=4096, help="the model's context window")
+    p.add_argument("--max-tokens-per-add", type=int, help="evolution.max_tokens_per_add")
+    p.add_argument("--max-output-tokens", type=int, help="evolution.max_output_tokens")
     p.add_argument(
         "--embed-threads",
         type=int,
@@ -53,34 +57,36 @@ def _make_memory_factory(args: argparse.Namespace):
     base = Config()
     if args.model_free:
         base = base.with_updates(engine={"kind": "none"})
+    if args.model:
+        if not Path(args.model).is_file():
+            raise CommandError(f"no such model file: {args.model}")
+        engine_cfg = {
+            "kind": "llama",
+            "model_path": str(Path(args.model).resolve()),
+            "n_ctx": args.n_ctx,
+        }
+        base = base.with_updates(engine=engine_cfg)
+    evolution = {}
+    if args.max_tokens_per_add is not None:
+        evolution["max_tokens_per_add"] = args.max_tokens_per_add
+    if args.max_output_tokens is not None:
+        evolution["max_output_tokens"] = args.max_output_tokens
+    if evolution:
+        base = base.with_updates(evolution=evolution)
     if args.embed_threads:
         base = base.with_updates(embedder={"threads": args.embed_threads})
     embedder = make_embedder(base.embedder)
     embedder.embed_batch(["warm up"])  # load the model before anything is timed
 
-    def make_memory(path: Path, **evolution):
-        config = base.with_updates(evolution=evolution) if evolution else base
-        return Memory.open(path, config=config, embedder=embedder)
+    from localmem.llm import make_engine
 
-    return make_memory, base
+    engine = make_engine(base.engine)  # one engine (one loaded model) for every store
 
+    def make_memory(path: Path, **fields):
+        config = base.with_updates(evolution=fields) if fields else base
+        return Memory.open(path, config=config, embedder=embedder, engine=engine)
 
-def _judge_for(config):
-    """An LLM judge of relevance (1-5) when a model engine is configured, else None."""
-    try:
-        from localmem.llm import make_engine, run_task
-    except ImportError:
-        return None, None
-    engine = make_engine(config.engine)
-    if engine is None:
-        return None, None
-
-    def judge(query: str, texts):
-        memories = [{"text": t} for t in texts]
-        value = run_task("rerank", {"query": query, "memories": memories}, engine=engine).value
-        return [1.0 + 4.0 * (r if r is not None else 0.0) for r in value.by_memory(len(texts))]
-
-    return judge, getattr(engine, "name", "model")
+    return make_memory, engine
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,7 +98,17 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("-k must be between 3 and 50")
     if args.no_sessions and not args.locomo:
         raise CommandError("--no-sessions leaves nothing to run without --locomo")
-    make_memory, config = _make_memory_factory(args)
+    if args.model and args.model_free:
+        raise CommandError("--model and --model-free exclude each other")
+    make_memory, engine = _make_memory_factory(args)
+    plumbing = engine is not None and "tiny" in engine.name.lower()
+    if plumbing and not args.no_write:
+        print(
+            "localmem: the tiny test model only proves the plumbing; nothing is written "
+            "(its numbers are not results)",
+            file=sys.stderr,
+        )
+        args.no_write = True
     command = _command(args)
     started_load = _load()
     out = Path(args.out)
@@ -109,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
                 except (OSError, json.JSONDecodeError) as exc:
                     raise CommandError(f"cannot read session file {path}: {exc}") from None
                 chosen.append(amem.parse_session(data, path))
-            judge, judge_name = (None, None) if args.model_free else _judge_for(config)
+            judge = amem.make_judge(engine) if engine is not None else None
+            judge_name = engine.name if engine is not None else None
             summaries = []
             for session in chosen:
                 print(f"session {session.name} ...", file=sys.stderr)
@@ -191,6 +208,16 @@ def _command(args: argparse.Namespace) -> str:
         parts.append("--model-free")
     if args.embed_threads:
         parts += ["--embed-threads", str(args.embed_threads)]
+    if args.model:
+        parts += ["--model", args.model]
+        if args.n_ctx != 4096:
+            parts += ["--n-ctx", str(args.n_ctx)]
+    for flag, value in (
+        ("--max-tokens-per-add", args.max_tokens_per_add),
+        ("--max-output-tokens", args.max_output_tokens),
+    ):
+        if value is not None:
+            parts += [flag, str(value)]
     return shlex.join(parts)
 
 

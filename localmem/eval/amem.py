@@ -281,3 +281,16 @@ def _judge(judge: Judge, session: ThoughtSession, cond: Condition) -> list[float
         scores += [1.0] * (TOP - len(scores))
         out.append(mean(scores))
     return out
+
+
+def make_judge(engine: Any) -> Judge:
+    """An LLM judge of relevance (1-5) through the ``rerank`` task (relevance 0-1 per memory,
+    mapped to 1 + 4r; a memory the model did not score counts 1)."""
+    from localmem.llm.tasks import run_task
+
+    def judge(query: str, texts: Sequence[str]) -> list[float]:
+        memories = [{"text": t} for t in texts]
+        value = run_task("rerank", {"query": query, "memories": memories}, engine=engine).value
+        return [1.0 + 4.0 * (r if r is not None else 0.0) for r in value.by_memory(len(texts))]
+
+    return judge

@@ -183,5 +183,5 @@ def examples_markdown(summaries: Sequence[dict[str, Any]]) -> str:
             lines.append(f"- **{x['session']}**: new thought *{ex['new']}*")
             lines.append(f"  - evolved thought *{ex['neighbour']}*")
             context = ex["context"].replace("\n", " / ")
-            lines.append(f"  - its context now: `{context}`")
+            lines.append(f"  - its context after this step: `{context}`")
     return "\n".join(lines) or "(no context was updated)"

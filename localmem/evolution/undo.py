@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -93,3 +94,40 @@ def revert(
         info={"to": undone[0].id, "reverted": [e.id for e in undone], "unlinked": sources},
         also=unlink,
     )
+
+
+def forget_source(memory: Memory, memory_id: str) -> list[str]:
+    """Before a memory is purged: undo the contexts it evolved, so its words leave them too.
+
+    Each context this memory rewrote is reverted (REVERT by ``purge``) when that rewrite is
+    still its latest change, and the history of that rewrite loses its text. Returns the ids of
+    memories whose context changed again since (or that are deleted): their current context
+    may still carry words of the purged memory, and is left for a person to check.
+    """
+    db = memory.store.db
+    rows = db.fetchall(
+        "SELECT neighbour, history_id FROM evolution_steps "
+        "WHERE source = ? AND status = 'updated' AND history_id IS NOT NULL",
+        [memory_id],
+    )
+    left = []
+    for neighbour, history_id in rows:
+        deleted = db.scalar("SELECT deleted FROM memories WHERE id = ?", [neighbour])
+        latest = db.scalar(
+            "SELECT max(id) FROM history WHERE memory_id = ? AND field = 'context'", [neighbour]
+        )
+        if deleted or latest != history_id:
+            left.append(neighbour)
+            continue
+        revert(memory, neighbour, actor="purge")
+        with db.transaction():  # the rewrite and its undo held the purged memory's words
+            db.execute(
+                "UPDATE history SET new_value = NULL, info = ?::JSON WHERE id = ?",
+                [json.dumps({"source": memory_id, "scrubbed": True}), history_id],
+            )
+            db.execute(
+                "UPDATE history SET old_value = NULL WHERE id = (SELECT max(id) FROM history "
+                "WHERE memory_id = ? AND event = 'REVERT')",
+                [neighbour],
+            )
+    return left
