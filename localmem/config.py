@@ -199,6 +199,54 @@ class EvolutionConfig(_Section):
     max_tokens_per_add: int = Field(
         2000, ge=0, description="Model tokens one add may spend on evolving its neighbours."
     )
+    max_output_tokens: int = Field(
+        300,
+        ge=64,
+        description="Most tokens a model may write per neighbour; a neighbour is only asked "
+        "when prompt plus this still fit the add's token budget.",
+    )
+    scope: Literal["user", "session", "store"] = Field(
+        "user",
+        description="Where neighbours are looked for: memories of the same user (the default), "
+        "the same session, or the whole store. Only memories older than the new one count.",
+    )
+    min_similarity: float = Field(
+        0.3, ge=-1.0, le=1.0, description="Least cosine similarity for a memory to be a neighbour."
+    )
+    rewrite_context: bool = Field(
+        True, description="Let evolution rewrite neighbours' contexts (False: only link them)."
+    )
+    link_similarity: float = Field(
+        0.55,
+        ge=-1.0,
+        le=1.0,
+        description="Model-free: link without a shared key phrase from this similarity on.",
+    )
+    rare_share: float = Field(
+        0.05,
+        gt=0.0,
+        le=1.0,
+        description="Model-free: a word in more than this share of the memories is too common "
+        "to name a connection (stores under 50 memories: every word may).",
+    )
+    max_context_chars: int = Field(
+        400,
+        ge=80,
+        le=400,
+        description="Model-free: longest evolved context; the oldest templated lines go first.",
+    )
+    link_decay: float = Field(
+        0.9,
+        gt=0.0,
+        le=1.0,
+        description="Search stage `links`: a linked memory scores this share of its source hit.",
+    )
+    link_hits: int = Field(
+        5, ge=1, le=100, description="Search stage `links`: how many top hits are expanded."
+    )
+    link_fanout: int = Field(
+        3, ge=1, le=50, description="Search stage `links`: most linked memories added per hit."
+    )
 
 
 class ProcedureConfig(_Section):

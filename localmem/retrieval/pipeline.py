@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from localmem.evolution.stage import links_stage
 from localmem.retrieval import candidates, filters
 from localmem.retrieval.context import Query, SearchContext
 from localmem.retrieval.options import SearchOptions
@@ -66,6 +67,7 @@ STAGES: dict[str, tuple[str, Stage]] = {
     "filter": ("sql", _filter_stage),
     "candidates": ("hnsw+bm25", _candidate_stage),
     "attributes": ("model-free", _attributes_stage),
+    "links": ("evolution-links", links_stage),
     "pack": ("tokenizer", _pack_stage),
 }
 
