@@ -76,8 +76,12 @@ def freeze(memory) -> None:
         [FROZEN, FROZEN],
     )
     db.execute("UPDATE history SET changed_at = ? + to_minutes(CAST(id AS INTEGER))", [FROZEN])
+    # sessions keep their order (newest first in the list) but get fixed times
     db.execute(
-        "UPDATE sessions SET created_at = ?, completed_at = CASE WHEN completed_at IS NULL "
-        "THEN NULL ELSE ? END",
+        "UPDATE sessions SET created_at = ? + to_minutes(CAST(t.r AS INTEGER)), "
+        "completed_at = CASE WHEN completed_at IS NULL THEN NULL "
+        "ELSE ? + to_minutes(CAST(t.r AS INTEGER) + 1) END "
+        "FROM (SELECT id AS sid, row_number() OVER (ORDER BY created_at, id) AS r FROM sessions) t "
+        "WHERE sessions.id = t.sid",
         [FROZEN, FROZEN],
     )

@@ -1,0 +1,107 @@
+"""Snapshots of the main screens (pytest-textual-snapshot; `--snapshot-update` to accept changes).
+
+What is drawn must not depend on the clock, random ids or the machine: the store gets counted
+ids and frozen timestamps, and no snapshot shows a score or a timing.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from tui_helpers import SIZE, freeze, settle, type_text
+
+from localmem.demo import load_demo
+from localmem.tui import make_app
+from localmem.tui.detail import MemoryScreen
+
+
+@pytest.fixture
+def steady(memory, monkeypatch):
+    """The demo store with counted ids, frozen times, an evolved context, a link, attributes."""
+    import localmem.memory
+    import localmem.sessions
+
+    ids = itertools.count(1)
+    monkeypatch.setattr(localmem.memory, "new_id", lambda: f"{next(ids):016x}")
+    sessions = itertools.count(1)
+    monkeypatch.setattr(
+        localmem.sessions.secrets, "token_hex", lambda n: f"{next(sessions):0{2 * n}x}"
+    )
+    load_demo(memory)
+    session = next(s for s in memory.sessions() if s.title.startswith("API rate limiting"))
+    thoughts = memory.thoughts(session.id)
+    first, last = thoughts[0].memory, thoughts[-1].memory
+    memory.update(
+        first.id,
+        context="Per-client limits for /search; settled on a sliding window in Redis.",
+        actor="evolution",
+        event="EVOLVE",
+    )
+    db = memory.store.db
+    db.execute(
+        "INSERT INTO links VALUES (?, ?, 'related', 0.82, 'same decision', now())",
+        [first.id, last.id],
+    )
+    db.execute(
+        "INSERT INTO attributes VALUES (?, 'entities', '/search', 0, 0.9, 'model-free'), "
+        "(?, 'entities', 'rate limits', 1, 0.8, 'model-free'), "
+        "(?, 'intent', 'design', 0, 0.7, 'model-free'), "
+        "(?, 'topic', 'performance', 0, 0.6, 'model-free')",
+        [first.id] * 4,
+    )
+    freeze(memory)
+    memory.rate_session = session.id
+    memory.first_thought = first.id
+    return memory
+
+
+def _open_rate_limit_session(memory):
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        sources = pilot.app.query_one("#sources")
+        keys = [sources.get_option_at_index(i).id for i in range(sources.option_count)]
+        await pilot.press("home", *["down"] * keys.index(f"s:{memory.rate_session}"))
+        await settle(pilot)
+
+    return run_before
+
+
+def test_main_screen(steady, snap_compare):
+    assert snap_compare(
+        make_app(steady), terminal_size=SIZE, run_before=_open_rate_limit_session(steady)
+    )
+
+
+def test_memory_with_links_and_history(steady, snap_compare):
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        pilot.app.push_screen(MemoryScreen(steady.first_thought))
+        await settle(pilot)
+
+    assert snap_compare(make_app(steady), terminal_size=SIZE, run_before=run_before)
+
+
+def test_help_screen(steady, snap_compare):
+    assert snap_compare(make_app(steady), terminal_size=SIZE, press=["question_mark"])
+
+
+def test_add_thought_form(steady, snap_compare):
+    async def run_before(pilot) -> None:
+        await _open_rate_limit_session(steady)(pilot)
+        # completed sessions take no thoughts: open a new one and write into its form
+        steady.start_session("Retry policy for the billing webhook")
+        freeze(steady)
+        pilot.app.store_changed()
+        await settle(pilot)
+        await pilot.press("home")
+        await settle(pilot)
+        sources = pilot.app.query_one("#sources")
+        keys = [sources.get_option_at_index(i).id for i in range(sources.option_count)]
+        await pilot.press(*["down"] * next(i for i, k in enumerate(keys) if k.startswith("s:")))
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        await type_text(pilot, "Retry with exponential backoff, at most five times")
+
+    assert snap_compare(make_app(steady), terminal_size=SIZE, run_before=run_before)
