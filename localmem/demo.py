@@ -41,6 +41,9 @@ SESSIONS: list[tuple[str, str, list[str]]] = [
     ),
 ]
 
+#: sessions abstracted into a procedure (Mem^p) when this build has procedures
+ABSTRACTED = {"Debug: API returns 500 when the user field is null"}
+
 #: a short conversation between two friends, one message per turn: (speaker, text, date)
 CONVERSATION: list[tuple[str, str, str]] = [
     (
@@ -57,13 +60,18 @@ CONVERSATION: list[tuple[str, str, str]] = [
 
 def load_demo(memory: Memory) -> dict[str, int]:
     """Fill an empty store with the sample; returns what was added."""
-    n_thoughts = 0
+    can_abstract = getattr(type(memory), "procedures", None) is not None
+    n_thoughts = n_procedures = 0
     for title, outcome, thoughts in SESSIONS:
         session = memory.start_session(title)
         for text in thoughts:
             memory.add_thought(session.id, text)
             n_thoughts += 1
-        memory.complete_session(session.id, outcome=outcome)
+        abstract = can_abstract and title in ABSTRACTED
+        memory.complete_session(
+            session.id, outcome=outcome, **({"abstract": True} if abstract else {})
+        )
+        n_procedures += abstract
     memory.add_many(
         [
             {
@@ -76,7 +84,12 @@ def load_demo(memory: Memory) -> dict[str, int]:
         kind="message",
         user_id="caroline-melanie",
     )
-    return {"sessions": len(SESSIONS), "thoughts": n_thoughts, "messages": len(CONVERSATION)}
+    return {
+        "sessions": len(SESSIONS),
+        "thoughts": n_thoughts,
+        "messages": len(CONVERSATION),
+        "procedures": n_procedures,
+    }
 
 
 DEMO_QUERIES = [

@@ -101,11 +101,8 @@ class LocalMemApp(App[None]):
 
         def loaded(added: dict[str, int] | None) -> None:
             if added:
-                self.notify(
-                    f"demo store: {added['sessions']} sessions, {added['thoughts']} thoughts, "
-                    f"{added['messages']} messages",
-                    title="Demo",
-                )
+                parts = [f"{n} {what}" for what, n in added.items() if n]
+                self.notify("demo store: " + ", ".join(parts), title="Demo")
                 self.store_changed()
 
         background(self, job, done=loaded, group="demo")
@@ -230,26 +227,28 @@ class LocalMemApp(App[None]):
             self.notify("select an open session first", severity="warning")
             return
         memory, sid = self.memory, source.session.id
-        api = procedure_api(memory)
+        can_abstract = procedure_api(memory) is not None
 
         def save(values: dict[str, Any]):
-            session = memory.complete_session(sid, values["outcome"], notes=values["notes"])
-            procedure = api.abstract(sid) if api is not None and values["abstract"] else None
-            return session, procedure
+            wanted = values["abstract"] and values["outcome"] == "success"
+            options = {"abstract": True} if can_abstract and wanted else {}
+            return memory.complete_session(sid, values["outcome"], notes=values["notes"], **options)
 
-        def completed(result) -> None:
-            if result is None:
+        def completed(session) -> None:
+            if session is None:
                 return
-            session, procedure = result
             self.notify(f"session completed: {session.outcome}")
-            if procedure is not None:
-                self.notify("procedure abstracted from the session", title="Procedures")
+            if session.metadata.get("procedure_id"):
+                self.notify(
+                    f"procedure {session.metadata['procedure_id']} abstracted from it",
+                    title="Procedures",
+                )
                 self.query_one(ProceduresPane).reload()
             self.store_changed(session_id=sid)
 
         self.push_screen(
             forms.CompleteSessionForm(
-                save, subtitle=source.session.title, can_abstract=api is not None
+                save, subtitle=source.session.title, can_abstract=can_abstract
             ),
             completed,
         )

@@ -164,7 +164,7 @@ class CompleteSessionForm(FormScreen):
         )
         yield Label("Notes (optional)")
         yield Input(id="notes")
-        label = "Abstract a procedure from it" + (
+        label = "Abstract a procedure from it (when it succeeded)" + (
             "" if self._can_abstract else " (procedures are not in this build)"
         )
         can = self._can_abstract

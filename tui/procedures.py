@@ -1,6 +1,6 @@
 """Procedures (Mem^p): trigger, steps, success rate, versions; find one for a task.
 
-The procedure API (``memory.procedures``) comes with the procedures mechanism; in a build
+The procedure store (``memory.procedures``) comes with the procedures mechanism; in a build
 without it this pane says so and the rest of the app works as before.
 """
 
@@ -15,15 +15,14 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
-from localmem.errors import InputError
 from localmem.tui.common import background, one_line, plain, section, set_columns, when
 
 if TYPE_CHECKING:
     from localmem.memory import Memory
 
-
 COLUMNS = [
     ("trigger", "trigger", None),
+    ("type", "type", 11),
     ("steps", "steps", 5),
     ("rate", "success", 7),
     ("version", "v", 3),
@@ -33,96 +32,102 @@ COLUMNS = [
 
 def procedure_api(memory: Memory) -> Any | None:
     """The store's procedures, or None when this build has no procedure mechanism."""
-    return getattr(memory, "procedures", None)
+    if getattr(type(memory), "procedures", None) is None:
+        return None
+    return memory.procedures
 
 
-@dataclass(frozen=True)
-class ProcedureView:
-    """What the pane shows of one procedure (read from whatever the API hands back)."""
+@dataclass
+class Entry:
+    """One row of the pane: a procedure, and its match for the task asked (if any)."""
 
-    id: str
-    trigger: str
-    task_type: str
-    steps: list[str]
-    successes: int
-    failures: int
-    version: int
-    source_session: str | None
-    score: float | None = None
-    versions: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def uses(self) -> int:
-        return self.successes + self.failures
-
-    @property
-    def success_rate(self) -> float | None:
-        return self.successes / self.uses if self.uses else None
+    procedure: Any
+    match: Any | None = None
 
 
-def _field(obj: Any, *names: str, default: Any = None) -> Any:
-    for name in names:
-        value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-        if value is not None:
-            return value
-    return default
+@dataclass
+class Record:
+    """A procedure with its versions and events, loaded when it is highlighted."""
+
+    entry: Entry
+    versions: list[Any] = field(default_factory=list)
+    events: list[Any] = field(default_factory=list)
 
 
-def view(obj: Any, *, score: float | None = None) -> ProcedureView:
-    """A procedure object (dataclass, pydantic model or dict) as a view."""
-    return ProcedureView(
-        id=str(_field(obj, "id", default="?")),
-        trigger=str(_field(obj, "trigger", default="")),
-        task_type=str(_field(obj, "task_type", "kind", default="")),
-        steps=[str(s) for s in _field(obj, "steps", default=[])],
-        successes=int(_field(obj, "success_count", "successes", default=0)),
-        failures=int(_field(obj, "failure_count", "failures", default=0)),
-        version=int(_field(obj, "version", default=1)),
-        source_session=_field(obj, "source_session_id", "session_id"),
-        score=score,
-    )
+def listing(memory: Memory) -> list[Entry]:
+    """Every procedure, active and retired, newest first."""
+    return [Entry(p) for p in memory.procedures.list(status=None, limit=500)]
 
 
-def listing(memory: Memory) -> list[ProcedureView]:
-    """Every procedure of the store."""
-    api = procedure_api(memory)
-    if api is None:
-        return []
-    return [view(p) for p in api.list()]
+def matching(memory: Memory, task: str) -> list[Entry]:
+    """Active procedures scored for a task, best first (the threshold is marked, not applied)."""
+    return [Entry(m.procedure, m) for m in memory.procedures.matches(task, k=20)]
 
 
-def find(memory: Memory, task: str) -> list[ProcedureView]:
-    """Procedures for a task, best first."""
-    api = procedure_api(memory)
-    if api is None:
-        raise InputError("procedures are not in this build")
-    found = api.find(task)
-    if found is None:
-        return []
-    items = found if isinstance(found, list) else [found]
-    return [view(_field(p, "procedure", default=p), score=_field(p, "score")) for p in items]
+def record(memory: Memory, entry: Entry) -> Record:
+    """Versions and events of the procedure of ``entry``."""
+    api = memory.procedures
+    pid = entry.procedure.id
+    return Record(entry, versions=api.versions(pid), events=api.history(pid))
 
 
-def detail_text(p: ProcedureView) -> Text:
-    """Trigger, steps, record of use and versions of one procedure."""
+def detail_text(rec: Record, *, threshold: float | None = None) -> Text:
+    """Trigger, steps, example, caveats, record of use, match, versions and events."""
+    p = rec.entry.procedure
     out = Text()
+    out.append(f"{p.task_type} · {p.level} · v{p.version}", style="bold")
+    if p.retired:
+        out.append("  RETIRED", style="bold red")
+    out.append(f"\n{p.id}  written by {p.served_by}", style="dim")
+    if p.source_session_id:
+        out.append(f"  from session {p.source_session_id}", style="dim")
+    out.append("\n\n")
     out.append_text(section("Trigger"))
     out.append(f"\n{p.trigger}\n\n")
     out.append_text(section("Steps"))
     for i, step in enumerate(p.steps, start=1):
         out.append(f"\n{i:>2}. {step}")
+    if p.example:
+        out.append("\n\n")
+        out.append_text(section("Example"))
+        out.append(f"\n{p.example}")
+    if p.caveats:
+        out.append("\n\n")
+        out.append_text(section("Caveats"))
+        for caveat in p.caveats:
+            out.append(f"\n- {caveat}", style="yellow")
     out.append("\n\n")
     out.append_text(section("Record"))
     rate = "no uses yet" if p.success_rate is None else f"{p.success_rate:.0%} success"
-    out.append(f"\n{p.successes} successes, {p.failures} failures ({rate})")
-    out.append(f"\nversion {p.version}")
-    if p.task_type:
-        out.append(f", type {p.task_type}")
-    if p.source_session:
-        out.append(f"\nfrom session {p.source_session}", style="dim")
-    for v in p.versions:
-        line = f"\n  v{v.get('version')} {when(v.get('at'))} {v.get('reason', '')}"
-        out.append(line, style="dim")
+    out.append(f"\n{p.use_count} uses: {p.success_count} succeeded, {p.failure_count} failed")
+    out.append(f" ({rate})")
+    if p.last_used:
+        out.append(f", last {when(p.last_used)}", style="dim")
+    m = rec.entry.match
+    if m is not None:
+        out.append("\n\n")
+        out.append_text(section("Match"))
+        verdict = ""
+        if threshold is not None:
+            verdict = "  over the threshold" if m.score >= threshold else "  under the threshold"
+        out.append(f"\nscore {m.score:.3f}{verdict}", style="bold")
+        out.append(f"\nsimilarity {m.similarity:.3f}, reliability {m.reliability:.2f}", style="dim")
+        if m.task_type:
+            agree = {True: "same type", False: "other type", None: ""}[m.type_match]
+            out.append(f"\ntask type {m.task_type} ({agree})", style="dim")
+    if rec.versions:
+        out.append("\n\n")
+        out.append_text(section("Versions"))
+        for v in rec.versions:
+            out.append(f"\nv{v.version} {when(v.created_at)} by {v.served_by}", style="dim")
+            if v.reason:
+                out.append(f"  {one_line(v.reason, 70)}")
+    if rec.events:
+        out.append("\n\n")
+        out.append_text(section("Events"))
+        for e in rec.events:
+            outcome = {True: " success", False: " failure", None: ""}[e.success]
+            out.append(f"\n{when(e.at)}  {e.event:<8} v{e.version}{outcome}", style="dim")
     return out
 
 
@@ -133,7 +138,8 @@ class ProceduresPane(Horizontal):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.shown: list[ProcedureView] = []
+        self.shown: list[Entry] = []
+        self.record: Record | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="procedures-left"):
@@ -164,36 +170,65 @@ class ProceduresPane(Horizontal):
                 plain("Procedures are not in this build of localmem.", "dim")
             )
             return
-        background(self, lambda: listing(memory), done=self._show, group="procedures")
+        background(
+            self, lambda: listing(memory), done=self._show, group="procedures", exclusive=True
+        )
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        task = event.value.strip()
-        if not task:
-            self.reload()
-            return
         memory = self.app.memory
-        background(self, lambda: find(memory, task), done=self._show, group="procedures")
+        task = event.value.strip()
+        if procedure_api(memory) is None:
+            self.app.notify("procedures are not in this build", severity="warning")
+        elif not task:
+            self.reload()
+        else:
+            background(
+                self,
+                lambda: matching(memory, task),
+                done=self._show,
+                group="procedures",
+                exclusive=True,
+            )
 
     def _fill_table(self) -> DataTable:
         table = self.query_one("#procedures", DataTable)
         set_columns(table, COLUMNS)
-        for p in self.shown:
+        for i, entry in enumerate(self.shown):
+            p = entry.procedure
             rate = "–" if p.success_rate is None else f"{p.success_rate:.0%}"
-            score = "" if p.score is None else f"{p.score:.2f}"
+            score = "" if entry.match is None else f"{entry.match.score:.2f}"
+            trigger = plain(one_line(p.trigger, 300), "dim strike" if p.retired else "")
             table.add_row(
-                plain(one_line(p.trigger, 200)), str(len(p.steps)), rate, str(p.version), score
+                trigger, p.task_type, str(len(p.steps)), rate, str(p.version), score, key=str(i)
             )
         return table
 
-    def _show(self, procedures: list[ProcedureView]) -> None:
-        self.shown = procedures
+    def _show(self, entries: list[Entry]) -> None:
+        self.shown = entries
         table = self._fill_table()
-        table.border_title = f"Procedures · {len(procedures)}"
-        body = self.query_one("#procedure-body", Static)
-        body.update(detail_text(procedures[0]) if procedures else plain("none found", "dim"))
+        table.border_title = f"Procedures · {len(entries)}"
+        if entries:
+            self._load_record(0)
+        else:
+            self.record = None
+            self.query_one("#procedure-body", Static).update(plain("none found", "dim"))
+
+    def _load_record(self, index: int) -> None:
+        memory, entry = self.app.memory, self.shown[index]
+        background(
+            self,
+            lambda: record(memory, entry),
+            done=self._show_record,
+            group="procedure",
+            exclusive=True,
+        )
+
+    def _show_record(self, rec: Record) -> None:
+        self.record = rec
+        threshold = self.app.memory.config.procedures.threshold
+        self.query_one("#procedure-body", Static).update(detail_text(rec, threshold=threshold))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if 0 <= event.cursor_row < len(self.shown):
-            body = self.query_one("#procedure-body", Static)
-            body.update(detail_text(self.shown[event.cursor_row]))
+            self._load_record(event.cursor_row)
