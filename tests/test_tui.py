@@ -14,6 +14,7 @@ from localmem.tui.browse import BrowsePane
 from localmem.tui.detail import MemoryDetail, MemoryScreen
 from localmem.tui.forms import AddMemoryForm, CompleteSessionForm, StartSessionForm, ThoughtForm
 from localmem.tui.help import HelpScreen
+from localmem.tui.procedures import ProceduresPane
 from localmem.tui.run import RunPane
 from localmem.tui.search import SearchPane, available_stages
 from localmem.tui.status import StatusPane
@@ -336,3 +337,51 @@ def test_the_demo_fills_an_empty_store_on_first_start(memory):
 
     drive(make_app(memory, fill_demo=True), scenario)
     assert memory.count() > 10
+
+
+def test_procedures_pane_without_procedures_says_so(memory):
+    from localmem.tui.procedures import procedure_api
+
+    if procedure_api(memory) is not None:
+        pytest.skip("this build has procedures")
+
+    async def scenario(pilot):
+        await press(pilot, "3")
+        assert "not in this build" in static_text(pilot.app, "#procedure-body")
+
+    drive(make_app(memory), scenario)
+
+
+def test_complete_a_session_into_a_procedure_and_find_it(memory):
+    pytest.importorskip("localmem.procedures")
+    session = memory.start_session("Fix the crash when the cart is empty")
+    for text in (
+        "Reproduce: checkout with an empty cart raises IndexError in the total.",
+        "The total function reads items[0] without checking the list.",
+        "Return zero for an empty cart and add a guard in checkout.",
+        "Add a regression test for the empty cart.",
+    ):
+        memory.add_thought(session.id, text)
+
+    async def scenario(pilot):
+        app = pilot.app
+        await open_source(pilot, f"s:{session.id}")
+        await press(pilot, "c")
+        assert isinstance(app.screen, CompleteSessionForm)
+        assert app.screen.query_one("#abstract").value is True
+        await press(pilot, "ctrl+s")
+        done = memory.get_session(session.id)
+        assert done.outcome == "success" and done.metadata.get("procedure_id")
+        await press(pilot, "3")
+        pane = app.query_one(ProceduresPane)
+        assert [e.procedure.id for e in pane.shown] == [done.metadata["procedure_id"]]
+        body = static_text(app, "#procedure-body")
+        assert "Trigger" in body and "Steps" in body and "Versions" in body and "CREATE" in body
+        task = pane.query_one("#procedure-task", Input)
+        task.focus()
+        await type_text(pilot, "the app crashes when the shopping cart is empty")
+        await press(pilot, "enter")
+        assert pane.shown and pane.shown[0].match is not None
+        assert "similarity" in static_text(app, "#procedure-body")
+
+    assert drive(make_app(memory), scenario).errors == []

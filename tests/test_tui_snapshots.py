@@ -11,7 +11,7 @@ import itertools
 import pytest
 from tui_helpers import SIZE, freeze, settle, type_text
 
-from localmem.demo import load_demo
+from localmem.demo import CONVERSATION, SESSIONS
 from localmem.tui import make_app
 from localmem.tui.detail import MemoryScreen
 
@@ -28,7 +28,7 @@ def steady(memory, monkeypatch):
     monkeypatch.setattr(
         localmem.sessions.secrets, "token_hex", lambda n: f"{next(sessions):0{2 * n}x}"
     )
-    load_demo(memory)
+    fill(memory)
     session = next(s for s in memory.sessions() if s.title.startswith("API rate limiting"))
     thoughts = memory.thoughts(session.id)
     first, last = thoughts[0].memory, thoughts[-1].memory
@@ -54,6 +54,28 @@ def steady(memory, monkeypatch):
     memory.rate_session = session.id
     memory.first_thought = first.id
     return memory
+
+
+def fill(memory) -> None:
+    """The demo's sessions and conversation, written here rather than by ``load_demo`` so the
+    snapshots do not change when the demo grows (it abstracts procedures where it can)."""
+    for title, outcome, thoughts in SESSIONS:
+        session = memory.start_session(title)
+        for text in thoughts:
+            memory.add_thought(session.id, text)
+        memory.complete_session(session.id, outcome=outcome)
+    memory.add_many(
+        [
+            {
+                "content": f"{who}: {text}",
+                "event_time": f"{day}T12:00:00+00:00",
+                "metadata": {"speaker": who},
+            }
+            for who, text, day in CONVERSATION
+        ],
+        kind="message",
+        user_id="caroline-melanie",
+    )
 
 
 def _open_rate_limit_session(memory):

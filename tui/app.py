@@ -248,7 +248,11 @@ class LocalMemApp(App[None]):
 
         self.push_screen(
             forms.CompleteSessionForm(
-                save, subtitle=source.session.title, can_abstract=can_abstract
+                save,
+                subtitle=source.session.title,
+                can_abstract=can_abstract,
+                # a procedure needs a few steps: a short session is closed without one
+                abstract=source.session.thought_count >= 3,
             ),
             completed,
         )

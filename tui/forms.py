@@ -150,9 +150,17 @@ class CompleteSessionForm(FormScreen):
 
     heading = "Complete the session"
 
-    def __init__(self, save: Save, *, subtitle: str = "", can_abstract: bool = False) -> None:
+    def __init__(
+        self,
+        save: Save,
+        *,
+        subtitle: str = "",
+        can_abstract: bool = False,
+        abstract: bool = True,
+    ) -> None:
         super().__init__(save, subtitle=subtitle)
         self._can_abstract = can_abstract
+        self._abstract = abstract
 
     def fields(self) -> ComposeResult:
         yield Label("Outcome")
@@ -168,7 +176,7 @@ class CompleteSessionForm(FormScreen):
             "" if self._can_abstract else " (procedures are not in this build)"
         )
         can = self._can_abstract
-        yield Checkbox(label, value=can, disabled=not can, id="abstract")
+        yield Checkbox(label, value=can and self._abstract, disabled=not can, id="abstract")
 
     def values(self) -> dict[str, Any]:
         return {
