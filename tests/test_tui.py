@@ -6,7 +6,7 @@ import json
 
 import pytest
 from textual.widgets import DataTable, Input, OptionList, ProgressBar
-from tui_helpers import drive, press, settle, static_text, type_text
+from tui_helpers import copy_store, drive, press, settle, static_text, type_text
 
 from localmem.demo import load_demo
 from localmem.tui import make_app
@@ -20,10 +20,21 @@ from localmem.tui.search import SearchPane, available_stages
 from localmem.tui.status import StatusPane
 
 
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory, embedder):
+    """The demo store, built once for the module (closed; tests work on copies)."""
+    from localmem import Memory
+
+    path = tmp_path_factory.mktemp("tui") / "demo"
+    with Memory.open(path, embedder=embedder) as mem:
+        load_demo(mem)
+    return path
+
+
 @pytest.fixture
-def demo(memory):
-    load_demo(memory)
-    return memory
+def demo(demo_store, open_memory, tmp_path):
+    """A fresh copy of the demo store."""
+    return open_memory(copy_store(demo_store, tmp_path / "demo"))
 
 
 def session_key(memory, title_start: str) -> str:

@@ -9,50 +9,59 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from tui_helpers import SIZE, freeze, settle, type_text
+from tui_helpers import SIZE, copy_store, freeze, settle, type_text
 
 from localmem.demo import CONVERSATION, SESSIONS
 from localmem.tui import make_app
 from localmem.tui.detail import MemoryScreen
 
 
-@pytest.fixture
-def steady(memory, monkeypatch):
-    """The demo store with counted ids, frozen times, an evolved context, a link, attributes."""
+@pytest.fixture(scope="module")
+def steady_store(tmp_path_factory, embedder):
+    """The demo's data with counted ids, frozen times, an evolved context, a link, attributes
+    (built once; each test opens a copy)."""
     import localmem.memory
     import localmem.sessions
+    from localmem import Memory
 
-    ids = itertools.count(1)
-    monkeypatch.setattr(localmem.memory, "new_id", lambda: f"{next(ids):016x}")
-    sessions = itertools.count(1)
-    monkeypatch.setattr(
-        localmem.sessions.secrets, "token_hex", lambda n: f"{next(sessions):0{2 * n}x}"
-    )
-    fill(memory)
-    session = next(s for s in memory.sessions() if s.title.startswith("API rate limiting"))
-    thoughts = memory.thoughts(session.id)
-    first, last = thoughts[0].memory, thoughts[-1].memory
-    memory.update(
-        first.id,
-        context="Per-client limits for /search; settled on a sliding window in Redis.",
-        actor="evolution",
-        event="EVOLVE",
-    )
-    db = memory.store.db
-    db.execute(
-        "INSERT INTO links VALUES (?, ?, 'related', 0.82, 'same decision', now())",
-        [first.id, last.id],
-    )
-    db.execute(
-        "INSERT INTO attributes VALUES (?, 'entities', '/search', 0, 0.9, 'model-free'), "
-        "(?, 'entities', 'rate limits', 1, 0.8, 'model-free'), "
-        "(?, 'intent', 'design', 0, 0.7, 'model-free'), "
-        "(?, 'topic', 'performance', 0, 0.6, 'model-free')",
-        [first.id] * 4,
-    )
-    freeze(memory)
-    memory.rate_session = session.id
-    memory.first_thought = first.id
+    path = tmp_path_factory.mktemp("snapshots") / "store"
+    ids, sessions = itertools.count(1), itertools.count(1)
+    with pytest.MonkeyPatch.context() as mp, Memory.open(path, embedder=embedder) as memory:
+        mp.setattr(localmem.memory, "new_id", lambda: f"{next(ids):016x}")
+        mp.setattr(localmem.sessions.secrets, "token_hex", lambda n: f"{next(sessions):0{2 * n}x}")
+        fill(memory)
+        session = next(s for s in memory.sessions() if s.title.startswith("API rate limiting"))
+        thoughts = memory.thoughts(session.id)
+        first, last = thoughts[0].memory, thoughts[-1].memory
+        memory.update(
+            first.id,
+            context="Per-client limits for /search; settled on a sliding window in Redis.",
+            actor="evolution",
+            event="EVOLVE",
+        )
+        db = memory.store.db
+        db.execute(
+            "INSERT INTO links VALUES (?, ?, 'related', 0.82, 'same decision', now())",
+            [first.id, last.id],
+        )
+        db.execute(
+            "INSERT INTO attributes VALUES (?, 'entities', '/search', 0, 0.9, 'model-free'), "
+            "(?, 'entities', 'rate limits', 1, 0.8, 'model-free'), "
+            "(?, 'intent', 'design', 0, 0.7, 'model-free'), "
+            "(?, 'topic', 'performance', 0, 0.6, 'model-free')",
+            [first.id] * 4,
+        )
+        freeze(memory)
+    return path, session.id, first.id
+
+
+@pytest.fixture
+def steady(steady_store, open_memory, tmp_path):
+    """A copy of the snapshot store (the folder name is part of what is drawn)."""
+    path, session_id, first_id = steady_store
+    memory = open_memory(copy_store(path, tmp_path / "store"))
+    memory.rate_session = session_id
+    memory.first_thought = first_id
     return memory
 
 
@@ -105,7 +114,12 @@ def test_memory_with_links_and_history(steady, snap_compare):
 
 
 def test_help_screen(steady, snap_compare):
-    assert snap_compare(make_app(steady), terminal_size=SIZE, press=["question_mark"])
+    async def run_before(pilot) -> None:
+        await settle(pilot)  # the screen behind the help is drawn by workers
+        await pilot.press("question_mark")
+        await settle(pilot)
+
+    assert snap_compare(make_app(steady), terminal_size=SIZE, run_before=run_before)
 
 
 def test_add_thought_form(steady, snap_compare):

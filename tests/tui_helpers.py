@@ -85,3 +85,11 @@ def freeze(memory) -> None:
         "WHERE sessions.id = t.sid",
         [FROZEN, FROZEN],
     )
+
+
+def copy_store(source, target):
+    """A copy of a closed store folder (building a store embeds; copying it does not)."""
+    import shutil
+
+    shutil.copytree(source, target)
+    return target

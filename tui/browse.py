@@ -12,7 +12,7 @@ from textual.widgets import DataTable, OptionList
 from textual.widgets.option_list import Option
 
 from localmem.tui import data
-from localmem.tui.common import background, one_line, plain, set_columns, when
+from localmem.tui.common import FitTable, background, one_line, plain, when
 from localmem.tui.detail import MemoryDetail
 
 COLUMNS = [("n", "#", 3), ("kind", "kind", 8), ("when", "when", 16), ("content", "content", None)]
@@ -43,7 +43,7 @@ class BrowsePane(Horizontal):
         sources.border_title = "Sessions"
         yield sources
         with Vertical(id="browse-right"):
-            table = DataTable(id="rows", cursor_type="row", zebra_stripes=True)
+            table = FitTable(COLUMNS, id="rows")
             table.border_title = "Memories"
             yield table
             detail = MemoryDetail(id="browse-detail")
@@ -52,10 +52,6 @@ class BrowsePane(Horizontal):
 
     def on_mount(self) -> None:
         self.reload()
-
-    def on_resize(self) -> None:
-        if self.rows:
-            self._fill_table()
 
     # -- loading ---------------------------------------------------------------------------------
     def action_reload(self) -> None:
@@ -91,38 +87,35 @@ class BrowsePane(Horizontal):
             exclusive=True,
         )
 
-    def _fill_table(self) -> DataTable:
-        table = self.query_one("#rows", DataTable)
-        cursor = table.cursor_row
-        set_columns(table, COLUMNS)
-        for i, row in enumerate(self.rows, start=1):
-            item = row.item
-            table.add_row(
-                str(row.number if row.number is not None else i),
-                item.kind,
-                when(item.when),
-                plain(one_line(item.content, 300)),
-                key=item.id,
-            )
-        if 0 <= cursor < len(self.rows):
-            table.move_cursor(row=cursor, scroll=False)
-        return table
-
     def _show_rows(self, rows: list[data.Row]) -> None:
         self.rows = rows
-        table = self._fill_table()
-        title = self.source.title if self.source else "Memories"
-        table.border_title = Text(f"{one_line(title, 60)} · {len(rows)}")
-        detail = self.query_one(MemoryDetail)
-        if not rows:
-            detail.clear()
-            return
         target = 0
         if self._select_after:
             target = next((i for i, r in enumerate(rows) if r.item.id == self._select_after), 0)
             self._select_after = None
-        table.move_cursor(row=target)
-        detail.show(rows[target].item.id, remember=False)
+        table = self.query_one("#rows", FitTable)
+        table.set_rows(
+            [
+                (
+                    row.item.id,
+                    (
+                        str(row.number if row.number is not None else i),
+                        row.item.kind,
+                        when(row.item.when),
+                        plain(one_line(row.item.content, 300)),
+                    ),
+                )
+                for i, row in enumerate(rows, start=1)
+            ],
+            cursor=target,
+        )
+        title = self.source.title if self.source else "Memories"
+        table.border_title = Text(f"{one_line(title, 60)} · {len(rows)}")
+        detail = self.query_one(MemoryDetail)
+        if rows:
+            detail.show(rows[target].item.id, remember=False)
+        else:
+            detail.clear()
 
     @property
     def source(self) -> data.Source | None:

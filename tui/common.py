@@ -108,13 +108,43 @@ def score(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
 
 
-def set_columns(table: DataTable, columns: list[tuple[str, str, int | None]]) -> None:
-    """Empty ``table`` and give it these columns: (key, label, width); the one column without
-    a width gets the room the others leave, so rows never scroll sideways."""
-    table.clear(columns=True)
-    padding = 2 * table.cell_padding
-    fixed = sum((width or 0) + padding for _, _, width in columns)
-    room = table.scrollable_content_region.width or table.size.width
-    flexible = max(12, room - fixed - padding - 1) if room else 60
-    for key, label, width in columns:
-        table.add_column(label, key=key, width=width if width is not None else flexible)
+Column = tuple[str, str, "int | None"]  # key, label, width (None: the rest of the row)
+
+
+class FitTable(DataTable):
+    """A row table whose one flexible column takes the width the others leave, so rows never
+    scroll sideways; it re-lays its rows out whenever its own size changes."""
+
+    def __init__(self, columns: list[Column], *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self.spec = columns
+        self._rows: list[tuple[str, tuple[Any, ...]]] = []
+        self._laid_out_for = -1
+
+    def set_rows(self, rows: list[tuple[str, tuple[Any, ...]]], *, cursor: int = 0) -> None:
+        """Show these (key, cells) rows with the cursor on row ``cursor``."""
+        self._rows = rows
+        self._lay_out(cursor)
+
+    def on_mount(self) -> None:
+        self._lay_out(0)
+
+    def on_resize(self) -> None:
+        if self.size.width != self._laid_out_for:
+            self._lay_out(self.cursor_row)
+
+    def _lay_out(self, cursor: int) -> None:
+        self._laid_out_for = self.size.width
+        self.clear(columns=True)
+        padding = 2 * self.cell_padding
+        fixed = sum((width or 0) + padding for _, _, width in self.spec)
+        # room for a vertical scrollbar is always kept, so the layout does not depend on
+        # whether one is showing at the moment
+        room = self.content_region.width - self.styles.scrollbar_size_vertical
+        flexible = max(12, room - fixed - padding) if room > 0 else 60
+        for key, label, width in self.spec:
+            self.add_column(label, key=key, width=width if width is not None else flexible)
+        for key, cells in self._rows:
+            self.add_row(*cells, key=key)
+        if 0 <= cursor < len(self._rows):
+            self.move_cursor(row=cursor, scroll=True)

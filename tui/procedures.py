@@ -15,7 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
-from localmem.tui.common import background, one_line, plain, section, set_columns, when
+from localmem.tui.common import FitTable, background, one_line, plain, section, when
 
 if TYPE_CHECKING:
     from localmem.memory import Memory
@@ -144,7 +144,7 @@ class ProceduresPane(Horizontal):
     def compose(self) -> ComposeResult:
         with Vertical(id="procedures-left"):
             yield Input(placeholder="Find a procedure for a task… (Enter)", id="procedure-task")
-            table = DataTable(id="procedures", cursor_type="row", zebra_stripes=True)
+            table = FitTable(COLUMNS, id="procedures")
             table.border_title = "Procedures"
             yield table
         with VerticalScroll(id="procedure-detail") as box:
@@ -152,12 +152,7 @@ class ProceduresPane(Horizontal):
             yield Static(id="procedure-body")
 
     def on_mount(self) -> None:
-        set_columns(self.query_one("#procedures", DataTable), COLUMNS)
         self.reload()
-
-    def on_resize(self) -> None:
-        if self.shown:
-            self._fill_table()
 
     def action_reload(self) -> None:
         self.reload()
@@ -191,22 +186,22 @@ class ProceduresPane(Horizontal):
                 exclusive=True,
             )
 
-    def _fill_table(self) -> DataTable:
-        table = self.query_one("#procedures", DataTable)
-        set_columns(table, COLUMNS)
+    def _rows(self) -> list[tuple[str, tuple]]:
+        rows = []
         for i, entry in enumerate(self.shown):
             p = entry.procedure
             rate = "–" if p.success_rate is None else f"{p.success_rate:.0%}"
             score = "" if entry.match is None else f"{entry.match.score:.2f}"
             trigger = plain(one_line(p.trigger, 300), "dim strike" if p.retired else "")
-            table.add_row(
-                trigger, p.task_type, str(len(p.steps)), rate, str(p.version), score, key=str(i)
+            rows.append(
+                (str(i), (trigger, p.task_type, str(len(p.steps)), rate, str(p.version), score))
             )
-        return table
+        return rows
 
     def _show(self, entries: list[Entry]) -> None:
         self.shown = entries
-        table = self._fill_table()
+        table = self.query_one("#procedures", FitTable)
+        table.set_rows(self._rows())
         table.border_title = f"Procedures · {len(entries)}"
         if entries:
             self._load_record(0)

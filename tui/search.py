@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
 from localmem.retrieval.options import ATTRIBUTE_MODES, EXPANSIONS, MODES, RERANKERS
-from localmem.tui.common import OpenMemory, background, one_line, plain, section, set_columns
+from localmem.tui.common import FitTable, OpenMemory, background, one_line, plain, section
 from localmem.tui.toggle import Cycle
 from localmem.types import SearchResult
 
@@ -152,7 +152,7 @@ class SearchPane(Vertical):
                     hint += " (not in this build yet)"
                 yield Cycle(label, values, id=f"toggle-{option}", tooltip=hint)
         with Horizontal(id="search-body"):
-            table = DataTable(id="hits", cursor_type="row", zebra_stripes=True)
+            table = FitTable(COLUMNS, id="hits")
             table.border_title = "Hits"
             yield table
             with VerticalScroll(id="why") as why:
@@ -161,7 +161,6 @@ class SearchPane(Vertical):
                 yield Static(id="why-hit")
 
     def on_mount(self) -> None:
-        set_columns(self.query_one("#hits", DataTable), COLUMNS)
         for option, _, _, stage in TOGGLES:
             if stage and stage not in self._stages:
                 self.query_one(f"#toggle-{option}", Cycle).unavailable = True
@@ -206,29 +205,25 @@ class SearchPane(Vertical):
             exclusive=True,
         )
 
-    def _fill_table(self) -> DataTable:
-        table = self.query_one("#hits", DataTable)
-        set_columns(table, COLUMNS)
-        hits = self.last.result.hits if self.last and self.last.result else []
-        for hit in hits:
-            table.add_row(
-                str(hit.rank),
-                f"{hit.score:.4f}",
-                hit.memory.kind,
-                plain(one_line(hit.memory.content, 300)),
-                key=hit.memory.id,
-            )
-        return table
-
-    def on_resize(self) -> None:
-        if self.last is not None:
-            self._fill_table()
-
     def _show(self, run: SearchRun) -> None:
         self.last = run
-        table = self._fill_table()
-        table.loading = False  # before focus: a loading widget does not take the focus
         assert run.result is not None
+        table = self.query_one("#hits", FitTable)
+        table.set_rows(
+            [
+                (
+                    hit.memory.id,
+                    (
+                        str(hit.rank),
+                        f"{hit.score:.4f}",
+                        hit.memory.kind,
+                        plain(one_line(hit.memory.content, 300)),
+                    ),
+                )
+                for hit in run.result.hits
+            ]
+        )
+        table.loading = False  # before focus: a loading widget does not take the focus
         table.border_title = f"Hits · {len(run.result.hits)}"
         self.query_one("#why-stages", Static).update(explanation(run))
         self.query_one("#why-hit", Static).update(
