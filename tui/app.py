@@ -43,11 +43,16 @@ TABS: dict[str, tuple[str, type]] = {
 FIRST_FOCUS = {
     "browse": "#sources",
     "search": "#query",
-    "procedures": "#procedures",
+    "procedures": "#procedure-list",
     "run": "#ingest-path",
     "status": "#status-pane",
 }
-LEAVE_TO = {"browse": "#rows", "search": "#hits", "procedures": "#procedures", "run": "#ingest-go"}
+LEAVE_TO = {
+    "browse": "#rows",
+    "search": "#hits",
+    "procedures": "#procedure-list",
+    "run": "#ingest-go",
+}
 
 
 class LocalMemApp(App[None]):
@@ -128,6 +133,8 @@ class LocalMemApp(App[None]):
         tab = event.pane.id or ""
         if tab == "status":
             self.query_one(StatusPane).reload()
+        elif tab == "procedures":
+            self.query_one(ProceduresPane).reload()
         self._focus_tab(tab)
 
     def _focus_tab(self, tab: str) -> None:
@@ -163,6 +170,7 @@ class LocalMemApp(App[None]):
         """Something was written: the lists showing the store read it again."""
         source = f"s:{session_id}" if session_id else None
         self.query_one(BrowsePane).reload(select_source=source, select_memory=memory_id)
+        self.query_one(ProceduresPane).reload()
 
     # -- writing ---------------------------------------------------------------------------------
     @property

@@ -144,7 +144,7 @@ class ProceduresPane(Horizontal):
     def compose(self) -> ComposeResult:
         with Vertical(id="procedures-left"):
             yield Input(placeholder="Find a procedure for a task… (Enter)", id="procedure-task")
-            table = FitTable(COLUMNS, id="procedures")
+            table = FitTable(COLUMNS, id="procedure-list")
             table.border_title = "Procedures"
             yield table
         with VerticalScroll(id="procedure-detail") as box:
@@ -200,7 +200,7 @@ class ProceduresPane(Horizontal):
 
     def _show(self, entries: list[Entry]) -> None:
         self.shown = entries
-        table = self.query_one("#procedures", FitTable)
+        table = self.query_one("#procedure-list", FitTable)
         table.set_rows(self._rows())
         table.border_title = f"Procedures · {len(entries)}"
         if entries:

@@ -82,6 +82,20 @@ def engine_rows(memory: Memory) -> list[dict[str, Any]]:
     return list(describe_engines(memory.config))
 
 
+_SERVED_STYLE = {"model-free": "cyan", "unavailable": "yellow"}
+
+
+def engine_groups(rows: list[dict[str, Any]]) -> list[tuple[str, list[str], str, bool]]:
+    """Tasks grouped by what serves them: (served by, tasks, one line about it, all ok)."""
+    groups: dict[str, tuple[list[str], str, bool]] = {}
+    for row in rows:
+        served = str(row.get("served_by", "?"))
+        tasks, line, ok = groups.get(served, ([], str(row.get("engine", "")), True))
+        tasks.append(str(row.get("task", "?")))
+        groups[served] = (tasks, line, ok and bool(row.get("ok", True)))
+    return [(served, tasks, line, ok) for served, (tasks, line, ok) in groups.items()]
+
+
 def render(report: StatusReport) -> list[Any]:
     """The status as renderables, one per section."""
     s = report.stats
@@ -116,14 +130,13 @@ def render(report: StatusReport) -> list[Any]:
     if e.get("loaded") is not None:
         emb.add_row("loaded", "yes" if e["loaded"] else "not yet (on the first search or add)")
 
-    engines = Table(box=None, padding=(0, 2), show_edge=False, header_style="bold")
-    engines.add_column("task")
-    engines.add_column("served by")
-    engines.add_column("detail", overflow="fold")
-    for row in report.engines:
-        ok = row.get("ok", True)
-        served = Text(str(row.get("served_by", "?")), style="green" if ok else "bold red")
-        engines.add_row(str(row.get("task", "?")), served, Text(str(row.get("engine", ""))))
+    engines = Table.grid(padding=(0, 2))
+    engines.add_column(no_wrap=True)
+    engines.add_column()
+    for served, tasks, line, ok in engine_groups(report.engines):
+        style = "bold red" if not ok else _SERVED_STYLE.get(served, "green")
+        engines.add_row(Text(served, style=style), Text(", ".join(tasks)))
+        engines.add_row("", Text(line, style="dim"))
 
     stages = Text(" → ".join(f"{name}[{label}]" for name, label in report.stages))
     return [
