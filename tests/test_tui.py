@@ -123,11 +123,15 @@ def test_toggling_stages_reruns_the_search_and_reports_what_ran(demo):
             assert pane.last.missing == ["links"]
             assert "links" not in pane.last.options
             assert "not available in this build" in why
-        # the toggles are focusable and step with Enter too (keyboard or mouse)
+        # the toggles are focusable and step with Enter too, or with a click
         pane.query_one("#toggle-k").focus()
         await press(pilot, "enter")
         assert pane.last.options["k"] == 5
         assert len(pane.last.result.hits) == 5
+        await pilot.click("#toggle-mode")
+        await settle(pilot)
+        assert pane.last.options["mode"] == "lexical"
+        assert {r.stage: r.implementation for r in pane.last.result.stages}["candidates"] == "bm25"
 
     app = drive(make_app(demo), scenario)
     assert app.errors == []
@@ -396,3 +400,24 @@ def test_complete_a_session_into_a_procedure_and_find_it(memory):
         assert "similarity" in static_text(app, "#procedure-body")
 
     assert drive(make_app(memory), scenario).errors == []
+
+
+def test_quitting_during_a_write_asks_first(memory):
+    import threading
+
+    release = threading.Event()
+
+    async def scenario(pilot):
+        app = pilot.app
+        app.run_worker(release.wait, thread=True, group="ingest")  # stands in for a long ingest
+        await pilot.pause()
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.is_running  # asked, not quit
+        release.set()
+        await settle(pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running
+
+    drive(make_app(memory), scenario)

@@ -8,6 +8,7 @@ never touches the store on its own thread: every read and write runs in a thread
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App, ComposeResult
@@ -47,6 +48,9 @@ FIRST_FOCUS = {
     "run": "#ingest-path",
     "status": "#status-pane",
 }
+#: worker groups that write to the store (quitting in the middle of one asks first)
+WRITERS = {"ingest", "experiment", "form", "demo"}
+QUIT_AGAIN_S = 5.0
 LEAVE_TO = {
     "browse": "#rows",
     "search": "#hits",
@@ -79,6 +83,7 @@ class LocalMemApp(App[None]):
         self.fill_demo = fill_demo
         self.notices = notices
         self.errors: list[str] = []  # every error shown, oldest first (tests read it)
+        self._quit_asked_at = 0.0
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -122,6 +127,19 @@ class LocalMemApp(App[None]):
             text = f"unexpected {type(exc).__name__}: {exc}"
         self.errors.append(text)
         self.notify(text, title="Error", severity="error", markup=False, timeout=10)
+
+    async def action_quit(self) -> None:
+        """Quit; while a write runs in the background, ask for a second q first."""
+        busy = sorted({w.group for w in self.workers if w.group in WRITERS and not w.is_finished})
+        if busy and time.monotonic() - self._quit_asked_at > QUIT_AGAIN_S:
+            self._quit_asked_at = time.monotonic()
+            self.notify(
+                f"{', '.join(busy)} still running: q again within {QUIT_AGAIN_S:.0f} s quits "
+                "anyway (what was written so far stays, the rest is not stored)",
+                severity="warning",
+            )
+            return
+        self.exit()
 
     # -- navigation ------------------------------------------------------------------------------
     def action_show_tab(self, tab: str) -> None:

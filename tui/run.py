@@ -191,7 +191,7 @@ class RunPane(VerticalScroll):
         bar.remove_class("idle")
         log = self.query_one("#experiment-log", Log)
         log.clear()
-        log.write_line(f"$ localmem experiment {name} {line}".rstrip())
+        log.write(f"$ localmem experiment {name} {line}".rstrip() + "\n")
         button = self.query_one("#experiment-go", Button)
         button.disabled = True
         app = self.app
@@ -215,8 +215,11 @@ class RunPane(VerticalScroll):
 
     def _experiment_done(self, code: int) -> None:
         self.last_exit = code
+        bar = self.query_one("#experiment-progress", ProgressBar)
+        if bar.total is None:  # the experiment reported no progress of its own: it is done
+            bar.update(total=1, progress=1)
         log = self.query_one("#experiment-log", Log)
-        log.write_line(f"[exit {code}]")
+        log.write(f"\n[exit {code}]\n")
         severity = "information" if code == 0 else "warning"
         self.app.notify(f"experiment finished with exit code {code}", severity=severity)
 
