@@ -159,6 +159,14 @@ def test_start_a_session_add_a_thought_and_complete_it(memory):
         browse = app.query_one(BrowsePane)
         assert browse.query_one("#rows", DataTable).row_count == 1
         assert browse.query_one(MemoryDetail).shown.item.id == thoughts[0].memory.id
+        for revises, error in (("9", "revises=9 but"), ("-", "revises must be")):
+            await press(pilot, "t")
+            await type_text(pilot, "Revise a thought that is not there")
+            app.screen.query_one("#revises", Input).value = revises
+            await press(pilot, "ctrl+s")
+            assert isinstance(app.screen, ThoughtForm) and error in app.errors[-1]
+            await press(pilot, "escape")
+        assert len(memory.thoughts(session.id)) == 1
         await press(pilot, "c")
         assert isinstance(app.screen, CompleteSessionForm)
         await press(pilot, "ctrl+s")
@@ -167,7 +175,7 @@ def test_start_a_session_add_a_thought_and_complete_it(memory):
         assert memory.get_session(session.id).thought_count == 1
 
     app = drive(make_app(memory), scenario)
-    assert app.errors == []
+    assert len(app.errors) == 2  # the two refused revisions
 
 
 def test_a_refused_memory_keeps_the_form_open_and_says_why(memory):
@@ -421,3 +429,49 @@ def test_quitting_during_a_write_asks_first(memory):
         assert not app.is_running
 
     drive(make_app(memory), scenario)
+
+
+def test_search_plan_leaves_out_stages_this_build_lacks():
+    from localmem.tui.search import explanation, plan
+    from localmem.types import SearchResult, StageReport
+
+    toggles = {
+        "mode": "dense",
+        "attributes": "filter",
+        "expand": "off",
+        "temporal": "on",
+        "links": "off",
+        "rerank": "off",
+        "k": "5",
+    }
+    run = plan("rate limits", toggles, {"filter", "candidates", "pack", "temporal"})
+    assert run.missing == ["attributes"]
+    assert run.options == {
+        "mode": "dense",
+        "expand": "off",
+        "temporal": True,
+        "links": False,
+        "rerank": "off",
+        "k": 5,
+    }
+    run.result = SearchResult(
+        "rate limits", [], [StageReport("candidates", "hnsw", 0, 3, 1.0, {"lists": 1})], 2.0
+    )
+    text = explanation(run).plain
+    assert "candidates" in text and "hnsw" in text and "lists=1" in text
+    assert "temporal" in text and "did not run" in text  # asked for, present, but no report
+    assert "attributes" in text and "not available in this build" in text
+
+
+def test_engine_rows_are_grouped_by_what_serves_them():
+    from localmem.tui.status import engine_groups
+
+    rows = [
+        {"task": "answer", "served_by": "model-free", "ok": True, "engine": "model-free"},
+        {"task": "rerank", "served_by": "unavailable", "ok": True, "engine": "needs a model"},
+        {"task": "judge", "served_by": "model-free", "ok": True, "engine": "model-free"},
+    ]
+    assert engine_groups(rows) == [
+        ("model-free", ["answer", "judge"], "model-free", True),
+        ("unavailable", ["rerank"], "needs a model", True),
+    ]

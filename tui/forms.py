@@ -138,11 +138,22 @@ class ThoughtForm(FormScreen):
         yield Input(id="revises", type="integer")
 
     def values(self) -> dict[str, Any]:
-        revises = self.query_one("#revises", Input).value.strip()
         return {
             "content": self.query_one("#content", TextArea).text,
-            "revises": int(revises) if revises else None,
+            "revises": thought_number(self.query_one("#revises", Input).value),
         }
+
+
+def thought_number(text: str) -> int | str | None:
+    """A thought number typed in a box: None when empty, else an int, else the text as typed
+    (the Memory API then refuses it with a clear error)."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return text
 
 
 class CompleteSessionForm(FormScreen):
