@@ -240,7 +240,7 @@ class LocalMemApp(App[None]):
 
         self.push_screen(
             forms.ThoughtForm(
-                lambda v: memory.add_thought(sid, v["content"], revises=v["revises"]),
+                lambda v: memory.add_thought(sid, v.pop("content"), **v),
                 subtitle=source.session.title,
             ),
             added,

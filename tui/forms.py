@@ -22,6 +22,13 @@ from localmem.types import KINDS
 Save = Callable[[dict[str, Any]], Any]
 
 
+def available_jobs() -> set[str]:
+    """Kinds of write-time job (mine, evolve) this build can run."""
+    from localmem.memory import job_handlers
+
+    return set(job_handlers())
+
+
 class FormScreen(ModalScreen[Any]):
     """A modal form: Ctrl+S (or the Save button) saves, Escape cancels."""
 
@@ -72,11 +79,38 @@ class FormScreen(ModalScreen[Any]):
             return
         self._busy = True
         values = self.values()
+        button = self.query_one("#save", Button)
+        label = button.label
+        button.label, button.disabled = "Saving…", True
 
         def unbusy() -> None:
             self._busy = False
+            button.label, button.disabled = label, False
 
         background(self, lambda: self._save(values), done=self.dismiss, after=unbusy, group="form")
+
+    def mechanism_fields(self) -> ComposeResult:
+        """Switches for the write-time mechanisms (attribute mining, evolution) of this build."""
+        handlers = available_jobs()
+        with Horizontal(classes="form-row"):
+            for job, label in (("mine", "Mine attributes"), ("evolve", "Evolve neighbours")):
+                here = job in handlers
+                yield Checkbox(
+                    label if here else f"{label}: n/a",
+                    value=here,
+                    disabled=not here,
+                    id=f"with-{job}",
+                )
+
+    def mechanism_values(self) -> dict[str, Any]:
+        """The ``mine`` / ``evolve`` options of an add, for the mechanisms this build has."""
+        handlers = available_jobs()
+        out: dict[str, Any] = {}
+        if "mine" in handlers:
+            out["mine"] = "inline" if self.query_one("#with-mine", Checkbox).value else "off"
+        if "evolve" in handlers:
+            out["evolve"] = self.query_one("#with-evolve", Checkbox).value
+        return out
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -103,6 +137,7 @@ class AddMemoryForm(FormScreen):
                 yield Input(value=self._user_id or "", id="user")
         yield Label("Context (optional)")
         yield Input(id="context")
+        yield from self.mechanism_fields()
 
     def values(self) -> dict[str, Any]:
         return {
@@ -110,6 +145,7 @@ class AddMemoryForm(FormScreen):
             "kind": self.query_one("#kind", Select).value,
             "user_id": self.query_one("#user", Input).value.strip() or None,
             "context": self.query_one("#context", Input).value.strip() or None,
+            **self.mechanism_values(),
         }
 
 
@@ -136,11 +172,13 @@ class ThoughtForm(FormScreen):
         yield TextArea(id="content", soft_wrap=True)
         yield Label("Revises thought number (optional)")
         yield Input(id="revises", type="integer")
+        yield from self.mechanism_fields()
 
     def values(self) -> dict[str, Any]:
         return {
             "content": self.query_one("#content", TextArea).text,
             "revises": thought_number(self.query_one("#revises", Input).value),
+            **self.mechanism_values(),
         }
 
 
