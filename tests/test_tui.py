@@ -216,11 +216,13 @@ def test_links_jump_and_history_shows_every_change(demo):
     )
     db = demo.store.db
     db.execute(
-        "INSERT INTO links VALUES (?, ?, 'related', 0.8, 'same problem', now())",
+        "INSERT INTO links (src, dst, kind, weight, reason, created_at) "
+        "VALUES (?, ?, 'related', 0.8, 'same problem', now())",
         [first.id, last.id],
     )
     db.execute(
-        "INSERT INTO attributes VALUES (?, 'entities', 'Redis', 0, 0.9, 'test'), "
+        "INSERT INTO attributes (memory_id, axis, value, rank, score, miner) "
+        "VALUES (?, 'entities', 'Redis', 0, 0.9, 'test'), "
         "(?, 'topic', 'performance', 0, 0.7, 'test')",
         [first.id, first.id],
     )

@@ -41,11 +41,13 @@ def steady_store(tmp_path_factory, embedder):
         )
         db = memory.store.db
         db.execute(
-            "INSERT INTO links VALUES (?, ?, 'related', 0.82, 'same decision', now())",
+            "INSERT INTO links (src, dst, kind, weight, reason, created_at) "
+            "VALUES (?, ?, 'related', 0.82, 'same decision', now())",
             [first.id, last.id],
         )
         db.execute(
-            "INSERT INTO attributes VALUES (?, 'entities', '/search', 0, 0.9, 'model-free'), "
+            "INSERT INTO attributes (memory_id, axis, value, rank, score, miner) "
+            "VALUES (?, 'entities', '/search', 0, 0.9, 'model-free'), "
             "(?, 'entities', 'rate limits', 1, 0.8, 'model-free'), "
             "(?, 'intent', 'design', 0, 0.7, 'model-free'), "
             "(?, 'topic', 'performance', 0, 0.6, 'model-free')",
