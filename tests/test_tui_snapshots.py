@@ -124,7 +124,11 @@ def test_help_screen(steady, snap_compare):
     assert snap_compare(make_app(steady), terminal_size=SIZE, run_before=run_before)
 
 
-def test_add_thought_form(steady, snap_compare):
+def test_add_thought_form(steady, snap_compare, monkeypatch):
+    # the form offers mining and evolution as switches when the build has them; the picture
+    # shows them switchable whatever this build has, so it does not change as they land
+    monkeypatch.setattr("localmem.tui.forms.available_jobs", lambda: {"mine", "evolve"})
+
     async def run_before(pilot) -> None:
         await _open_rate_limit_session(steady)(pilot)
         # completed sessions take no thoughts: open a new one and write into its form
