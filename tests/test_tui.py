@@ -241,12 +241,13 @@ def test_links_jump_and_history_shows_every_change(demo):
         assert "Redis" in body and "performance" in body
         history = static_text(pilot.app, "#browse-detail .detail-history")
         assert "ADD" in history and "EVOLVE" in history and "evolution" in history
+        print("HISTORY", history)
         assert "→ Rate limits protect /search; see the" in history  # values cut to a line
         links = detail.query_one(".detail-links", OptionList)
         assert links.option_count == n_links
-        ids = [links.get_option_at_index(i).id for i in range(links.option_count)]
+        target = next(i for i, link in enumerate(detail.shown.links) if link.kind == "see-also")
         links.focus()
-        await press(pilot, "home", *["down"] * ids.index(last.id), "enter")
+        await press(pilot, "home", *["down"] * target, "enter")
         assert detail.shown.item.id == last.id  # jumped
         back = [link for link in detail.shown.links if link.kind == "see-also"]
         assert back[0].direction == "in" and back[0].other.id == first.id
@@ -484,3 +485,25 @@ def test_engine_rows_are_grouped_by_what_serves_them():
         ("model-free", ["answer", "judge"], "model-free", True),
         ("unavailable", ["rerank"], "needs a model", True),
     ]
+
+
+def test_a_failing_job_or_view_update_is_a_notification_not_a_crash(memory):
+    from localmem.errors import NotFoundError
+    from localmem.tui.common import background
+
+    def missing():
+        raise NotFoundError("no memory with id 'nope'")
+
+    async def scenario(pilot):
+        app = pilot.app
+        background(app.screen, missing, done=lambda _: None)
+        await settle(pilot)
+        background(app.screen, lambda: 1, done=lambda n: n / 0)  # a bug in drawing a result
+        await settle(pilot)
+        assert app.errors == [
+            "no memory with id 'nope'",
+            "unexpected ZeroDivisionError: division by zero",
+        ]
+        assert app.is_running
+
+    drive(make_app(memory), scenario)

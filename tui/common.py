@@ -38,11 +38,10 @@ def background(
         worker = get_current_worker()
         try:
             result = job()
+            if done is not None and not worker.is_cancelled:
+                _call_ui(node, done, result)  # raises here what ``done`` raised
         except Exception as exc:  # shown to the person; the app keeps running
             _call_ui(node, node.app.report_error, exc)
-        else:
-            if done is not None and not worker.is_cancelled:
-                _call_ui(node, done, result)
         finally:
             if after is not None:
                 _call_ui(node, after)

@@ -61,9 +61,11 @@ class MemoryDetail(VerticalScroll):
             self.show(self._trail.pop(), remember=False)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        if event.option_list.has_class("detail-links") and event.option.id:
+        if event.option_list.has_class("detail-links") and self.shown is not None:
             event.stop()
-            self.show(event.option.id)
+            other = self.shown.links[event.option_index].other if self.shown.links else None
+            if other is not None:
+                self.show(other.id)
 
     def _present(self, d: data.Detail) -> None:
         self.shown = d
@@ -72,7 +74,7 @@ class MemoryDetail(VerticalScroll):
         links = self.query_one(".detail-links", OptionList)
         links.clear_options()
         if d.links:
-            links.add_options(link_option(link) for link in d.links)
+            links.add_options(link_option(link) for link in d.links)  # in the order of d.links
         else:
             links.add_option(Option(plain("no links", "dim"), disabled=True))
         self.query_one(".detail-history", Static).update(history_text(d))
@@ -169,7 +171,7 @@ def link_option(link: data.Link) -> Option:
     text.append(one_line(link.other.content or "(purged)", 70))
     if link.reason:
         text.append(f"  {one_line(link.reason, 40)}", style="italic dim")
-    return Option(text, id=link.other.id)
+    return Option(text)  # two links may lead to one memory: options are told apart by index
 
 
 def history_text(d: data.Detail) -> Text:
