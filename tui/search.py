@@ -86,26 +86,24 @@ def explanation(run: SearchRun) -> Text:
     result = run.result
     if result is None:
         return out
-    width = max((len(r.stage) for r in result.stages), default=8)
     for report in result.stages:
         out.append("\n")
-        out.append(f"{report.stage:<{width}} ", style="bold")
-        out.append(f"{report.candidates_in:>4} → {report.candidates_out:<4}")
-        out.append(f"{report.ms:7.1f} ms  ", style="dim")
-        out.append(report.implementation, style="cyan")
+        out.append(report.stage, style="bold")
+        out.append(f" {report.implementation}", style="cyan")
+        out.append(
+            f"\n  {report.candidates_in} → {report.candidates_out} candidates, {report.ms:.1f} ms",
+            style="dim",
+        )
         if report.notes:
             notes = ", ".join(f"{k}={v}" for k, v in report.notes.items())
-            out.append(f"\n{'':<{width}} {one_line(notes, 60)}", style="dim")
+            out.append(f"\n  {notes}", style="dim")
     ran = {r.stage for r in result.stages}
     for option, _, _, stage in TOGGLES:
         asked = run.options.get(option) not in (None, False, "off", "")
         if stage is not None and asked and stage not in ran:
-            out.append(f"\n{stage:<{width}} did not run", style="yellow")
+            out.append(f"\n{stage} did not run", style="yellow")
     for option in run.missing:
-        out.append(
-            f"\n{option:<{width}} not available in this build: searched without it",
-            style="yellow",
-        )
+        out.append(f"\n{option}: not available in this build, searched without it", style="yellow")
     out.append(f"\ntotal {result.total_ms:.1f} ms", style="dim")
     if result.packed_tokens is not None:
         out.append(f", {result.packed_tokens} tokens", style="dim")
