@@ -205,13 +205,48 @@ class ProcedureConfig(_Section):
 
 
 class ConversationConfig(_Section):
-    """Short- and long-term agent memory (seed 003)."""
+    """Short- and long-term agent memory and the RAG agent (seed 003)."""
 
     stm_budget_tokens: int = Field(2000, ge=64, description="Tokens kept in the rolling buffer.")
     ltm_facts: int = Field(5, ge=0, description="Facts read into a prompt.")
     ltm_min_salience: float = Field(0.3, ge=0.0, le=1.0, description="Least salience read.")
     ltm_entities: int = Field(10, ge=0, description="Entities read into a prompt.")
     ltm_relations: int = Field(15, ge=0, description="Relations read into a prompt.")
+    fact_order: Literal["salience", "relevance"] = Field(
+        "salience",
+        description="Which facts are read: the most salient (newest first among equals, as the "
+        "seed) or the most similar to the question among those salient enough.",
+    )
+    write_facts: bool = Field(True, description="Store the question-answer pair after an answer.")
+    fact_salience: float = Field(
+        0.7, ge=0.0, le=1.0, description="Salience of a fact whose question was answered."
+    )
+    unanswered_salience: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Salience of a fact whose answer said the sources do not tell (success false).",
+    )
+    write_entities: bool = Field(
+        True, description="Extract entities and relations after an answer and store them."
+    )
+    entity_source_chars: int = Field(
+        500, ge=0, description="Characters of the top retrieved chunk read for entities."
+    )
+    entity_extractor: Literal["rules", "engine", "auto"] = Field(
+        "rules",
+        description="rules: the seed's pattern rules (no model); engine: the 'entities' model "
+        "task; auto: the engine when a model is configured, else the rules.",
+    )
+    phenomena: tuple[str, ...] = Field(
+        (),
+        description="Names (or regular expressions) the rule-based extractor tags as "
+        "phenomena, e.g. the titles of the documents of a corpus.",
+    )
+    retrieve_k: int = Field(3, ge=1, le=100, description="Chunks retrieved for an answer.")
+    retrieve_mode: Literal["hybrid", "dense", "lexical"] = Field(
+        "dense", description="How chunks are retrieved (the seed: dense similarity)."
+    )
 
 
 class Config(_Section):

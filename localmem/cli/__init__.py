@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from localmem.cli import (
     admin,
+    agent,
     bench,
     demo,
     experiment,
@@ -34,6 +35,7 @@ COMMANDS = [
     ingest,
     sessions,
     procedures,
+    agent,
     admin,
     models,
     experiment,

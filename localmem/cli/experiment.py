@@ -39,4 +39,5 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 # the experiments register themselves on import (their heavy imports wait for run())
+from localmem.cli import experiment_rag  # noqa: E402, F401 - seed 003
 from localmem.cli import memp as _memp  # noqa: E402, F401
