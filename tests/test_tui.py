@@ -275,7 +275,13 @@ def test_ingest_a_file_with_progress_in_a_worker(memory, tmp_path):
         bar = run.query_one("#ingest-progress", ProgressBar)
         assert bar.total and bar.progress == bar.total
         assert run.last_ingest.memories >= 2
+        chunks = memory.list(kind="chunk")
+        assert {c.metadata["chunker"] for c in chunks} == {"paragraph"}
+        run.query_one("#ingest-chunker").value = "fixed"  # another strategy
         path_box = run.query_one("#ingest-path", Input)
+        path_box.value = str(doc)
+        await press(pilot, "enter")
+        assert {c.metadata["chunker"] for c in memory.list(kind="chunk")} == {"paragraph", "fixed"}
         path_box.value = str(lines)
         await press(pilot, "enter")
         assert run.last_ingest.memories == 5 and run.last_ingest.skipped == 1

@@ -26,14 +26,30 @@ if TYPE_CHECKING:
 ProgressFn = Callable[[int, int], None]
 
 
-def ingest(memory: Memory, path: str, *, user_id: str | None, progress: ProgressFn) -> IngestReport:
+def ingest(
+    memory: Memory,
+    path: str,
+    *,
+    user_id: str | None,
+    chunker: str = "paragraph",
+    progress: ProgressFn,
+) -> IngestReport:
     """Ingest one file into the open store (JSONL lines as memories, documents as chunks)."""
     from localmem.ingest import ingest_file
 
     if not path.strip():
         raise InputError("name a file to ingest")
     defaults = {"user_id": user_id} if user_id else {}
-    return ingest_file(memory, Path(path.strip()).expanduser(), progress=progress, **defaults)
+    return ingest_file(
+        memory, Path(path.strip()).expanduser(), chunker=chunker, progress=progress, **defaults
+    )
+
+
+def chunker_names() -> list[str]:
+    """The chunking strategies of this build (paragraph first: the default)."""
+    from localmem.ingest import CHUNKERS
+
+    return sorted(CHUNKERS, key=lambda name: (name != "paragraph", name))
 
 
 def experiment_names() -> list[str]:
@@ -108,6 +124,13 @@ class RunPane(VerticalScroll):
             with Horizontal(classes="form-row"):
                 yield Input(placeholder="path of the file", id="ingest-path")
                 yield Input(placeholder="user (optional)", id="ingest-user", classes="narrow")
+                yield Select(
+                    ((n, n) for n in chunker_names()),
+                    value="paragraph",
+                    allow_blank=False,
+                    id="ingest-chunker",
+                    tooltip="how a document is cut into chunks",
+                )
                 yield Button("Ingest", id="ingest-go", variant="primary")
             yield ProgressBar(id="ingest-progress", show_eta=False, classes="idle")
             yield Static(id="ingest-result")
@@ -145,6 +168,7 @@ class RunPane(VerticalScroll):
         """Ingest the named file in a worker, moving the bar as batches are stored."""
         path = self.query_one("#ingest-path", Input).value
         user = self.query_one("#ingest-user", Input).value.strip() or None
+        chunker = str(self.query_one("#ingest-chunker", Select).value)
         bar = self.query_one("#ingest-progress", ProgressBar)
         bar.update(total=None, progress=0)
         bar.remove_class("idle")
@@ -159,7 +183,7 @@ class RunPane(VerticalScroll):
 
         background(
             self,
-            lambda: ingest(memory, path, user_id=user, progress=progress),
+            lambda: ingest(memory, path, user_id=user, chunker=chunker, progress=progress),
             done=self._ingested,
             after=lambda: setattr(button, "disabled", False),
             group="ingest",
