@@ -25,6 +25,7 @@ from localmem.cli import (
     procedures,
     search,
     sessions,
+    tui,
 )
 from localmem.cli.common import CommandError, fail
 from localmem.errors import LocalMemError
@@ -44,6 +45,7 @@ COMMANDS = [
     experiment,
     bench,
     demo,
+    tui,
 ]
 
 
