@@ -126,26 +126,68 @@ class SearchConfig(_Section):
 
 
 class AttributeConfig(_Section):
-    """MemInsight attribute mining (seed 000)."""
+    """MemInsight attribute mining (seed 000): see localmem/attributes/."""
 
     mine_on_add: Literal["off", "inline", "deferred"] = Field(
         "off", description="Mine attributes when a memory is added, now or as a background job."
     )
-    intents: tuple[str, ...] = (
-        "debugging",
-        "design",
-        "implementation",
-        "analysis",
-        "planning",
-        "reflection",
+    miner: Literal["auto", "model-free", "engine"] = Field(
+        "auto",
+        description="auto: the model engine when one is configured, else model-free "
+        "(key phrases + zero-shot labels); engine: always the model (an error without one).",
     )
-    topics: tuple[str, ...] = (
-        "performance",
-        "security",
-        "architecture",
-        "data",
-        "testing",
-        "deployment",
+    label_set: str = Field(
+        "software",
+        description="Built-in intents/topics: 'software' (the seed's enums) or 'conversation' "
+        "(personal chats such as LoCoMo).",
+    )
+    label_file: str | None = Field(
+        None, description="A JSON file with a custom label set (overrides label_set)."
+    )
+    intents: tuple[str, ...] | None = Field(
+        None, description="Only these intents of the label set (unknown names are added)."
+    )
+    topics: tuple[str, ...] | None = Field(
+        None, description="Only these topics of the label set (unknown names are added)."
+    )
+    max_entities: int = Field(5, ge=1, le=10, description="Most entities mined per memory.")
+    min_entities: int = Field(
+        3, ge=0, le=10, description="Entities kept even when weak (if the text has that many)."
+    )
+    secondary_ratio: float = Field(
+        0.75,
+        ge=0.0,
+        le=1.0,
+        description="A second intent/topic is stored (rank 1) when its confidence is at least "
+        "this share of the first's; only the comprehensive strategy matches on it.",
+    )
+    refined_min_confidence: float = Field(
+        0.3,
+        ge=0.0,
+        le=1.0,
+        description="The refined strategy ignores intent/topic labels less confident than this.",
+    )
+    entity_match: float = Field(
+        0.5,
+        gt=0.0,
+        le=1.0,
+        description="Least overlap of two entities' terms (shared / smaller set) to match.",
+    )
+    boost_weight: float = Field(
+        0.3, ge=0.0, description="Score bonus per matched axis, as a share of the score."
+    )
+    temperature: float = Field(
+        0.05, gt=0.0, description="Softmax temperature turning label similarities into confidences."
+    )
+    aliases: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra entity aliases (spelling -> canonical), on top of the built-in ones.",
+    )
+    query_cache_size: int = Field(
+        1024, ge=0, description="Mined query attributes kept in memory (keyed by text and miner)."
+    )
+    max_tokens: int | None = Field(
+        None, ge=16, description="Most tokens the model may write per text (None: the task's)."
     )
 
 
@@ -156,6 +198,54 @@ class EvolutionConfig(_Section):
     mode: Literal["inline", "deferred"] = "inline"
     max_tokens_per_add: int = Field(
         2000, ge=0, description="Model tokens one add may spend on evolving its neighbours."
+    )
+    max_output_tokens: int = Field(
+        300,
+        ge=64,
+        description="Most tokens a model may write per neighbour; a neighbour is only asked "
+        "when prompt plus this still fit the add's token budget.",
+    )
+    scope: Literal["user", "session", "store"] = Field(
+        "user",
+        description="Where neighbours are looked for: memories of the same user (the default), "
+        "the same session, or the whole store. Only memories older than the new one count.",
+    )
+    min_similarity: float = Field(
+        0.3, ge=-1.0, le=1.0, description="Least cosine similarity for a memory to be a neighbour."
+    )
+    rewrite_context: bool = Field(
+        True, description="Let evolution rewrite neighbours' contexts (False: only link them)."
+    )
+    link_similarity: float = Field(
+        0.55,
+        ge=-1.0,
+        le=1.0,
+        description="Model-free: link without a shared key phrase from this similarity on.",
+    )
+    rare_share: float = Field(
+        0.05,
+        gt=0.0,
+        le=1.0,
+        description="Model-free: a word in more than this share of the memories is too common "
+        "to name a connection (stores under 50 memories: every word may).",
+    )
+    max_context_chars: int = Field(
+        400,
+        ge=80,
+        le=400,
+        description="Model-free: longest evolved context; the oldest templated lines go first.",
+    )
+    link_decay: float = Field(
+        0.9,
+        gt=0.0,
+        le=1.0,
+        description="Search stage `links`: a linked memory scores this share of its source hit.",
+    )
+    link_hits: int = Field(
+        5, ge=1, le=100, description="Search stage `links`: how many top hits are expanded."
+    )
+    link_fanout: int = Field(
+        3, ge=1, le=50, description="Search stage `links`: most linked memories added per hit."
     )
 
 

@@ -14,9 +14,11 @@ from collections.abc import Sequence
 from localmem.cli import (
     admin,
     agent,
+    attributes,
     bench,
     consolidate,
     demo,
+    evolution,
     experiment,
     ingest,
     memories,
@@ -24,6 +26,7 @@ from localmem.cli import (
     procedures,
     search,
     sessions,
+    tui,
 )
 from localmem.cli.common import CommandError, fail
 from localmem.errors import LocalMemError
@@ -32,16 +35,19 @@ from localmem.errors import LocalMemError
 COMMANDS = [
     memories,
     search,
+    attributes,
     ingest,
     sessions,
     procedures,
     consolidate,
     agent,
+    evolution,
     admin,
     models,
     experiment,
     bench,
     demo,
+    tui,
 ]
 
 
