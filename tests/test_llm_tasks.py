@@ -66,9 +66,18 @@ def test_model_free_tasks_run_without_an_engine():
     assert result.usage.prompt_tokens == 0 and result.usage.seconds >= 0
 
 
+def _without_model_free():
+    """A task that still has no model-free implementation (they get one, issue by issue)."""
+    missing = [t for t in all_tasks() if t.model_free is None and t.example is not None]
+    if not missing:
+        pytest.skip("every task has a model-free implementation")
+    return missing[0]
+
+
 def test_a_task_without_engine_or_model_free_names_itself():
-    with pytest.raises(EngineUnavailableError, match="task 'consolidate' needs a model"):
-        run_task("consolidate", get_task("consolidate").example(), engine=None)
+    spec = _without_model_free()
+    with pytest.raises(EngineUnavailableError, match=f"task '{spec.name}' needs a model"):
+        run_task(spec.name, spec.example(), engine=None)
 
 
 def test_implementation_can_be_forced(tiny_engine):
@@ -78,12 +87,8 @@ def test_implementation_can_be_forced(tiny_engine):
     with pytest.raises(EngineUnavailableError, match="asked to use a model"):
         run_task("judge", inputs, engine=None, implementation="model")
     with pytest.raises(EngineUnavailableError, match="asked to run model-free"):
-        run_task(
-            "consolidate",
-            get_task("consolidate").example(),
-            engine=tiny_engine,
-            implementation="model-free",
-        )
+        spec = _without_model_free()
+        run_task(spec.name, spec.example(), engine=tiny_engine, implementation="model-free")
 
 
 def test_bad_inputs_are_input_errors():
