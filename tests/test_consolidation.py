@@ -127,6 +127,25 @@ def test_dry_run_then_reruns_change_nothing_and_repeats_do_not_duplicate(memory)
     assert len(contents) == len(set(contents))
     assert third.changed
     assert not memory.consolidate(user_id="u1").changed
+    # a new preference changes Caroline's preferences: the meta memory is replaced, not doubled
+    old = {m.id for m in memory.list(user_id="u1") if m.level == "meta"}
+    baking = [
+        ("Caroline", "I love baking sourdough bread on Sunday mornings.", "s3", 20),
+        ("Caroline", "I love how the kitchen smells when I bake sourdough bread.", "s3", 20),
+    ]
+    _add_conversation(memory, rows=baking)
+    fourth = memory.consolidate(user_id="u1")
+    assert fourth.replaced and set(fourth.replaced) <= old
+    replaced = memory.get(fourth.replaced[0], include_deleted=True)
+    assert replaced.deleted and memory.history(replaced.id)[-1].actor == "consolidation"
+    new_meta = [m for m in fourth.meta if "preferences" in m.content]
+    assert new_meta and "sourdough" in new_meta[0].content
+    supersedes = memory.store.db.fetchall(
+        "SELECT dst FROM links WHERE src = ? AND kind = 'supersedes'", [new_meta[0].id]
+    )
+    assert [r[0] for r in supersedes] == [replaced.id]
+    live = [m for m in memory.list(user_id="u1") if m.level == "meta"]
+    assert len([m for m in live if "Caroline's preferences" in m.content]) == 1
 
 
 def test_within_session_never_mixes_sessions(memory):
@@ -169,7 +188,7 @@ def test_bad_input_and_empty_scopes(memory):
 def test_a_failed_write_leaves_the_store_as_it_was(memory, monkeypatch):
     _add_conversation(memory)
     before = _table_counts(memory)
-    indexed = memory.store.vectors.count if hasattr(memory.store.vectors, "count") else None
+    indexed = memory.store.vectors.live_count
     calls = []
     real_link = consolidation_write._link
 
@@ -183,8 +202,7 @@ def test_a_failed_write_leaves_the_store_as_it_was(memory, monkeypatch):
     with pytest.raises(RuntimeError, match="disk full"):
         memory.consolidate(user_id="u1")
     assert _table_counts(memory) == before
-    if indexed is not None:
-        assert memory.store.vectors.count == indexed
+    assert memory.store.vectors.live_count == indexed  # no vector of a rolled-back memory
     assert memory.search("watercolor", k=5, levels=["semantic"]).hits == []
     monkeypatch.setattr(consolidation_write, "_link", real_link)
     assert memory.consolidate(user_id="u1").semantic  # and the next run works
