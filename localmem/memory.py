@@ -249,9 +249,12 @@ class Memory:
         mine: str | None,
         evolve: bool | None,
         extra: Callable[[list[NewMemory]], None] | None = None,
+        vectors: np.ndarray | None = None,
     ) -> list[MemoryItem]:
-        """Embed, then write rows, postings and jobs in one transaction, then the vectors."""
-        vectors = self._embed_rows(batch)
+        """Embed (unless the caller did: ``vectors``, one row per memory), then write rows,
+        postings and jobs in one transaction, then the vectors."""
+        if vectors is None:
+            vectors = self._embed_rows(batch)
         store = self.store
         jobs = self._jobs_for(mine=mine, evolve=evolve)
         with store._write_lock:

@@ -189,20 +189,17 @@ def test_a_failed_write_leaves_the_store_as_it_was(memory, monkeypatch):
     _add_conversation(memory)
     before = _table_counts(memory)
     indexed = memory.store.vectors.live_count
-    calls = []
-    real_link = consolidation_write._link
+    real_links = consolidation_write._insert_links
 
-    def failing_link(*args):
-        calls.append(args)
-        if len(calls) == 3:
-            raise RuntimeError("disk full")
-        real_link(*args)
+    def failing_links(db, links):  # after the memories' rows are written, in the transaction
+        real_links(db, links)
+        raise RuntimeError("disk full")
 
-    monkeypatch.setattr(consolidation_write, "_link", failing_link)
+    monkeypatch.setattr(consolidation_write, "_insert_links", failing_links)
     with pytest.raises(RuntimeError, match="disk full"):
         memory.consolidate(user_id="u1")
     assert _table_counts(memory) == before
     assert memory.store.vectors.live_count == indexed  # no vector of a rolled-back memory
     assert memory.search("watercolor", k=5, levels=["semantic"]).hits == []
-    monkeypatch.setattr(consolidation_write, "_link", real_link)
+    monkeypatch.setattr(consolidation_write, "_insert_links", real_links)
     assert memory.consolidate(user_id="u1").semantic  # and the next run works

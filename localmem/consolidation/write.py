@@ -8,6 +8,9 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import pyarrow as pa
+
 from localmem.consolidation.model import DERIVED_FROM, META_KEY, SUPERSEDES, Source
 from localmem.consolidation.plan import Plan
 from localmem.store import records
@@ -69,23 +72,21 @@ def write_plan(
 
     def write_rest(_: list[NewMemory]) -> None:
         reason = f"consolidation run {run_id}"
+        links: list[tuple[str, str, str, float, str]] = []
         for f in plan.facts:
-            for src, w in zip(f.sources, f.weights, strict=True):
-                _link(db, f.id, src, DERIVED_FROM, w, reason)
+            links += [
+                (f.id, s, DERIVED_FROM, w, reason)
+                for s, w in zip(f.sources, f.weights, strict=True)
+            ]
         for fact_id, src, w, why in plan.extend:
-            _link(db, fact_id, src, DERIVED_FROM, w, f"{reason}: {why}")
+            links.append((fact_id, src, DERIVED_FROM, w, f"{reason}: {why}"))
         for d in plan.meta:
-            for src in d.sources:
-                _link(db, meta_ids[d.key], src, DERIVED_FROM, 1.0, f"{reason}: {d.kind}")
-            old = replaced.get(d.key)
-            if old is not None:
-                _link(db, meta_ids[d.key], old.id, SUPERSEDES, 1.0, reason)
-        for member, into in plan.consolidated.items():
-            db.execute(
-                "INSERT INTO consolidated VALUES (?, ?, ?) ON CONFLICT (memory_id) "
-                "DO UPDATE SET run_id = excluded.run_id, into_id = excluded.into_id",
-                [member, run_id, into],
-            )
+            mid = meta_ids[d.key]
+            links += [(mid, s, DERIVED_FROM, 1.0, f"{reason}: {d.kind}") for s in d.sources]
+            if d.key in replaced:
+                links.append((mid, replaced[d.key].id, SUPERSEDES, 1.0, reason))
+        _insert_links(db, links)
+        _insert_consolidated(db, plan.consolidated, run_id)
         for old in plan.replaced:
             db.execute(
                 "UPDATE memories SET deleted = true, updated_at = ?, "
@@ -96,9 +97,7 @@ def write_plan(
             _remove_derived(db, old.id)
             info = {"run": run_id, "replaced_by": meta_ids[old.key]}
             records.record_history(db, old.id, "DELETE", actor=ACTOR, info=info)
-        for row in rows:
-            info = {"run": run_id, "level": row.level}
-            records.record_history(db, row.id, "CONSOLIDATE", actor=ACTOR, info=info)
+        _insert_history(db, rows, run_id)
         db.execute(
             "INSERT INTO consolidation_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::JSON)",
             [
@@ -120,7 +119,8 @@ def write_plan(
 
     store = memory.store
     if rows:
-        memory._write(rows, mine=None, evolve=None, extra=write_rest)
+        vectors = _vectors(memory, plan, rows)
+        memory._write(rows, mine=None, evolve=None, extra=write_rest, vectors=vectors)
     else:
         with store._write_lock:
             try:
@@ -136,8 +136,68 @@ def write_plan(
     return run_id, meta_ids
 
 
-def _link(db: Database, src: str, dst: str, kind: str, weight: float, reason: str) -> None:
-    db.execute(
-        "INSERT INTO links VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (src, dst, kind) DO NOTHING",
-        [src, dst, kind, float(weight), reason, utcnow()],
+def _vectors(memory: Memory, plan: Plan, rows: list[NewMemory]) -> np.ndarray:
+    """The rows' vectors: the facts' were made while planning; the meta memories' now."""
+    from localmem.types import embedding_text
+
+    meta = [embedding_text(r.content, r.context) for r in rows[len(plan.facts) :]]
+    parts = [np.stack([f.vector for f in plan.facts])] if plan.facts else []
+    if meta:
+        parts.append(np.asarray(memory.embedder.embed_batch(meta), dtype=np.float32))
+    return np.concatenate(parts).astype(np.float32, copy=False)
+
+
+def _insert_links(db: Database, links: list[tuple[str, str, str, float, str]]) -> None:
+    """Provenance links in one statement; a link that exists already is kept as it was."""
+    unique: dict[tuple[str, str, str], tuple[float, str]] = {}
+    for src, dst, kind, weight, reason in links:
+        unique.setdefault((src, dst, kind), (float(weight), reason))
+    if not unique:
+        return
+    keys = list(unique)
+    table = pa.table(
+        {
+            "src": [k[0] for k in keys],
+            "dst": [k[1] for k in keys],
+            "kind": [k[2] for k in keys],
+            "weight": pa.array([unique[k][0] for k in keys], pa.float64()),
+            "reason": [unique[k][1] for k in keys],
+        }
+    )
+    db.with_arrow(
+        table,
+        "INSERT INTO links SELECT src, dst, kind, weight, reason, ?::TIMESTAMP FROM _arg "
+        "ON CONFLICT (src, dst, kind) DO NOTHING",
+        [utcnow()],
+    )
+
+
+def _insert_consolidated(db: Database, consolidated: dict[str, str], run_id: int) -> None:
+    """Which episodic memory went into which fact (a memory consolidated again moves)."""
+    if not consolidated:
+        return
+    table = pa.table({"memory_id": list(consolidated), "into_id": list(consolidated.values())})
+    db.with_arrow(
+        table,
+        "INSERT INTO consolidated SELECT memory_id, ?, into_id FROM _arg ON CONFLICT (memory_id) "
+        "DO UPDATE SET run_id = excluded.run_id, into_id = excluded.into_id",
+        [run_id],
+    )
+
+
+def _insert_history(db: Database, rows: list[NewMemory], run_id: int) -> None:
+    """A CONSOLIDATE event for every new memory, naming the run."""
+    if not rows:
+        return
+    table = pa.table(
+        {
+            "memory_id": [r.id for r in rows],
+            "info": [json.dumps({"run": run_id, "level": r.level}) for r in rows],
+        }
+    )
+    db.with_arrow(
+        table,
+        "INSERT INTO history SELECT nextval('history_seq'), memory_id, 'CONSOLIDATE', NULL, "
+        f"NULL, NULL, '{ACTOR}', ?::TIMESTAMP, info::JSON FROM _arg",
+        [utcnow()],
     )
