@@ -17,10 +17,23 @@ def _sentence_transformers(config: EmbedderConfig) -> Embedder:
     return SentenceTransformerEmbedder(config)
 
 
+def _onnx(config: EmbedderConfig) -> Embedder:
+    from localmem.embed.onnx import OnnxEmbedder
+
+    return OnnxEmbedder(config)
+
+
+def _onnx_int8(config: EmbedderConfig) -> Embedder:
+    from localmem.embed.onnx import OnnxEmbedder
+
+    return OnnxEmbedder(config, variant="int8")
+
+
 #: backend name (EmbedderConfig.backend) -> factory
 EMBEDDER_BACKENDS: dict[str, Callable[[EmbedderConfig], Embedder]] = {
     "torch": _sentence_transformers,
-    "onnx": _sentence_transformers,
+    "onnx": _onnx,
+    "onnx-int8": _onnx_int8,
     "openvino": _sentence_transformers,
 }
 
