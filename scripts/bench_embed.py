@@ -83,9 +83,10 @@ def st_status() -> str:
         return "not set up (run with --setup)"
 
 
-def run_variant(name: str, corpus, queries, rounds: int, redo: bool) -> dict:
-    WORK.mkdir(parents=True, exist_ok=True)
-    out = WORK / f"{name}.json"
+def run_variant(name: str, corpus, queries, rounds: int, redo: bool, work: Path) -> dict:
+    """Run (or reuse) one variant; ``work`` is the folder of this corpus's results."""
+    work.mkdir(parents=True, exist_ok=True)
+    out = work / f"{name}.json"
     if out.exists() and not redo:
         cached = json.loads(out.read_text())
         if cached.get("status") == "ok":
@@ -106,18 +107,18 @@ def run_variant(name: str, corpus, queries, rounds: int, redo: bool) -> dict:
         "corpus": corpus,
         "queries": queries,
         "rounds": rounds,
-        "vectors_out": str(WORK / f"{name}.corpus.npy"),
-        "queries_out": str(WORK / f"{name}.queries.npy"),
+        "vectors_out": str(work / f"{name}.corpus.npy"),
+        "queries_out": str(work / f"{name}.queries.npy"),
     }
-    job_file = WORK / f"{name}.job.json"
+    job_file = work / f"{name}.job.json"
     job_file.write_text(json.dumps(job))
     log(f"{name}: running")
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'scripts'}:{ROOT}")
-    with open(WORK / f"{name}.log", "w") as err:
+    with open(work / f"{name}.log", "w") as err:
         subprocess.run([python, str(WORKER), name, str(job_file), str(out)], stdout=err,
-                       stderr=err, env=env, cwd=str(WORK))  # fmt: skip
+                       stderr=err, env=env, cwd=str(work))  # fmt: skip
     if not out.exists():
-        return {"status": "error", "error": f"no result (see {WORK / (name + '.log')})"}
+        return {"status": "error", "error": f"no result (see {work / (name + '.log')})"}
     result = json.loads(out.read_text())
     log(f"{name}: {result['status']} {result.get('error', '')}")
     return result
@@ -145,14 +146,14 @@ class Precomputed:
         return Served()
 
 
-def recall(convs, corpus, queries, name: str) -> dict:
+def recall(convs, corpus, queries, name: str, work: Path) -> dict:
     """LoCoMo dev R@10 (and more) of one variant's vectors, hybrid default and dense."""
     from localmem import Memory
     from localmem.eval.locomo import ingest_conversation
     from localmem.eval.retrieval import run_questions, summarize
 
-    vecs = np.load(WORK / f"{name}.corpus.npy")
-    qvecs = np.load(WORK / f"{name}.queries.npy")
+    vecs = np.load(work / f"{name}.corpus.npy")
+    qvecs = np.load(work / f"{name}.queries.npy")
     embedder = Precomputed.make(corpus + queries, np.concatenate([vecs, qvecs]))
     out = {}
     for mode in ("hybrid", "dense"):
@@ -166,9 +167,9 @@ def recall(convs, corpus, queries, name: str) -> dict:
     return out
 
 
-def cosine(name: str) -> dict:
-    ref = np.load(WORK / f"{REFERENCE}.corpus.npy")
-    vecs = np.load(WORK / f"{name}.corpus.npy")
+def cosine(name: str, work: Path) -> dict:
+    ref = np.load(work / f"{REFERENCE}.corpus.npy")
+    vecs = np.load(work / f"{name}.corpus.npy")
     cos = (ref * vecs).sum(axis=1)
     return {"mean": float(cos.mean()), "min": float(cos.min())}
 
@@ -179,6 +180,7 @@ def main() -> int:
     parser.add_argument("--locomo", required=True, help="LoCoMo JSON (locomo_dev.json)")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--conversations", type=int, help="only the first N conversations")
     parser.add_argument("--redo", action="store_true")
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
     parser.add_argument("--no-write", action="store_true")
@@ -187,21 +189,22 @@ def main() -> int:
         setup()
     from localmem.eval.locomo import load_locomo
 
-    convs = load_locomo(args.locomo)
+    convs = load_locomo(args.locomo)[: args.conversations]
     corpus = [t.content for c in convs for t in c.turns]
     queries = list(
         dict.fromkeys(q.question for c in convs for q in c.questions if q.category in (1, 2, 3, 4))
     )
     names = [REFERENCE] + [v for v in args.variants if v != REFERENCE]
+    work = WORK / f"{Path(args.locomo).stem}-{len(corpus)}"  # a trial subset stays apart
     rows = []
     for name in names:
-        res = run_variant(name, corpus, queries, args.rounds, args.redo)
+        res = run_variant(name, corpus, queries, args.rounds, args.redo, work)
         row = {"variant": name, **res}
         if res.get("status") == "ok":
-            row["recall"] = recall(convs, corpus, queries, name)
-            row["cosine"] = cosine(name)
+            row["recall"] = recall(convs, corpus, queries, name, work)
+            row["cosine"] = cosine(name, work)
         rows.append(row)
-    (WORK / "summary.json").write_text(json.dumps(rows, indent=2, default=str))
+    (work / "summary.json").write_text(json.dumps(rows, indent=2, default=str))
     if args.no_write:
         for r in rows:
             r.pop("traceback", None)
