@@ -1,4 +1,4 @@
-"""The ONNX embedder backend: same vectors as torch, a robust export cache, no torch at query time."""
+"""The ONNX embedder backend: the same vectors as torch, a robust export cache, no torch import."""
 
 from __future__ import annotations
 
@@ -116,6 +116,36 @@ def test_a_failed_export_is_a_model_error(embedder, tmp_path):
     with pytest.raises(ModelError, match="ONNX export"):
         broken.embed_batch(["anything"])
     assert not list((tmp_path / "cache").glob("model-*"))  # nothing half-written is kept
+
+
+@pytest.mark.slow
+def test_without_a_usable_graph_the_default_falls_back_to_torch(embedder, tmp_path, caplog):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the export cache should go")
+    config = EmbedderConfig(cache_dir=str(blocker / "cache"))
+    strict = OnnxEmbedder(config)
+    with pytest.raises(ModelError, match="ONNX"):
+        strict.embed_batch(["anything"])
+    fallback = make_embedder(config)  # what Memory.open builds for backend "onnx"
+    with caplog.at_level("WARNING", logger="localmem.embed"):
+        vecs = fallback.embed_batch(TEXTS[:2])
+    assert "using the torch model instead" in caplog.text
+    assert fallback.describe()["fallback_from"] == "onnx"
+    assert fallback.name == embedder.name  # the same model: a store accepts its vectors
+    assert (vecs * embedder.embed_batch(TEXTS[:2])).sum(axis=1).min() > 0.9999
+
+
+def test_a_model_the_onnx_path_cannot_run_gets_the_torch_backend(tmp_path, caplog):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"hidden_size": 8}))
+    (model / "modules.json").write_text(
+        json.dumps([{"idx": 0, "path": "", "type": "my_package.CustomEncoder"}])
+    )
+    with caplog.at_level("WARNING", logger="localmem.embed"):
+        chosen = make_embedder(EmbedderConfig(model=str(model)))
+    assert not isinstance(chosen, OnnxEmbedder)
+    assert chosen.config.backend == "torch" and "torch backend" in caplog.text
 
 
 def _run(code: str, *args: str) -> str:

@@ -18,9 +18,17 @@ def _sentence_transformers(config: EmbedderConfig) -> Embedder:
 
 
 def _onnx(config: EmbedderConfig) -> Embedder:
-    from localmem.embed.onnx import OnnxEmbedder
+    import logging
 
-    return OnnxEmbedder(config)
+    from localmem.embed.onnx import OnnxEmbedder
+    from localmem.errors import ModelError
+
+    try:
+        # falls back to torch (one warning) when the graph cannot be exported or loaded
+        return OnnxEmbedder(config, fallback=True)
+    except ModelError as exc:  # a model folder the onnx path cannot reproduce
+        logging.getLogger("localmem.embed").warning("%s; using the torch backend", exc)
+        return _sentence_transformers(config.model_copy(update={"backend": "torch"}))
 
 
 def _onnx_int8(config: EmbedderConfig) -> Embedder:

@@ -5,7 +5,9 @@ cannot afford; this backend needs only ``tokenizers`` and ``onnxruntime`` at run
 graph is exported once from the model's own packaged weights (:mod:`localmem.embed.onnx_export`,
 which does use torch) and cached under ``$LOCALMEM_HOME/models/embed`` (or
 ``embedder.cache_dir``). A cached export that is missing, truncated or unreadable is exported
-again; an export that fails raises :class:`ModelError`.
+again. When the graph cannot be had at all (onnxruntime missing, the export fails), the default
+backend falls back to the torch model with one warning (``fallback=True``, what the registry
+builds); built with ``fallback=False`` it raises :class:`ModelError` instead.
 
 The fp32 graph reproduces the torch model (the export is refused below a cosine of 0.9999 on
 check sentences), so its vectors carry the same model name and a store may mix them with vectors
@@ -114,7 +116,9 @@ def fingerprint(path: Path) -> str:
 class OnnxEmbedder(Embedder):
     """Runs a local sentence-transformers model through onnxruntime; loads it on first use."""
 
-    def __init__(self, config: EmbedderConfig | None = None, *, variant: str = "fp32") -> None:
+    def __init__(
+        self, config: EmbedderConfig | None = None, *, variant: str = "fp32", fallback: bool = False
+    ) -> None:
         config = config or EmbedderConfig()
         if variant not in FILES:
             raise ModelError(f"unknown onnx variant {variant!r}; known: {', '.join(FILES)}")
@@ -133,31 +137,60 @@ class OnnxEmbedder(Embedder):
         self._counter: Any = None
         self._input_names: list[str] = []
         self._load_lock = threading.Lock()
+        # the torch model serves instead when the graph cannot be had; only the fp32 graph may
+        # fall back, since only its vectors are the torch model's (int8 has its own name)
+        self._fallback_allowed = fallback and variant == "fp32"
+        self.fallback: Embedder | None = None
+        self.fallback_reason = ""
 
     # -- loading -------------------------------------------------------------------------------
     @property
     def loaded(self) -> bool:
-        """Whether the graph is in memory yet."""
-        return self._session is not None
+        """Whether the graph (or the torch model standing in for it) is in memory yet."""
+        return self._session is not None or bool(getattr(self.fallback, "loaded", False))
 
     def _load(self) -> Any:
-        if self._session is not None:
+        if self._session is not None or self.fallback is not None:
             return self._session
         with self._load_lock:
-            if self._session is None:
+            if self._session is None and self.fallback is None:
                 try:
-                    import onnxruntime  # noqa: F401
-                    from tokenizers import Tokenizer
-                except ImportError as exc:
-                    raise ModelError(
-                        f"the onnx embedder backend needs onnxruntime and tokenizers ({exc})"
-                    ) from None
-                tok = Tokenizer.from_file(str(self.path / "tokenizer.json"))
-                tok.no_padding()
-                tok.enable_truncation(self.spec.max_tokens)
-                self._tokenizer = tok
-                self._session = self._open_session()
+                    self._load_graph()
+                except ModelError as exc:
+                    if not self._fallback_allowed:
+                        raise
+                    self._use_torch(str(exc))
         return self._session
+
+    def _use_torch(self, reason: str) -> None:
+        from localmem.embed.sentence_transformers import SentenceTransformerEmbedder
+
+        log.warning(
+            "the onnx embedder backend is unavailable (%s); using the torch model instead "
+            "(same vectors, slower start). Set embedder.backend to 'torch' to silence this.",
+            reason,
+        )
+        self.fallback_reason = reason
+        self.fallback = SentenceTransformerEmbedder(
+            self.config.model_copy(update={"backend": "torch"})
+        )
+
+    def _load_graph(self) -> None:
+        try:
+            import onnxruntime  # noqa: F401
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ModelError(
+                f"the onnx embedder backend needs onnxruntime and tokenizers ({exc})"
+            ) from None
+        tok = Tokenizer.from_file(str(self.path / "tokenizer.json"))
+        tok.no_padding()
+        tok.enable_truncation(self.spec.max_tokens)
+        self._tokenizer = tok
+        try:
+            self._session = self._open_session()
+        except OSError as exc:  # e.g. a cache folder that cannot be written
+            raise ModelError(f"cannot export the embedding model to ONNX: {exc}") from None
 
     def _open_session(self) -> Any:
         """The inference session, exporting the graph first when no usable export is cached."""
@@ -246,6 +279,8 @@ class OnnxEmbedder(Embedder):
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         session = self._load()
+        if self.fallback is not None:
+            return self.fallback.embed_batch(texts)
         if self.spec.lower_case:
             texts = [t.lower() for t in texts]
         encodings = self._tokenizer.encode_batch(list(texts))
@@ -270,6 +305,12 @@ class OnnxEmbedder(Embedder):
         return len(self._counter.encode(text, add_special_tokens=False).ids)
 
     def describe(self) -> dict:
+        if self.fallback is not None:
+            return {
+                **self.fallback.describe(),
+                "fallback_from": "onnx",
+                "why": self.fallback_reason,
+            }
         return {**super().describe(), "variant": self.variant, "file": str(self.model_file or "")}
 
 
