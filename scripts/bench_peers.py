@@ -164,7 +164,6 @@ def prepare_synthetic(n: int, n_queries: int, need_vectors_from: int) -> dict:
     texts_file = data / f"synthetic-{n}.txt"
     if not texts_file.exists():
         texts_file.write_text("\n".join(synthetic_texts(n)), encoding="utf-8")
-    texts = texts_file.read_text(encoding="utf-8").split("\n")
     qs = make_queries(n_queries)
     embedder = make_embedder()
     qv_file = data / f"queries-{n_queries}.npy"
@@ -172,24 +171,12 @@ def prepare_synthetic(n: int, n_queries: int, need_vectors_from: int) -> dict:
         np.save(qv_file, embedder.embed_batch(qs))
     vectors_file = data / f"synthetic-{n}.npy"
     if need_vectors_from < n and not vectors_file.exists():
-        vectors_file = precompute(texts, embedder, vectors_file)
+        # the same resumable cache of MiniLM vectors as the scale benchmark (scripts/bench_data.py)
+        from bench_data import vectors
+
+        np.save(vectors_file, np.asarray(vectors(n), dtype=np.float32))
     return {"texts_file": str(texts_file), "queries": qs, "query_vectors_file": str(qv_file),
             "vectors_file": str(vectors_file)}  # fmt: skip
-
-
-def precompute(texts: list[str], embedder, target: Path, shard: int = 20_000) -> Path:
-    """MiniLM vectors of every text, in resumable shards, then one .npy file."""
-    parts = target.parent / (target.stem + ".parts")
-    parts.mkdir(exist_ok=True)
-    files = []
-    for start in range(0, len(texts), shard):
-        file = parts / f"{start:09d}.npy"
-        if not file.exists():
-            log(f"embedding texts {start}..{start + shard} for the fill")
-            np.save(file, embedder.embed_batch(texts[start : start + shard]))
-        files.append(file)
-    np.save(target, np.concatenate([np.load(f) for f in files]))
-    return target
 
 
 # -- running ------------------------------------------------------------------------------------
