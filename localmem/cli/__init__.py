@@ -11,12 +11,42 @@ import os
 import sys
 from collections.abc import Sequence
 
-from localmem.cli import admin, bench, demo, experiment, ingest, memories, search
+from localmem.cli import (
+    admin,
+    agent,
+    attributes,
+    bench,
+    demo,
+    evolution,
+    experiment,
+    ingest,
+    memories,
+    models,
+    procedures,
+    search,
+    sessions,
+    tui,
+)
 from localmem.cli.common import CommandError, fail
 from localmem.errors import LocalMemError
 
 #: command modules, in the order their commands appear in --help
-COMMANDS = [memories, search, ingest, admin, experiment, bench, demo]
+COMMANDS = [
+    memories,
+    search,
+    attributes,
+    ingest,
+    sessions,
+    procedures,
+    agent,
+    evolution,
+    admin,
+    models,
+    experiment,
+    bench,
+    demo,
+    tui,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -36,3 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         ep = names.add_parser(name, parents=[store_options()], help=exp.help)
         exp.configure(ep)
         ep.set_defaults(func=exp.run)
+
+
+# the experiments register themselves in EXPERIMENTS on import (heavy imports wait for run())
+from localmem.cli import amem as _amem  # noqa: E402, F401 - seed 001
+from localmem.cli import experiment_rag as _rag  # noqa: E402, F401 - seed 003
+from localmem.cli import meminsight as _meminsight  # noqa: E402, F401 - seed 000
+from localmem.cli import memp as _memp  # noqa: E402, F401 - seed 002
