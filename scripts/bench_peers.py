@@ -180,7 +180,9 @@ def prepare_synthetic(n: int, n_queries: int, need_vectors_from: int) -> dict:
 
 
 # -- running ------------------------------------------------------------------------------------
-def run_worker(system: str, job: dict, tag: str, *, redo: bool, timeout: float) -> dict:
+def run_worker(
+    system: str, job: dict, tag: str, *, redo: bool, timeout: float, cached_only: bool = False
+) -> dict:
     results = WORK / "results"
     results.mkdir(parents=True, exist_ok=True)
     out = results / f"{system}-{tag}.json"
@@ -189,6 +191,8 @@ def run_worker(system: str, job: dict, tag: str, *, redo: bool, timeout: float) 
         if cached.get("status") == "ok":
             log(f"{system} {tag}: cached")
             return cached
+    if cached_only:
+        return {"status": "error", "error": "not run (report from cached results only)"}
     where, _ = SYSTEMS[system]
     python = sys.executable if where == "project" else str(VENV / "bin" / "python")
     job_file = WORK / "jobs" / f"{system}-{tag}.json"
@@ -386,6 +390,7 @@ def main() -> int:
     parser.add_argument("--redo", action="store_true", help="ignore cached results")
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
     parser.add_argument("--no-write", action="store_true", help="print, do not write docs")
+    parser.add_argument("--cached-only", action="store_true", help="report what has run")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -413,7 +418,9 @@ def main() -> int:
         for s in systems:
             job = {"phase": "locomo", "model_path": mp, "k": args.k, "conversations": convs,
                    "workdir": str(WORK / "stores" / f"{s}-locomo")}  # fmt: skip
-            results[s]["locomo"] = run_worker(s, job, tag, redo=args.redo, timeout=args.timeout)
+            results[s]["locomo"] = run_worker(
+                s, job, tag, redo=args.redo, timeout=args.timeout, cached_only=args.cached_only
+            )
     if {"synthetic", "reopen"} & set(args.phases):
         data = prepare_synthetic(args.n, args.queries, min(ingest_n(s) for s in systems))
         for s in systems:
@@ -423,13 +430,18 @@ def main() -> int:
                 job = {"phase": "synthetic", "model_path": mp, "k": args.k, "n": args.n,
                        "ingest_n": ingest_n(s), "workdir": store, **data}  # fmt: skip
                 results[s]["synthetic"] = run_worker(
-                    s, job, tag, redo=args.redo, timeout=args.timeout
+                    s, job, tag, redo=args.redo, timeout=args.timeout, cached_only=args.cached_only
                 )
             if "reopen" in args.phases and Path(store).exists():
                 job = {"phase": "reopen", "model_path": mp, "k": args.k, "workdir": store,
                        "queries": data["queries"]}  # fmt: skip
                 results[s]["reopen"] = run_worker(
-                    s, job, f"reopen-{tag}", redo=args.redo, timeout=args.timeout
+                    s,
+                    job,
+                    f"reopen-{tag}",
+                    redo=args.redo,
+                    timeout=args.timeout,
+                    cached_only=args.cached_only,
                 )
     rows = [summarise(s, results[s], gold) for s in systems]
     (WORK / "summary.json").write_text(json.dumps(rows, indent=2, default=str))
