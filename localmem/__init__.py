@@ -6,7 +6,10 @@ with Memory.open() as mem:
     print(mem.search("When did Caroline go to the support group?").hits[0].memory.content)
 """
 
-from localmem.config import Config
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from localmem.errors import (
     EngineUnavailableError,
     InputError,
@@ -17,7 +20,6 @@ from localmem.errors import (
     StoreError,
     StoreLockedError,
 )
-from localmem.memory import JobsReport, Memory
 from localmem.types import (
     HistoryEvent,
     Hit,
@@ -28,7 +30,27 @@ from localmem.types import (
     Thought,
 )
 
+if TYPE_CHECKING:
+    from localmem.config import Config
+    from localmem.memory import JobsReport, Memory
+
 __version__ = "0.1.0"
+
+# Memory and Config are imported on first use: they pull in DuckDB, pyarrow, numpy and pydantic
+# (about a second), which `localmem --help` and every CLI start would otherwise pay
+_LAZY = {"Memory": "localmem.memory", "JobsReport": "localmem.memory", "Config": "localmem.config"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'localmem' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Config",

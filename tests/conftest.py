@@ -11,6 +11,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def shared_embed_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One ONNX export of MiniLM for the whole session (each test has its own LOCALMEM_HOME,
+    where the export would otherwise be made again); subprocesses inherit it."""
+    cache = tmp_path_factory.mktemp("embed-cache")
+    os.environ["LOCALMEM_EMBED_CACHE"] = str(cache)
+    return cache
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own LOCALMEM_HOME, so nothing touches ~/.localmem."""

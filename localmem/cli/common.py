@@ -11,8 +11,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from localmem.config import default_store_path
-
 
 class CommandError(Exception):
     """A usage problem the command itself found (a bad combination of arguments)."""
@@ -40,6 +38,8 @@ def store_options() -> argparse.ArgumentParser:
 
 def store_path(args: argparse.Namespace) -> Path:
     """The store the command works on."""
+    from localmem.config import default_store_path  # pydantic: imported when a command runs
+
     return Path(args.store).expanduser() if args.store else default_store_path()
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from localmem.cli.common import open_memory, short, store_options
-from localmem.config import localmem_home
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,6 +18,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from localmem.demo import DEMO_QUERIES, load_demo
 
     if not args.store:
+        from localmem.config import localmem_home
+
         args.store = str(localmem_home() / "demo")
     with open_memory(args) as mem:
         if mem.count() == 0:

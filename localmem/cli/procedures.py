@@ -7,7 +7,6 @@ from pathlib import Path
 
 from localmem.cli import memories
 from localmem.cli.common import CommandError, open_memory, print_json, short, store_options
-from localmem.procedures.model import render
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -128,6 +127,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"procedure": proc, "versions": versions, "history": events})
     elif args.render:
+        from localmem.procedures.model import render  # the package pulls in DuckDB: lazily
+
         print(render(proc))
     else:
         print_procedure(proc, versions, events)
@@ -173,6 +174,8 @@ def cmd_find(args: argparse.Namespace) -> int:
         return 0
     for m in found:
         if args.render:
+            from localmem.procedures.model import render
+
             print(render(m))
             print()
             continue

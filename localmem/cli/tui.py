@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 from localmem.cli.common import CommandError
-from localmem.config import default_store_path, localmem_home
 
 DB_FILE = "localmem.duckdb"
 
@@ -36,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def demo_store_path() -> Path:
     """Where the demo store lives (shared with `localmem demo`)."""
+    from localmem.config import localmem_home  # pydantic: imported when the command runs
+
     return localmem_home() / "demo"
 
 
@@ -51,6 +52,8 @@ def choose_store(store: str | None, *, demo: bool) -> tuple[Path, bool, list[str
         return demo_store_path(), True, []
     if store:
         return Path(store).expanduser(), False, []
+    from localmem.config import default_store_path
+
     default = default_store_path()
     if _is_empty(default):
         return (

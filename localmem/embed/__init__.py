@@ -17,10 +17,31 @@ def _sentence_transformers(config: EmbedderConfig) -> Embedder:
     return SentenceTransformerEmbedder(config)
 
 
+def _onnx(config: EmbedderConfig) -> Embedder:
+    import logging
+
+    from localmem.embed.onnx import OnnxEmbedder
+    from localmem.errors import ModelError
+
+    try:
+        # falls back to torch (one warning) when the graph cannot be exported or loaded
+        return OnnxEmbedder(config, fallback=True)
+    except ModelError as exc:  # a model folder the onnx path cannot reproduce
+        logging.getLogger("localmem.embed").warning("%s; using the torch backend", exc)
+        return _sentence_transformers(config.model_copy(update={"backend": "torch"}))
+
+
+def _onnx_int8(config: EmbedderConfig) -> Embedder:
+    from localmem.embed.onnx import OnnxEmbedder
+
+    return OnnxEmbedder(config, variant="int8")
+
+
 #: backend name (EmbedderConfig.backend) -> factory
 EMBEDDER_BACKENDS: dict[str, Callable[[EmbedderConfig], Embedder]] = {
     "torch": _sentence_transformers,
-    "onnx": _sentence_transformers,
+    "onnx": _onnx,
+    "onnx-int8": _onnx_int8,
     "openvino": _sentence_transformers,
 }
 

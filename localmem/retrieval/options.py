@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localmem import validate
-from localmem.config import SearchConfig
 from localmem.errors import InputError
 from localmem.types import KINDS, LEVELS
+
+if TYPE_CHECKING:  # the CLI imports the option names; pydantic (config) would slow its start
+    from localmem.config import SearchConfig
 
 MODES = ("hybrid", "dense", "lexical")
 FUSIONS = ("rrf", "zscore", "minmax")

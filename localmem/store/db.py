@@ -51,6 +51,9 @@ class Database:
         self.read_only = read_only
         try:
             self.con = duckdb.connect(str(path), read_only=read_only)
+            # no progress bars: DuckDB draws them on stdout during long queries (an index
+            # rebuild at 1M memories), into a person's terminal or a script's JSON output
+            self.con.execute("SET enable_progress_bar = false")
         except duckdb.IOException as exc:
             raise StoreError(f"cannot open database {path}: {_first_line(exc)}") from None
         except duckdb.Error as exc:

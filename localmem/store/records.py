@@ -155,9 +155,11 @@ def fetch_by_labels(db: Database, labels: Sequence[int]) -> dict[int, MemoryItem
     """Live or deleted memories by hnswlib label."""
     if len(labels) == 0:
         return {}
-    t = pa.table({"label": pa.array([int(x) for x in labels], pa.int64())})
-    rows = db.with_arrow(
-        t, f"SELECT {MEMORY_COLUMNS} FROM memories WHERE label IN (SELECT label FROM _arg)"
+    # a list parameter, not a registered Arrow table: registering costs several ms per call,
+    # most of a search's own time (scripts/bench_peers.py, docs/benchmarks.md "peers")
+    rows = db.fetchall(
+        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE label IN (SELECT unnest(?::BIGINT[]))",
+        [[int(x) for x in labels]],
     )
     return {int(r[1]): row_to_item(r) for r in rows}
 
@@ -166,9 +168,9 @@ def fetch_by_ids(db: Database, ids: Sequence[str]) -> dict[str, MemoryItem]:
     """Memories by id."""
     if not ids:
         return {}
-    t = pa.table({"id": pa.array(list(ids), pa.string())})
-    rows = db.with_arrow(
-        t, f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN (SELECT id FROM _arg)"
+    rows = db.fetchall(
+        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))",
+        [[str(x) for x in ids]],
     )
     return {r[0]: row_to_item(r) for r in rows}
 

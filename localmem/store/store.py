@@ -226,9 +226,13 @@ class Store:
             self._changes_since_save = 0
 
     def index_changed(self, n: int) -> None:
-        """Count vector changes; save the index every ``save_every`` of them."""
+        """Count vector changes; save the index every ``save_every`` of them, or every
+        ``save_every_fraction`` of the index when that is more (a save writes the whole file:
+        at a fixed interval, growing a store to 1M memories would rewrite 1.7 GB 200 times)."""
         self._changes_since_save += n
-        if self._changes_since_save >= self.config.save_every:
+        size = self.vectors.live_count if self.vectors is not None else 0
+        every = max(self.config.save_every, int(size * self.config.save_every_fraction))
+        if self._changes_since_save >= every:
             self.save_index()
 
     # -- facts about the store ------------------------------------------------------------------

@@ -1,0 +1,190 @@
+"""The ONNX embedder backend: the same vectors as torch, a robust export cache, no torch import."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from localmem import Memory
+from localmem.config import EmbedderConfig
+from localmem.embed import make_embedder
+from localmem.embed.onnx import FILES, MANIFEST, OnnxEmbedder, _valid, cache_root
+from localmem.errors import ModelError, StoreError
+from localmem.store.store import Store
+
+TEXTS = [
+    "ok",
+    "Caroline went to a support group on 7 May 2023 and felt accepted.",
+    "word " * 400,  # longer than the model reads: truncated the same way by both backends
+]
+
+
+def test_the_default_backend_is_onnx(embedder):
+    assert isinstance(embedder, OnnxEmbedder)
+    assert embedder.name == "all-MiniLM-L6-v2"  # the torch backend's name: stores accept both
+    vecs = embedder.embed_batch(TEXTS)
+    assert vecs.shape == (3, 384) and vecs.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    # one text alone and inside a padded batch give the same vector
+    assert float(vecs[1] @ embedder.embed_batch([TEXTS[1]])[0]) > 0.99999
+
+
+@pytest.mark.slow
+def test_onnx_and_torch_vectors_are_interchangeable(embedder, tmp_path):
+    torch_embedder = make_embedder(EmbedderConfig(backend="torch"))
+    want = torch_embedder.embed_batch(TEXTS)
+    got = embedder.embed_batch(TEXTS)
+    assert (want * got).sum(axis=1).min() > 0.9999
+    # a store written by the torch backend is searched with query vectors from onnx
+    with Memory.open(tmp_path / "s", embedder=torch_embedder) as mem:
+        mem.add_many(["Melanie paints sunrises over the lake", "The cache layer times out"])
+    with Memory.open(tmp_path / "s", embedder=embedder) as mem:
+        hit = mem.search("who paints?", k=1, mode="dense").hits[0]
+        assert hit.memory.content.startswith("Melanie")
+        assert hit.score > 0.3
+
+
+def test_int8_vectors_get_their_own_model_name(tmp_path, embedder):
+    int8 = OnnxEmbedder(EmbedderConfig(), variant="int8")
+    assert int8.name == "all-MiniLM-L6-v2+int8" and int8.dim == 384  # known without loading
+    Memory.open(tmp_path / "s", embedder=embedder).close()
+    with pytest.raises(StoreError, match=r"all-MiniLM-L6-v2\+int8"):
+        Store.open(tmp_path / "s", model=int8.name, dim=int8.dim)
+
+
+@pytest.mark.slow
+def test_a_damaged_export_is_made_again(embedder, tmp_path):
+    folder = embedder.model_file.parent
+    cache = tmp_path / "cache"
+    shutil.copytree(folder, cache / folder.name)  # the same fingerprint: this copy is used
+    file = cache / folder.name / FILES["fp32"]
+    size = file.stat().st_size
+    file.write_bytes(b"\0" * size)  # the size the manifest records, the contents garbage
+    fresh = OnnxEmbedder(EmbedderConfig(cache_dir=str(cache)))
+    vecs = fresh.embed_batch(TEXTS[:2])
+    assert fresh.model_file == file
+    assert (vecs * embedder.embed_batch(TEXTS[:2])).sum(axis=1).min() > 0.9999
+    assert file.read_bytes()[:64] != b"\0" * 64
+
+
+def test_export_validity_follows_the_manifest(tmp_path):
+    folder = tmp_path / "m"
+    folder.mkdir()
+    assert not _valid(folder, FILES["fp32"])  # nothing there
+    (folder / FILES["fp32"]).write_bytes(b"x" * 10)
+    (folder / MANIFEST).write_text(json.dumps({"format": 1, "files": {FILES["fp32"]: 10}}))
+    assert _valid(folder, FILES["fp32"])
+    (folder / FILES["fp32"]).write_bytes(b"x" * 5)  # truncated
+    assert not _valid(folder, FILES["fp32"])
+    (folder / MANIFEST).write_text("{not json")
+    assert not _valid(folder, FILES["fp32"])
+
+
+def test_cache_location(monkeypatch, tmp_path):
+    assert cache_root(EmbedderConfig(cache_dir=str(tmp_path))) == tmp_path
+    monkeypatch.delenv("LOCALMEM_EMBED_CACHE", raising=False)
+    monkeypatch.setenv("LOCALMEM_HOME", str(tmp_path / "home"))
+    assert cache_root(EmbedderConfig()) == tmp_path / "home" / "models" / "embed"
+
+
+def test_a_model_the_backend_cannot_run_is_refused_clearly(tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    (model / "modules.json").write_text(
+        json.dumps([{"idx": 0, "path": "", "type": "my_package.CustomEncoder"}])
+    )
+    with pytest.raises(ModelError, match="torch"):
+        OnnxEmbedder(EmbedderConfig(model=str(model)))
+
+
+@pytest.mark.slow
+def test_a_failed_export_is_a_model_error(embedder, tmp_path):
+    model = tmp_path / "model"
+    shutil.copytree(embedder.path, model)
+    for weights in model.glob("*.safetensors"):
+        weights.unlink()  # the export has nothing to load
+    broken = OnnxEmbedder(EmbedderConfig(model=str(model), cache_dir=str(tmp_path / "cache")))
+    with pytest.raises(ModelError, match="ONNX export"):
+        broken.embed_batch(["anything"])
+    assert not list((tmp_path / "cache").glob("model-*"))  # nothing half-written is kept
+
+
+@pytest.mark.slow
+def test_without_a_usable_graph_the_default_falls_back_to_torch(embedder, tmp_path, caplog):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the export cache should go")
+    config = EmbedderConfig(cache_dir=str(blocker / "cache"))
+    strict = OnnxEmbedder(config)
+    with pytest.raises(ModelError, match="ONNX"):
+        strict.embed_batch(["anything"])
+    fallback = make_embedder(config)  # what Memory.open builds for backend "onnx"
+    with caplog.at_level("WARNING", logger="localmem.embed"):
+        vecs = fallback.embed_batch(TEXTS[:2])
+    assert "using the torch model instead" in caplog.text
+    assert fallback.describe()["fallback_from"] == "onnx"
+    assert fallback.name == embedder.name  # the same model: a store accepts its vectors
+    assert (vecs * embedder.embed_batch(TEXTS[:2])).sum(axis=1).min() > 0.9999
+
+
+def test_a_model_the_onnx_path_cannot_run_gets_the_torch_backend(tmp_path, caplog):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"hidden_size": 8}))
+    (model / "modules.json").write_text(
+        json.dumps([{"idx": 0, "path": "", "type": "my_package.CustomEncoder"}])
+    )
+    with caplog.at_level("WARNING", logger="localmem.embed"):
+        chosen = make_embedder(EmbedderConfig(model=str(model)))
+    assert not isinstance(chosen, OnnxEmbedder)
+    assert chosen.config.backend == "torch" and "torch backend" in caplog.text
+
+
+def _run(code: str, *args: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def test_the_cli_imports_nothing_heavy():
+    out = _run(
+        """
+        import sys
+        import localmem.cli
+        heavy = ("torch", "sentence_transformers", "duckdb", "pyarrow", "numpy", "pydantic",
+                 "hnswlib", "onnxruntime")
+        print(sorted(m for m in heavy if m in sys.modules))
+        """
+    )
+    assert out.strip() == "[]"
+
+
+def test_a_search_with_the_default_backend_never_imports_torch(embedder, tmp_path: Path):
+    # `embedder` made the session's export, so this process only loads it
+    out = _run(
+        """
+        import sys
+        from localmem import Memory
+        with Memory.open(sys.argv[1]) as mem:
+            mem.add_many(["Melanie paints sunrises", "The cache layer times out"])
+            print(mem.search("who paints?", k=1).hits[0].memory.content)
+        print(sorted(m for m in ("torch", "sentence_transformers", "transformers")
+                     if m in sys.modules))
+        """,
+        str(tmp_path / "s"),
+    )
+    assert out.splitlines() == ["Melanie paints sunrises", "[]"]
