@@ -68,6 +68,17 @@ class EngineConfig(_Section):
     http_model: str | None = Field(None, description="Model name sent to the HTTP server.")
     http_api_key: str | None = Field(None, description="Bearer token for the HTTP server.")
     timeout_s: float = Field(120.0, gt=0, description="Seconds before an HTTP call gives up.")
+    chat_template: str | None = Field(
+        None,
+        description="Chat template used when the GGUF has none (or to override its own): "
+        "'chatml', or a Jinja template string. Unset: a GGUF without a template is refused.",
+    )
+    http_constraint: Literal["gbnf", "json_schema", "none"] = Field(
+        "gbnf",
+        description="How the HTTP engine constrains JSON output: 'gbnf' sends our grammar "
+        "(llama-server, llama_cpp.server), 'json_schema' sends an OpenAI response_format "
+        "(vLLM), 'none' relies on validation and the retry alone.",
+    )
 
 
 class StoreConfig(_Section):
@@ -94,8 +105,10 @@ class SearchConfig(_Section):
     """Defaults of the read pipeline; every one can be overridden per search call."""
 
     mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
-    fusion: Literal["rrf", "zscore"] = Field(
-        "rrf", description="How dense and BM25 lists are merged in hybrid mode."
+    fusion: Literal["rrf", "zscore", "minmax"] = Field(
+        "zscore",
+        description="How dense and BM25 lists are merged in hybrid mode: calibrated z-score "
+        "fusion beat reciprocal-rank fusion on LoCoMo dev (R@10 0.67 vs 0.59, docs/benchmarks.md).",
     )
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
     dense_weight: float = Field(
@@ -149,9 +162,46 @@ class EvolutionConfig(_Section):
 class ProcedureConfig(_Section):
     """Mem^p procedural memory (seed 002)."""
 
-    threshold: float = Field(0.7, ge=0.0, le=1.0, description="Least score for find() to match.")
+    threshold: float = Field(
+        0.7,
+        ge=0.0,
+        le=1.0,
+        description="Least score for find() to match (score = trigger cosine + type_weight on a "
+        "task-type match + the reliability term).",
+    )
     retire_after_uses: int = Field(3, ge=1, description="Uses before the success rate counts.")
     retire_below: float = Field(0.5, ge=0.0, le=1.0, description="Success rate that retires.")
+    default_level: Literal["concrete", "abstract", "hybrid"] = Field(
+        "hybrid",
+        description="Abstraction level when none is asked for (hybrid: abstract steps plus one "
+        "concrete example, the variant the paper found best).",
+    )
+    type_weight: float = Field(
+        0.1, ge=0.0, le=1.0, description="Added to a match's score when the task types agree."
+    )
+    reliability_weight: float = Field(
+        0.2,
+        ge=0.0,
+        le=1.0,
+        description="Weight of the smoothed success rate around 0.5: promotes procedures that "
+        "worked, demotes ones that failed.",
+    )
+    max_steps: int = Field(
+        8, ge=2, le=8, description="Most steps a procedure keeps (the task schema allows 8)."
+    )
+    max_tokens: int | None = Field(
+        None,
+        ge=16,
+        description="Output budget of the abstraction and reflection tasks (None: the task's).",
+    )
+    implementation: Literal["auto", "model", "model-free"] = Field(
+        "auto",
+        description="Who abstracts and reflects: auto (the engine when there is one, else "
+        "model-free), model (the engine only), model-free (never the engine).",
+    )
+    candidates: int = Field(
+        20, ge=1, le=1000, description="Triggers scored per find (nearest by the vector index)."
+    )
 
 
 class ConversationConfig(_Section):

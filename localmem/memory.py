@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -24,6 +24,9 @@ from localmem.store.records import NewMemory
 from localmem.store.store import Store
 from localmem.text import content_hash
 from localmem.types import HistoryEvent, MemoryItem, SearchResult, Session, Thought, embedding_text
+
+if TYPE_CHECKING:
+    from localmem.procedures import ProcedureStore
 
 log = logging.getLogger("localmem")
 
@@ -65,6 +68,7 @@ class Memory:
         self.embedder = embedder
         self.config = config or Config()
         self._engine = engine
+        self._procedures: ProcedureStore | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
     @classmethod
@@ -583,7 +587,8 @@ class Memory:
         return sessions.add_thought(self, session_id, content, **kwargs)
 
     def complete_session(self, session_id: str, outcome: str = "success", **kwargs: Any) -> Session:
-        """Close a session with its outcome (success or failure)."""
+        """Close a session with its outcome (success or failure); ``abstract=True`` (and
+        ``level=``) also turns a successful one into a procedure (see :attr:`procedures`)."""
         from localmem import sessions
 
         return sessions.complete_session(self, session_id, outcome, **kwargs)
@@ -605,6 +610,15 @@ class Memory:
         from localmem import sessions
 
         return sessions.list_sessions(self, status=status, limit=limit)
+
+    @property
+    def procedures(self) -> ProcedureStore:
+        """Procedural memory (Mem^p): find, render, record, retire and restore procedures."""
+        if self._procedures is None:
+            from localmem.procedures import ProcedureStore
+
+            self._procedures = ProcedureStore(self)
+        return self._procedures
 
     # -- background jobs -------------------------------------------------------------------------
     def run_jobs(

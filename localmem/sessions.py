@@ -164,9 +164,26 @@ def add_thought(
 
 
 def complete_session(
-    memory: Memory, session_id: str, outcome: str = "success", *, notes: str | None = None
+    memory: Memory,
+    session_id: str,
+    outcome: str = "success",
+    *,
+    notes: str | None = None,
+    abstract: bool = False,
+    level: str | None = None,
 ) -> Session:
-    """Close a session with its outcome."""
+    """Close a session with its outcome.
+
+    Args:
+        session_id: the session.
+        outcome: success or failure.
+        notes: kept in the session's metadata.
+        abstract: also abstract the session into a procedure (Mem^p); only a successful
+            session with thoughts can be. The session is closed and the procedure stored in one
+            transaction: when abstraction fails the session stays open. The procedure's id is
+            in the returned session's ``metadata["procedure_id"]``.
+        level: concrete, abstract or hybrid (default ``config.procedures.default_level``).
+    """
     if outcome not in OUTCOMES:
         raise InputError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
     session = get_session(memory, session_id)
@@ -175,12 +192,24 @@ def complete_session(
     meta = dict(session.metadata)
     if notes:
         meta["notes"] = notes
+    if abstract:
+        memory.procedures.from_session(
+            session,
+            outcome=outcome,
+            level=level,
+            on_write=lambda pid: _close(memory, session.id, outcome, {**meta, "procedure_id": pid}),
+        )
+    else:
+        _close(memory, session.id, outcome, meta)
+    return get_session(memory, session.id)
+
+
+def _close(memory: Memory, session_id: str, outcome: str, meta: dict[str, Any]) -> None:
     memory.store.db.execute(
         "UPDATE sessions SET status = 'completed', outcome = ?, completed_at = ?, metadata = ? "
         "WHERE id = ?",
-        [outcome, utcnow(), json.dumps(meta) if meta else None, session.id],
+        [outcome, utcnow(), json.dumps(meta) if meta else None, session_id],
     )
-    return get_session(memory, session.id)
 
 
 def thoughts(memory: Memory, session_id: str) -> list[Thought]:

@@ -60,3 +60,35 @@ def open_memory(embedder):
     yield _open
     for mem in opened:
         mem.close()
+
+
+def _tiny_builder():
+    """scripts/make_tiny_gguf.py, imported by path (scripts/ is not a package)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "make_tiny_gguf.py"
+    spec = importlib.util.spec_from_file_location("make_tiny_gguf", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def build_tiny_gguf():
+    """``build_tiny_gguf(path, *, chat_template=True, seed=0)`` from scripts/make_tiny_gguf.py."""
+    return _tiny_builder().build_tiny_gguf
+
+
+@pytest.fixture(scope="session")
+def tiny_gguf(build_tiny_gguf, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random-weight llama GGUF with a chat template, built once per test session."""
+    return build_tiny_gguf(tmp_path_factory.mktemp("gguf") / "tiny.gguf")
+
+
+@pytest.fixture(scope="session")
+def tiny_engine(tiny_gguf: Path):
+    """The real llama.cpp engine on the tiny GGUF (context large enough for every schema)."""
+    from localmem.llm.llama import LlamaEngine
+
+    # one thread: llama.cpp's spinning threads crawl when other processes share the cores
+    return LlamaEngine(tiny_gguf, n_ctx=16384, n_threads=1)

@@ -51,7 +51,7 @@ def test_hybrid_evidence_and_explanation(filled):
     assert set(top.evidence) == {"dense", "bm25"}
     stage = {r.stage: r for r in result.stages}["candidates"]
     assert stage.implementation == "hnsw+bm25" and stage.candidates_out >= 2
-    assert stage.notes["fusion"] == "rrf"
+    assert stage.notes["fusion"] == "zscore"  # the default, chosen on LoCoMo dev
     assert "candidates[hnsw+bm25]" in result.explain()
 
 

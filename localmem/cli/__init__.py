@@ -11,12 +11,23 @@ import os
 import sys
 from collections.abc import Sequence
 
-from localmem.cli import admin, bench, demo, experiment, ingest, memories, search
+from localmem.cli import (
+    admin,
+    bench,
+    demo,
+    experiment,
+    ingest,
+    memories,
+    models,
+    procedures,
+    search,
+    sessions,
+)
 from localmem.cli.common import CommandError, fail
 from localmem.errors import LocalMemError
 
 #: command modules, in the order their commands appear in --help
-COMMANDS = [memories, search, ingest, admin, experiment, bench, demo]
+COMMANDS = [memories, search, ingest, sessions, procedures, admin, models, experiment, bench, demo]
 
 
 def build_parser() -> argparse.ArgumentParser:

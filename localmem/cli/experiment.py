@@ -36,3 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         ep = names.add_parser(name, parents=[store_options()], help=exp.help)
         exp.configure(ep)
         ep.set_defaults(func=exp.run)
+
+
+# the experiments register themselves on import (their heavy imports wait for run())
+from localmem.cli import memp as _memp  # noqa: E402, F401

@@ -30,7 +30,7 @@ class SearchOptions:
 
     k: int = 5
     mode: str = "hybrid"
-    fusion: str = "rrf"
+    fusion: str = "zscore"
     rrf_k: int = 60
     dense_weight: float = 0.5
     candidates: int = 100

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -38,6 +39,8 @@ class VectorIndex:
         )
         self._index.set_ef(ef_search)
         self._deleted: set[int] = set()
+        # hnswlib is not safe when a resize races a query (TUI workers, job threads)
+        self._lock = threading.Lock()
 
     # -- persistence -------------------------------------------------------------------------
     @classmethod
@@ -63,16 +66,19 @@ class VectorIndex:
             raise ValueError(f"index file unreadable: {exc}") from None
         self._index.set_ef(ef_search)
         self._deleted = set(int(x) for x in sidecar.get("deleted", []))
+        self._lock = threading.Lock()
         return self, sidecar
 
     def save(self, path: Path, sidecar: dict) -> None:
         """Write the index then its sidecar, each through a temporary file and a rename."""
         tmp = path.with_suffix(".tmp")
-        self._index.save_index(str(tmp))
+        with self._lock:
+            self._index.save_index(str(tmp))
+            deleted = sorted(self._deleted)
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-        meta = dict(sidecar, dim=self.dim, deleted=sorted(self._deleted), bytes=_size(path))
+        meta = dict(sidecar, dim=self.dim, deleted=deleted, bytes=_size(path))
         side_tmp = path.parent / (SIDECAR_FILE + ".tmp")
         side_tmp.write_text(json.dumps(meta), encoding="utf-8")
         os.replace(side_tmp, path.parent / SIDECAR_FILE)
@@ -84,24 +90,26 @@ class VectorIndex:
         if len(labels) == 0:
             return
         vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(labels), self.dim)
-        # hnswlib un-marks a deleted label when its vector is added again
-        if self._deleted:
-            self._deleted.difference_update(int(x) for x in labels)
-        needed = self._index.element_count + len(labels)
-        if needed > self._index.max_elements:
-            self._index.resize_index(max(needed, int(self._index.max_elements * 1.5)))
-        self._index.add_items(vectors, labels)
+        with self._lock:
+            # hnswlib un-marks a deleted label when its vector is added again
+            if self._deleted:
+                self._deleted.difference_update(int(x) for x in labels)
+            needed = self._index.element_count + len(labels)
+            if needed > self._index.max_elements:
+                self._index.resize_index(max(needed, int(self._index.max_elements * 1.5)))
+            self._index.add_items(vectors, labels)
 
     def mark_deleted(self, labels: Sequence[int]) -> int:
         """Hide labels from search; returns how many were live. Unknown labels are ignored."""
         hidden = 0
-        for label in labels:
-            try:
-                self._index.mark_deleted(int(label))
-            except RuntimeError:  # not in the index, or already deleted
-                continue
-            self._deleted.add(int(label))
-            hidden += 1
+        with self._lock:
+            for label in labels:
+                try:
+                    self._index.mark_deleted(int(label))
+                except RuntimeError:  # not in the index, or already deleted
+                    continue
+                self._deleted.add(int(label))
+                hidden += 1
         return hidden
 
     # -- reads -------------------------------------------------------------------------------
@@ -122,9 +130,9 @@ class VectorIndex:
     def get(self, labels: Sequence[int]) -> np.ndarray:
         """The stored vectors of live labels (raises ``KeyError`` for a missing one)."""
         try:
-            return np.asarray(self._index.get_items(list(labels)), dtype=np.float32).reshape(
-                -1, self.dim
-            )
+            with self._lock:
+                items = self._index.get_items(list(labels))
+            return np.asarray(items, dtype=np.float32).reshape(-1, self.dim)
         except RuntimeError as exc:
             raise KeyError(str(exc)) from None
 
@@ -133,11 +141,12 @@ class VectorIndex:
         n = min(k, self.live_count)
         if n <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        self._index.set_ef(max(self.ef_search, 2 * n))
-        try:
-            labels, dist = self._index.knn_query(query.reshape(1, -1), k=n)
-        except RuntimeError:  # fewer reachable live items than n (many deletions): ask for less
-            labels, dist = self._index.knn_query(query.reshape(1, -1), k=max(1, n // 2))
+        with self._lock:
+            self._index.set_ef(max(self.ef_search, 2 * n))
+            try:
+                labels, dist = self._index.knn_query(query.reshape(1, -1), k=n)
+            except RuntimeError:  # fewer reachable live items than n (many deletions)
+                labels, dist = self._index.knn_query(query.reshape(1, -1), k=max(1, n // 2))
         return labels[0].astype(np.int64), (1.0 - dist[0]).astype(np.float32)
 
 

@@ -1,0 +1,341 @@
+"""The llama.cpp engine: a local GGUF model, loaded once, shared, behind a lock.
+
+- The model loads on the first call and is shared by every engine object that names the same
+  file and context settings (llama.cpp contexts are not thread-safe: one lock per loaded model).
+- Prompts are rendered with the GGUF's own chat template (``tokenizer.chat_template``); a GGUF
+  without one is refused unless ``engine.chat_template`` names one.
+- JSON output is constrained by the grammar of the task's schema (:mod:`localmem.llm.grammar`),
+  then validated by pydantic. An invalid or unfinished output is retried once with a little
+  sampling temperature (greedy decoding would repeat the same mistake), then
+  :class:`~localmem.errors.SchemaError` is raised.
+- A prompt too long for the context loses memories (the trimmable part) with a warning.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from localmem.config import EngineConfig
+from localmem.errors import ModelError, SchemaError
+from localmem.llm.base import (
+    Engine,
+    Generation,
+    M,
+    Message,
+    MessageLike,
+    Timer,
+    Usage,
+    as_messages,
+    retry_temperature,
+    validated,
+)
+from localmem.llm.gguf_header import GGUFInfo, read_gguf
+from localmem.llm.grammar import Grammar, grammar_for_model
+
+# ChatML, written out for GGUFs that lack a template (``engine.chat_template = "chatml"``).
+CHATML_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+BUILTIN_TEMPLATES = {"chatml": CHATML_TEMPLATE}
+
+
+@dataclass
+class _Loaded:
+    """One loaded model, shared by every engine that uses the same file and settings."""
+
+    llama: Any
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    checked_grammars: set[str] = field(default_factory=set)
+
+
+_LOADED: dict[tuple, _Loaded] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def _load(path: Path, *, n_ctx: int, n_threads: int | None, n_gpu_layers: int) -> _Loaded:
+    key = (str(path.resolve()), n_ctx, n_threads, n_gpu_layers)
+    with _LOADED_LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        try:
+            import llama_cpp
+        except ImportError as exc:  # pragma: no cover - a core dependency
+            raise ModelError(
+                f"llama-cpp-python is not installed ({exc}); install localmem with its defaults"
+            ) from None
+        try:
+            llama = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=n_threads,
+                # prompt evaluation too: its default (all cores) crawls on a busy machine
+                n_threads_batch=n_threads,
+                n_gpu_layers=n_gpu_layers,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(f"llama.cpp could not load {path}: {exc}") from None
+        _LOADED[key] = loaded = _Loaded(llama)
+        return loaded
+
+
+def unload_all() -> None:
+    """Forget every loaded model (tests and long-running tools that switch models)."""
+    with _LOADED_LOCK:
+        for loaded in _LOADED.values():
+            with loaded.lock:
+                loaded.llama.close()
+        _LOADED.clear()
+
+
+class LlamaEngine(Engine):
+    """A GGUF model run in process by llama.cpp."""
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        n_gpu_layers: int = 0,
+        temperature: float = 0.0,
+        seed: int = 42,
+        max_tokens: int = 512,
+        chat_template: str | None = None,
+        info: GGUFInfo | None = None,
+    ) -> None:
+        """Check the file now; load the weights on the first call.
+
+        Args:
+            model_path: The GGUF file.
+            n_ctx: Context window; capped at what the model was trained for.
+            n_threads: CPU threads (None: llama.cpp's default).
+            n_gpu_layers: Layers offloaded to a GPU (-1: all).
+            temperature: 0 decodes greedily (deterministic).
+            seed: Sampling seed.
+            max_tokens: Default limit on the output of one call.
+            chat_template: 'chatml' or a Jinja template, used when the GGUF has none.
+            info: The already-read header (saves reading it again).
+
+        Raises:
+            ModelError: The file is not a valid GGUF, or it has no chat template and none is
+                configured.
+        """
+        self.path = Path(model_path).expanduser()
+        self.info = info or read_gguf(self.path)
+        # An explicit setting wins over the file's own template.
+        configured = BUILTIN_TEMPLATES.get(chat_template or "", chat_template)
+        self.template: str | None = configured or self.info.chat_template
+        self.template_source = "config" if configured else "gguf"
+        if self.template is None:
+            raise ModelError(
+                f"{self.path.name} has no chat template, so prompts cannot be formatted for "
+                "it; use an instruct model's GGUF, or set engine.chat_template to 'chatml' or "
+                "a Jinja template"
+            )
+        trained = self.info.context_length
+        self.context_window = min(n_ctx, trained) if trained else n_ctx
+        self.n_threads, self.n_gpu_layers = n_threads, n_gpu_layers
+        self.temperature, self.seed, self.max_tokens = temperature, seed, max_tokens
+        self.name = f"llama:{self.path.stem.lower()}"
+        self._loaded: _Loaded | None = None
+        self._formatter: Any = None
+
+    @classmethod
+    def from_config(cls, config: EngineConfig, info: GGUFInfo) -> LlamaEngine:
+        """Build the engine for ``info`` (a header found by discovery) with config settings."""
+        return cls(
+            info.path,
+            n_ctx=config.n_ctx,
+            n_threads=config.n_threads,
+            n_gpu_layers=config.n_gpu_layers,
+            temperature=config.temperature,
+            seed=config.seed,
+            max_tokens=config.max_tokens,
+            chat_template=config.chat_template,
+            info=info,
+        )
+
+    # -- loading -------------------------------------------------------------------------
+
+    def _model(self) -> _Loaded:
+        if self._loaded is None:
+            self._loaded = _load(
+                self.path,
+                n_ctx=self.context_window,
+                n_threads=self.n_threads,
+                n_gpu_layers=self.n_gpu_layers,
+            )
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            llama = self._loaded.llama
+            self._bos = self._token_text(self._loaded, llama.token_bos())
+            self._eos = self._token_text(self._loaded, llama.token_eos())
+            try:
+                self._formatter = Jinja2ChatFormatter(
+                    template=self.template, eos_token=self._eos, bos_token=self._bos
+                )
+            except Exception as exc:  # jinja2 raises several types for a bad template
+                raise ModelError(f"{self.name}: its chat template is not valid: {exc}") from None
+            import llama_cpp
+
+            vocab = llama_cpp.llama_model_get_vocab(llama.model)
+            self._add_bos = bool(llama_cpp.llama_vocab_get_add_bos(vocab))
+        return self._loaded
+
+    @staticmethod
+    def _token_text(loaded: _Loaded, token: int) -> str:
+        if token < 0:
+            return ""
+        return loaded.llama.detokenize([token], special=True).decode("utf-8", errors="ignore")
+
+    # -- prompt --------------------------------------------------------------------------
+
+    def render(self, messages: Sequence[MessageLike]) -> str:
+        """The prompt text after the chat template (what the model reads)."""
+        self._model()
+        dicts = [m.as_dict() for m in as_messages(messages)]
+        try:
+            return self._formatter(messages=dicts).prompt
+        except Exception as exc:  # jinja2 errors, or raise_exception() inside the template
+            # Some templates (Gemma, older Mistral) refuse a system role: fold it into the user.
+            if len(dicts) > 1 and dicts[0]["role"] == "system" and dicts[1]["role"] == "user":
+                merged = dict(dicts[1], content=f"{dicts[0]['content']}\n\n{dicts[1]['content']}")
+                try:
+                    return self._formatter(messages=[merged, *dicts[2:]]).prompt
+                except Exception:
+                    pass
+            raise ModelError(f"{self.name}: the chat template failed: {exc}") from None
+
+    def _tokens(self, prompt: str) -> list[int]:
+        llama = self._model().llama
+        add_bos = self._add_bos and not (self._bos and prompt.startswith(self._bos))
+        return llama.tokenize(prompt.encode("utf-8"), add_bos=add_bos, special=True)
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` with the model's own tokenizer (no special tokens)."""
+        llama = self._model().llama
+        return len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def count_prompt_tokens(self, messages: list[Message]) -> int:
+        """Tokens of the messages after the chat template."""
+        return len(self._tokens(self.render(messages)))
+
+    def forget_prompt_cache(self) -> None:
+        """Drop the evaluated prompt llama.cpp keeps for reuse (benchmarks time full prompts)."""
+        loaded = self._model()
+        with loaded.lock:
+            loaded.llama.reset()
+
+    # -- generation ----------------------------------------------------------------------
+
+    def _check_grammar(self, grammar: Grammar) -> None:
+        """Parse the grammar with llama.cpp once, so a bad one raises instead of crashing."""
+        loaded = self._model()
+        if grammar.gbnf in loaded.checked_grammars:
+            return
+        import llama_cpp
+
+        vocab = llama_cpp.llama_model_get_vocab(loaded.llama.model)
+        sampler = llama_cpp.llama_sampler_init_grammar(vocab, grammar.gbnf.encode("utf-8"), b"root")
+        if not sampler:
+            raise SchemaError(f"{self.name}: llama.cpp rejected the grammar built for the schema")
+        llama_cpp.llama_sampler_free(sampler)
+        loaded.checked_grammars.add(grammar.gbnf)
+
+    def _complete(
+        self,
+        tokens: list[int],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        grammar: Grammar | None = None,
+        stop: Sequence[str] = (),
+    ) -> tuple[str, str, Usage]:
+        from llama_cpp import LlamaGrammar
+
+        loaded = self._model()
+        with loaded.lock, Timer() as timer:
+            try:
+                out = loaded.llama.create_completion(
+                    prompt=tokens,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    seed=seed,
+                    stop=list(stop),
+                    repeat_penalty=1.0,
+                    grammar=LlamaGrammar.from_string(grammar.gbnf) if grammar else None,
+                )
+            except (RuntimeError, ValueError) as exc:
+                raise ModelError(f"{self.name}: generation failed: {exc}") from None
+        choice, usage = out["choices"][0], out["usage"]
+        cost = Usage(usage["prompt_tokens"], usage["completion_tokens"], timer.seconds)
+        return choice["text"], choice.get("finish_reason") or "stop", cost
+
+    def generate_json(
+        self, messages: Sequence[MessageLike], schema: type[M], *, max_tokens: int | None = None
+    ) -> Generation[M]:
+        """Generate an object of ``schema`` (see :meth:`Engine.generate_json`)."""
+        grammar = grammar_for_model(schema)
+        self._check_grammar(grammar)
+        limit = max_tokens or self.max_tokens
+        fit = self.fit(messages, max_tokens=limit)
+        tokens = self._tokens(self.render(fit.messages))
+
+        def attempt(n: int) -> tuple[str, str, Usage]:
+            return self._complete(
+                tokens,
+                max_tokens=limit,
+                temperature=retry_temperature(self.temperature, n),
+                seed=self.seed + n - 1,
+                grammar=grammar,
+            )
+
+        return validated(self.name, schema, attempt, max_tokens=limit, fit=fit)
+
+    def generate_text(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        max_tokens: int | None = None,
+        stop: Sequence[str] | None = None,
+    ) -> Generation[str]:
+        """Generate free text (see :meth:`Engine.generate_text`)."""
+        limit = max_tokens or self.max_tokens
+        fit = self.fit(messages, max_tokens=limit)
+        tokens = self._tokens(self.render(fit.messages))
+        stops = [s for s in (*(stop or ()), self._eos) if s]
+        text, finish, usage = self._complete(
+            tokens, max_tokens=limit, temperature=self.temperature, seed=self.seed, stop=stops
+        )
+        return Generation(
+            text.strip(),
+            usage,
+            self.name,
+            finish_reason=finish,
+            memories_dropped=fit.memories_dropped,
+            warnings=tuple(fit.warnings),
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """Which model, its header facts and settings; does not load the weights."""
+        return {
+            "name": self.name,
+            "kind": "llama",
+            "path": str(self.path),
+            "architecture": self.info.architecture,
+            "quantization": self.info.quantization,
+            "size_bytes": self.info.size_bytes,
+            "context_window": self.context_window,
+            "trained_context": self.info.context_length,
+            "chat_template": self.template_source,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "loaded": self._loaded is not None,
+        }

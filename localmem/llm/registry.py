@@ -1,0 +1,151 @@
+"""Which engine serves the model tasks: an explicit registry of engine kinds and ``make_engine``.
+
+``engine.kind``:
+
+- ``auto``: the llama.cpp engine when a GGUF is configured or found (see
+  :mod:`localmem.llm.discovery`), otherwise None, and every task runs its model-free
+  implementation;
+- ``llama``: the llama.cpp engine; it is an error when no GGUF can be found;
+- ``http``: an OpenAI-compatible server at ``engine.http_url``;
+- ``none``: never a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from localmem.config import Config, EngineConfig
+from localmem.errors import EngineUnavailableError, InputError, LocalMemError
+from localmem.llm.base import Engine
+
+
+def _llama(config: EngineConfig) -> Engine | None:
+    from localmem.llm.discovery import select_gguf
+    from localmem.llm.llama import LlamaEngine
+
+    info = select_gguf(config)
+    return LlamaEngine.from_config(config, info) if info else None
+
+
+def _http(config: EngineConfig) -> Engine:
+    from localmem.llm.http import HttpEngine
+
+    return HttpEngine.from_config(config)
+
+
+class EngineRegistry:
+    """Engine kinds by name; refuses a duplicate and lists the known names on a miss."""
+
+    def __init__(self) -> None:
+        self._factories: dict[str, Callable[[EngineConfig], Engine | None]] = {}
+
+    def register(self, kind: str, factory: Callable[[EngineConfig], Engine | None]) -> None:
+        """Add an engine kind; ``factory(config)`` builds it (None: nothing to serve with)."""
+        if kind in self._factories:
+            raise InputError(f"engine kind {kind!r} is already registered")
+        self._factories[kind] = factory
+
+    def get(self, kind: str) -> Callable[[EngineConfig], Engine | None]:
+        """The factory of ``kind``."""
+        try:
+            return self._factories[kind]
+        except KeyError:
+            known = ", ".join(sorted(self._factories))
+            raise InputError(f"unknown engine kind {kind!r}; known: {known}") from None
+
+    def names(self) -> list[str]:
+        """The registered kinds."""
+        return sorted(self._factories)
+
+
+ENGINES = EngineRegistry()
+ENGINES.register("llama", _llama)
+ENGINES.register("http", _http)
+
+
+def _engine_config(config: Config | EngineConfig) -> EngineConfig:
+    return config.engine if isinstance(config, Config) else config
+
+
+def make_engine(config: Config | EngineConfig) -> Engine | None:
+    """The engine the config asks for, or None when the model-free implementations serve.
+
+    Nothing heavy happens here: a llama.cpp model loads on its first call.
+
+    Raises:
+        EngineUnavailableError: ``kind = "llama"`` and no usable GGUF was found.
+        ModelError: ``engine.model_path`` names a missing or invalid GGUF, or one without a
+            chat template.
+        InputError: ``kind = "http"`` without ``engine.http_url``.
+    """
+    cfg = _engine_config(config)
+    if cfg.kind == "none":
+        return None
+    if cfg.kind == "auto":
+        return ENGINES.get("llama")(cfg)
+    engine = ENGINES.get(cfg.kind)(cfg)
+    if engine is None:
+        raise EngineUnavailableError(
+            f"engine.kind is {cfg.kind!r} but no model was found: put an instruct GGUF in "
+            "models/ or set engine.model_path (see models/README.md)"
+        )
+    return engine
+
+
+def describe_engines(config: Config | EngineConfig) -> list[dict[str, Any]]:
+    """Which implementation serves each model task under ``config`` (for ``localmem doctor``).
+
+    Never raises for a bad model: the problem is reported in the ``problem`` field and the
+    tasks fall back to what serves without an engine. Does not load model weights.
+
+    Returns:
+        One dict per task: ``task``, ``version``, ``served_by`` (an engine name such as
+        ``llama:qwen2.5-1.5b-instruct-q4_k_m``, ``model-free`` or ``unavailable``), ``ok``
+        (False only when a configured engine cannot be built), ``engine`` (one line for a
+        person), ``model_free`` (whether a model-free implementation exists), ``engine_info``
+        (the engine's :meth:`~localmem.llm.base.Engine.describe`, or None) and ``problem``.
+    """
+    from localmem.llm.tasks import all_tasks
+
+    problem = None
+    try:
+        engine = make_engine(config)
+    except LocalMemError as exc:
+        engine, problem = None, str(exc)
+    info = engine.describe() if engine else None
+    rows = []
+    for spec in all_tasks():
+        if engine is not None:
+            served, line = engine.name, _engine_line(info or {})
+        elif spec.model_free is not None:
+            served, line = "model-free", "model-free (no model configured or found)"
+        else:
+            served = "unavailable"
+            line = "unavailable without a model: no model-free implementation yet"
+        if problem:
+            line = f"{line}; engine problem: {problem}"
+        rows.append(
+            {
+                "task": spec.name,
+                "version": spec.version,
+                "served_by": served,
+                "ok": problem is None,
+                "engine": line,
+                "model_free": spec.model_free is not None,
+                "engine_info": info,
+                "problem": problem,
+            }
+        )
+    return rows
+
+
+def _engine_line(info: dict[str, Any]) -> str:
+    if info.get("kind") == "llama":
+        return (
+            f"{info['name']} ({info.get('architecture')}, {info.get('quantization')}, "
+            f"context {info.get('context_window')})"
+        )
+    if info.get("kind") == "http":
+        return f"{info['name']} at {info.get('url')}"
+    return str(info.get("name", info))

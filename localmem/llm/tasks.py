@@ -1,0 +1,247 @@
+"""The task framework: every model task is a registered :class:`TaskSpec`, run by :func:`run_task`.
+
+A task has a name and a version, typed inputs, a pydantic output schema, a prompt builder, and
+optionally a model-free implementation. :func:`run_task` sends the prompt to the engine when
+there is one and uses the model-free implementation otherwise; the result always says which
+implementation served it.
+
+Adding a model-free implementation (the hook)
+---------------------------------------------
+A model-free implementation is a function ``(inputs, ctx) -> output``: ``inputs`` is the task's
+input model, ``ctx`` a :class:`TaskContext` (embedder, config, ``now``), and the result an
+instance of the task's output schema. Put it in ``localmem/llm/modelfree/<task>.py`` and name it
+in the task's ``SPEC`` (``model_free=...``) in ``localmem/llm/prompts/<task>.py``. The tasks
+whose ``model_free`` is still None raise :class:`~localmem.errors.EngineUnavailableError` when no
+engine is configured; ``localmem doctor`` shows them as ``unavailable``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from localmem.config import Config
+from localmem.errors import EngineUnavailableError, InputError
+from localmem.llm.base import Engine, Message, Usage
+
+I = TypeVar("I", bound=BaseModel)  # noqa: E741 - the inputs of a task
+O = TypeVar("O", bound=BaseModel)  # noqa: E741 - the output of a task
+
+MODEL_FREE = "model-free"
+Implementation = Literal["auto", "model", "model-free"]
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """What a model-free implementation may use besides its inputs.
+
+    Attributes:
+        embedder: A :class:`localmem.embed.base.Embedder` (or None; implementations must then
+            work on text alone).
+        config: The store's configuration (label sets, thresholds).
+        now: The present moment, passed in so results are reproducible.
+    """
+
+    embedder: Any = None
+    config: Config = field(default_factory=Config)
+    now: datetime | None = None
+
+
+@dataclass(frozen=True)
+class TaskSpec(Generic[I, O]):
+    """One model task.
+
+    Attributes:
+        name: Registry key, e.g. ``answer``.
+        version: Bumped whenever the prompt or schema changes meaning (results record it).
+        inputs: Pydantic model of the inputs (a dict is validated into it).
+        output: Pydantic model of the result (the base schema).
+        build_prompt: ``inputs -> messages``; retrieved memories go in ``Message.memories``.
+        schema_for: ``(inputs, n_memories) -> schema`` when the schema depends on the inputs
+            (label sets, how many numbered memories the prompt shows after trimming); it must
+            return a subclass of ``output``. None: ``output`` itself.
+        model_free: ``(inputs, ctx) -> output`` or None (see the module docstring).
+        max_tokens: Output budget for this task (None: the engine's default).
+        example: Sample inputs, used by the tests and the engine benchmark.
+        description: One line for people.
+    """
+
+    name: str
+    version: int
+    inputs: type[I]
+    output: type[O]
+    build_prompt: Callable[[I], list[Message]]
+    description: str
+    schema_for: Callable[[I, int], type[O]] | None = None
+    model_free: Callable[[I, TaskContext], O] | None = None
+    max_tokens: int | None = None
+    example: Callable[[], I] | None = None
+
+
+@dataclass(frozen=True)
+class TaskResult(Generic[O]):
+    """The outcome of a task and how it was obtained.
+
+    Attributes:
+        served_by: ``llama:<model>``, ``http:<model>`` or ``model-free``.
+        memories_shown: How many of the input memories the model saw (after trimming), so
+            numbered references in the value can be mapped back.
+    """
+
+    task: str
+    version: int
+    value: O
+    served_by: str
+    usage: Usage
+    attempts: int = 1
+    memories_shown: int | None = None
+    memories_dropped: int = 0
+    warnings: tuple[str, ...] = ()
+
+
+_TASKS: dict[str, TaskSpec] = {}
+
+
+def register(spec: TaskSpec) -> TaskSpec:
+    """Add a task to the registry; a second task with the same name is refused."""
+    if spec.name in _TASKS:
+        raise InputError(f"task {spec.name!r} is already registered")
+    _TASKS[spec.name] = spec
+    return spec
+
+
+def _ensure_loaded() -> None:
+    import localmem.llm.prompts  # noqa: F401 - registers every task on import
+
+
+def get_task(name: str) -> TaskSpec:
+    """The spec of a task; an unknown name lists the known ones."""
+    _ensure_loaded()
+    try:
+        return _TASKS[name]
+    except KeyError:
+        raise InputError(f"unknown task {name!r}; known: {', '.join(sorted(_TASKS))}") from None
+
+
+def all_tasks() -> list[TaskSpec]:
+    """Every registered task, by name."""
+    _ensure_loaded()
+    return [_TASKS[n] for n in sorted(_TASKS)]
+
+
+def _inputs(spec: TaskSpec, inputs: BaseModel | dict[str, Any]) -> BaseModel:
+    if isinstance(inputs, spec.inputs):
+        return inputs
+    data = inputs.model_dump() if isinstance(inputs, BaseModel) else inputs
+    try:
+        return spec.inputs.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"task {spec.name}: invalid input {where}: {first['msg']}") from None
+
+
+def run_task(
+    name: str,
+    inputs: BaseModel | dict[str, Any],
+    *,
+    engine: Engine | None,
+    context: TaskContext | None = None,
+    implementation: Implementation = "auto",
+    max_tokens: int | None = None,
+) -> TaskResult:
+    """Run one model task with the engine, or model-free when there is no engine.
+
+    Args:
+        name: A registered task (see :func:`all_tasks`).
+        inputs: The task's input model, or a dict of its fields.
+        engine: The engine, or None for model-free.
+        context: Embedder, config and ``now`` for a model-free implementation.
+        implementation: ``auto`` (the engine if given, else model-free), ``model`` (the engine
+            only) or ``model-free`` (never the engine, e.g. to compare the two).
+        max_tokens: Output budget (default: the task's, else the engine's).
+
+    Raises:
+        EngineUnavailableError: The chosen implementation does not exist (no engine, or no
+            model-free implementation for this task).
+        SchemaError: The model's output stayed invalid after a retry.
+        InputError: Bad inputs, or a prompt that cannot fit the context.
+    """
+    spec = get_task(name)
+    data = _inputs(spec, inputs)
+    use_model = engine is not None and implementation != MODEL_FREE
+    if implementation == "model" and engine is None:
+        raise EngineUnavailableError(
+            f"task {name!r} was asked to use a model but no engine is configured "
+            "(put an instruct GGUF in models/ or set engine.model_path)"
+        )
+    if use_model:
+        return _run_with_engine(spec, data, engine, max_tokens=max_tokens)
+    if spec.model_free is None:
+        why = "no engine is configured" if engine is None else "it was asked to run model-free"
+        raise EngineUnavailableError(
+            f"task {name!r} needs a model: {why} and it has no model-free implementation yet "
+            "(put an instruct GGUF in models/ or set engine.model_path)"
+        )
+    ctx = context or TaskContext()
+    start = time.perf_counter()
+    value = spec.model_free(data, ctx)
+    seconds = time.perf_counter() - start
+    if not isinstance(value, spec.output):
+        raise TypeError(f"model-free {name} returned {type(value).__name__}, not {spec.output}")
+    return TaskResult(name, spec.version, value, MODEL_FREE, Usage(seconds=seconds))
+
+
+def _run_with_engine(
+    spec: TaskSpec, data: BaseModel, engine: Engine, *, max_tokens: int | None
+) -> TaskResult:
+    limit = max_tokens or spec.max_tokens or getattr(engine, "max_tokens", None) or 512
+    # Fit first, so a schema that numbers the memories matches what the model will see.
+    fit = engine.fit(spec.build_prompt(data), max_tokens=limit)
+    shown = sum(m.memory_count for m in fit.messages)
+    schema = spec.schema_for(data, shown) if spec.schema_for else spec.output
+    gen = engine.generate_json(fit.messages, schema, max_tokens=limit)
+    return TaskResult(
+        spec.name,
+        spec.version,
+        gen.value,
+        gen.engine,
+        gen.usage,
+        attempts=gen.attempts,
+        memories_shown=shown,
+        memories_dropped=fit.memories_dropped,
+        warnings=tuple(fit.warnings) + gen.warnings,
+    )
+
+
+def task_schema(name: str, inputs: BaseModel | dict[str, Any], *, shown: int | None = None):
+    """The output schema the model is held to for these inputs.
+
+    Args:
+        name: The task.
+        inputs: Its inputs.
+        shown: Memories visible to the model (default: all of them, i.e. no trimming).
+    """
+    spec = get_task(name)
+    data = _inputs(spec, inputs)
+    if spec.schema_for is None:
+        return spec.output
+    if shown is None:
+        shown = sum(m.memory_count for m in spec.build_prompt(data))
+    return spec.schema_for(data, shown)
+
+
+def max_output_bytes(name: str, inputs: BaseModel | dict[str, Any]) -> int:
+    """The longest output (in bytes) the task's grammar admits for these inputs.
+
+    A byte-level model needs at most this many tokens, so a ``max_tokens`` of this size can
+    never cut its output (the tiny test model and the engine benchmark rely on it).
+    """
+    from localmem.llm.grammar import grammar_for_model
+
+    return grammar_for_model(task_schema(name, inputs)).max_bytes

@@ -1,0 +1,294 @@
+"""Changing procedures: create (from a session or by hand), record a use, revise, retire, restore.
+
+Every change is one transaction over the procedure tables and the trigger memory together. A
+revision adds a version (the old one stays in ``procedure_versions``); retiring hides the trigger
+memory (a soft delete, recorded in its history) and restoring brings it back.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from localmem import validate
+from localmem.errors import InputError
+from localmem.procedures import abstraction, rows, scoring
+from localmem.procedures.model import LEVELS, Procedure, RecordResult
+from localmem.store.db import utcnow
+
+if TYPE_CHECKING:
+    from localmem.memory import Memory
+    from localmem.types import Session
+
+MAX_TRACE_ITEMS = 50
+MAX_TRACE_CHARS = 2000
+
+
+def from_session(
+    memory: Memory,
+    session: Session,
+    *,
+    outcome: str,
+    level: str | None,
+    on_write: Callable[[str], None] | None = None,
+) -> Procedure:
+    """Abstract a session that ended with ``outcome`` into a stored procedure."""
+    if outcome != "success":
+        raise InputError(
+            f"session {session.id} ended in {outcome or 'no outcome'}; only a successful "
+            "session is abstracted into a procedure (a failed use of a procedure is recorded "
+            "with procedures.record)"
+        )
+    cfg = memory.config.procedures
+    level = check_level(level or cfg.default_level)
+    thoughts = session_thoughts(memory, session.id)
+    if not thoughts:
+        raise InputError(f"session {session.id} has no thoughts; there is nothing to abstract")
+    try:
+        draft = abstraction.draft_procedure(
+            memory, session.title, thoughts, level=level, max_steps=cfg.max_steps
+        )
+    except InputError as exc:
+        raise InputError(f"session {session.id}: {exc}") from None
+    return create(
+        memory,
+        draft,
+        session_id=session.id,
+        user_id=session.user_id,
+        agent_id=session.agent_id,
+        on_write=on_write,
+    )
+
+
+def create(
+    memory: Memory,
+    draft: abstraction.Draft,
+    *,
+    session_id: str | None,
+    user_id: str | None,
+    agent_id: str | None,
+    on_write: Callable[[str], None] | None = None,
+) -> Procedure:
+    """Store a draft: the trigger memory, the procedure, its first version and a CREATE event,
+    in one transaction (``on_write(procedure_id)`` runs inside it)."""
+    pid = "p_" + secrets.token_hex(6)
+    prepared = memory._prepare(
+        {"content": draft.trigger, "metadata": {"procedure_id": pid, "task_type": draft.task_type}},
+        {"kind": "procedure", "level": "semantic", "user_id": user_id, "agent_id": agent_id},
+    )
+    db = memory.store.db
+
+    def write_rows(new_rows) -> None:
+        now = utcnow()
+        fields = dict(
+            task_type=draft.task_type,
+            trigger=draft.trigger,
+            steps=draft.steps,
+            level=draft.level,
+            example=draft.example,
+            served_by=draft.served_by,
+            now=now,
+        )
+        rows.insert_procedure(db, pid, new_rows[0].id, session_id=session_id, **fields)
+        rows.insert_version(db, pid, 1, caveats=(), reason="created", **fields)
+        rows.insert_event(
+            db, pid, "CREATE", 1, info={"session_id": session_id, "tokens": draft.tokens}
+        )
+        if on_write:
+            on_write(pid)
+
+    memory._write([prepared], mine=None, evolve=None, extra=write_rows)
+    return rows.get(db, pid)
+
+
+def record(
+    memory: Memory,
+    procedure_id: str,
+    success: Any,
+    trace: Any = None,
+    *,
+    task: str | None = None,
+    session_id: str | None = None,
+    note: str | None = None,
+    reflect: bool = True,
+) -> RecordResult:
+    """Count one use; on failure revise by reflection; retire when the record is too poor."""
+    if not isinstance(success, bool):
+        raise InputError("success must be True or False")
+    db = memory.store.db
+    proc = rows.get(db, procedure_id)
+    if proc.retired:
+        raise InputError(f"procedure {proc.id} is retired; restore it before using it")
+    limit = memory.config.store.max_content_chars
+    task = validate.optional_text(task, max_chars=limit, what="task")
+    note = validate.optional_text(note, max_chars=limit, what="note")
+    attempt = check_trace(trace)
+    if session_id is not None:
+        session_id = memory.get_session(session_id).id
+        attempt = attempt or session_thoughts(memory, session_id)
+    # the engine call comes first: if it fails nothing is written and the caller can retry
+    revision = None
+    if not success and reflect:
+        revision = abstraction.revise_procedure(memory, proc, task or "", attempt, note)
+    uses, wins = proc.use_count + 1, proc.success_count + int(success)
+    cfg = memory.config.procedures
+    retire = scoring.should_retire(
+        uses, wins, after_uses=cfg.retire_after_uses, below=cfg.retire_below
+    )
+    store = memory.store
+    with store._write_lock, db.transaction():
+        now = utcnow()
+        db.execute(
+            "UPDATE procedures SET use_count = ?, success_count = ?, failure_count = ?, "
+            "last_used = ?, updated_at = ? WHERE id = ?",
+            [uses, wins, uses - wins, now, now, proc.id],
+        )
+        info = {
+            "task": task,
+            "session_id": session_id,
+            "note": note,
+            "trace": [t[:MAX_TRACE_CHARS] for t in attempt[:MAX_TRACE_ITEMS]],
+        }
+        rows.insert_event(db, proc.id, "USE", proc.version, success=success, info=info)
+        version = revise(memory, proc, revision) if revision else proc.version
+        if retire:
+            set_status(memory, proc, "retired", version, {"uses": uses, "successes": wins})
+    return RecordResult(
+        procedure=rows.get(db, proc.id),
+        revised=revision is not None,
+        retired=retire,
+        diagnosis=revision.diagnosis if revision else None,
+        served_by=revision.served_by if revision else None,
+    )
+
+
+def revise(memory: Memory, proc: Procedure, revision: abstraction.Revision) -> int:
+    """Inside a transaction: write the next version of ``proc``; returns its number."""
+    db = memory.store.db
+    caveats = list(proc.caveats)
+    if revision.caveat and revision.caveat not in caveats:
+        caveats = [*caveats, revision.caveat][-abstraction.MAX_CAVEATS :]
+    version = proc.version + 1
+    now = utcnow()
+    rows.insert_version(
+        db,
+        proc.id,
+        version,
+        task_type=proc.task_type,
+        trigger=proc.trigger,
+        steps=revision.steps,
+        level=proc.level,
+        example=proc.example,
+        caveats=caveats,
+        reason=revision.diagnosis,
+        served_by=revision.served_by,
+        now=now,
+    )
+    db.execute(
+        "UPDATE procedures SET steps = ?::JSON, caveats = ?::JSON, version = ?, served_by = ?, "
+        "updated_at = ? WHERE id = ?",
+        [
+            _json(list(revision.steps)),
+            _json(caveats) if caveats else None,
+            version,
+            revision.served_by,
+            now,
+            proc.id,
+        ],
+    )
+    info = {"reason": revision.diagnosis, "served_by": revision.served_by}
+    rows.insert_event(db, proc.id, "REVISE", version, info={**info, "tokens": revision.tokens})
+    return version
+
+
+def retire(memory: Memory, procedure_id: str, *, reason: str | None = None) -> Procedure:
+    """Take a procedure out of find(); a retired one stays and can be restored."""
+    db = memory.store.db
+    proc = rows.get(db, procedure_id)
+    if not proc.retired:
+        with memory.store._write_lock, db.transaction():
+            set_status(memory, proc, "retired", proc.version, {"reason": reason or "by hand"})
+    return rows.get(db, proc.id)
+
+
+def restore(memory: Memory, procedure_id: str, *, reset_counts: bool = False) -> Procedure:
+    """Bring a retired procedure back (``reset_counts``: with a fresh record)."""
+    db = memory.store.db
+    proc = rows.get(db, procedure_id)
+    if not proc.retired and not reset_counts:
+        return proc
+    has_vector = db.scalar(
+        "SELECT embedding IS NOT NULL FROM memories WHERE id = ?", [proc.memory_id]
+    )
+    if not has_vector:
+        raise InputError(
+            f"the trigger memory of procedure {proc.id} was purged, so it cannot be found "
+            "again; add the procedure anew"
+        )
+    with memory.store._write_lock, db.transaction():
+        if reset_counts:
+            db.execute(
+                "UPDATE procedures SET use_count = 0, success_count = 0, failure_count = 0 "
+                "WHERE id = ?",
+                [proc.id],
+            )
+        set_status(memory, proc, "active", proc.version, {"reset_counts": reset_counts})
+    return rows.get(db, proc.id)
+
+
+def set_status(memory: Memory, proc: Procedure, status: str, version: int, info: dict) -> None:
+    """Inside a transaction: change the status, log it, hide or show the trigger memory."""
+    db = memory.store.db
+    db.execute(
+        "UPDATE procedures SET status = ?, updated_at = ? WHERE id = ?",
+        [status, utcnow(), proc.id],
+    )
+    event = "RETIRE" if status == "retired" else "RESTORE"
+    rows.insert_event(db, proc.id, event, version, info=info)
+    trigger = memory._lookup(proc.memory_id)
+    # last: after the trigger memory changes nothing else can fail before the commit
+    if status == "retired" and not trigger.deleted:
+        memory.delete(trigger.id, actor="procedures")
+    elif status == "active" and trigger.deleted:
+        memory.restore(trigger.id, actor="procedures")
+
+
+def session_thoughts(memory: Memory, session_id: str) -> list[str]:
+    """A session's thoughts in order, each revision standing in for the thought it revises."""
+    thoughts = memory.thoughts(session_id)
+    text = {t.number: t.memory.content for t in thoughts}
+    revised_by = {t.revises: t.number for t in thoughts if t.revises in text}
+    out = []
+    for t in thoughts:
+        if t.revises in text:
+            continue  # it stands where the thought it revises was
+        latest = t.number
+        while latest in revised_by:
+            latest = revised_by[latest]
+        out.append(text[latest])
+    return out
+
+
+def check_level(level: Any) -> str:
+    """One of the abstraction levels."""
+    if level not in LEVELS:
+        raise InputError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
+    return level
+
+
+def check_trace(trace: Any) -> list[str]:
+    """The thoughts of an attempt: a list of strings (blank ones dropped)."""
+    if trace is None:
+        return []
+    if isinstance(trace, str) or not isinstance(trace, Sequence):
+        raise InputError("trace must be a list of thoughts (strings)")
+    if not all(isinstance(item, str) for item in trace):
+        raise InputError("trace must be a list of thoughts (strings)")
+    return [item.strip() for item in trace if item.strip()]
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value)

@@ -1,0 +1,238 @@
+"""The DuckDB side of procedures: rows in and out of ``procedures``, ``procedure_versions`` and
+``procedure_events`` (migration ``0030_procedures``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from localmem import validate
+from localmem.errors import InputError, NotFoundError
+from localmem.procedures.model import (
+    STATUSES,
+    Procedure,
+    ProcedureEvent,
+    ProcedureVersion,
+)
+from localmem.store.db import Database, utcnow
+from localmem.store.records import aware
+
+COLUMNS = (
+    "id, task_type, trigger, steps, level, example, caveats, source_session_id, memory_id, "
+    "status, version, use_count, success_count, failure_count, last_used, created_at, "
+    "updated_at, served_by"
+)
+
+
+def to_procedure(row: Sequence[Any]) -> Procedure:
+    """A ``procedures`` row (selected with :data:`COLUMNS`) as a :class:`Procedure`."""
+    return Procedure(
+        id=row[0],
+        task_type=row[1],
+        trigger=row[2],
+        steps=tuple(json.loads(row[3])),
+        level=row[4],
+        example=row[5],
+        caveats=tuple(json.loads(row[6])) if row[6] else (),
+        source_session_id=row[7],
+        memory_id=row[8],
+        status=row[9],
+        version=int(row[10]),
+        use_count=int(row[11]),
+        success_count=int(row[12]),
+        failure_count=int(row[13]),
+        last_used=aware(row[14]),
+        created_at=aware(row[15]),
+        updated_at=aware(row[16]),
+        served_by=row[17],
+    )
+
+
+def get(db: Database, procedure_id: Any) -> Procedure:
+    """A procedure by id or unique prefix (3 characters or more)."""
+    if not isinstance(procedure_id, str) or not procedure_id.strip():
+        raise InputError("a procedure id must be a non-empty string")
+    pid = procedure_id.strip()
+    rows = db.fetchall(f"SELECT {COLUMNS} FROM procedures WHERE id = ?", [pid])
+    if not rows and len(pid) >= 3:
+        rows = db.fetchall(
+            f"SELECT {COLUMNS} FROM procedures WHERE starts_with(id, ?) LIMIT 2", [pid]
+        )
+        if len(rows) > 1:
+            raise InputError(f"procedure prefix {pid!r} matches more than one procedure")
+    if not rows:
+        raise NotFoundError(f"no procedure with id {pid!r}")
+    return to_procedure(rows[0])
+
+
+def by_memory_ids(db: Database, memory_ids: Sequence[str]) -> list[Procedure]:
+    """The active procedures whose trigger memories these are."""
+    if not memory_ids:
+        return []
+    marks = ", ".join("?" for _ in memory_ids)
+    rows = db.fetchall(
+        f"SELECT {COLUMNS} FROM procedures WHERE status = 'active' AND memory_id IN ({marks})",
+        list(memory_ids),
+    )
+    return [to_procedure(r) for r in rows]
+
+
+def listing(
+    db: Database,
+    *,
+    status: str | None,
+    task_type: str | None,
+    session_id: str | None,
+    limit: int,
+) -> list[Procedure]:
+    """Procedures, newest first, filtered."""
+    validate.positive_int(limit, "limit", maximum=100_000)
+    where, params = ["TRUE"], []
+    if status is not None:
+        if status not in STATUSES:
+            raise InputError(f"status must be one of {', '.join(STATUSES)}, not {status!r}")
+        where.append("status = ?")
+        params.append(status)
+    for column, value in (("task_type", task_type), ("source_session_id", session_id)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    rows = db.fetchall(
+        f"SELECT {COLUMNS} FROM procedures WHERE {' AND '.join(where)} "
+        f"ORDER BY created_at DESC, id LIMIT {limit}",
+        params,
+    )
+    return [to_procedure(r) for r in rows]
+
+
+def versions(db: Database, procedure_id: str) -> list[ProcedureVersion]:
+    """Every version of a procedure, oldest first."""
+    rows = db.fetchall(
+        "SELECT procedure_id, version, task_type, trigger, steps, level, example, caveats, "
+        "reason, served_by, created_at FROM procedure_versions WHERE procedure_id = ? "
+        "ORDER BY version",
+        [procedure_id],
+    )
+    return [
+        ProcedureVersion(
+            procedure_id=r[0],
+            version=int(r[1]),
+            task_type=r[2],
+            trigger=r[3],
+            steps=tuple(json.loads(r[4])),
+            level=r[5],
+            example=r[6],
+            caveats=tuple(json.loads(r[7])) if r[7] else (),
+            reason=r[8],
+            served_by=r[9],
+            created_at=aware(r[10]),
+        )
+        for r in rows
+    ]
+
+
+def events(db: Database, procedure_id: str) -> list[ProcedureEvent]:
+    """What happened to a procedure, oldest first."""
+    rows = db.fetchall(
+        "SELECT id, procedure_id, event, version, success, info, happened_at "
+        "FROM procedure_events WHERE procedure_id = ? ORDER BY id",
+        [procedure_id],
+    )
+    return [
+        ProcedureEvent(
+            id=int(r[0]),
+            procedure_id=r[1],
+            event=r[2],
+            version=int(r[3]),
+            success=r[4],
+            info=json.loads(r[5]) if r[5] else {},
+            at=aware(r[6]),
+        )
+        for r in rows
+    ]
+
+
+def insert_procedure(
+    db: Database,
+    pid: str,
+    memory_id: str,
+    *,
+    task_type: str,
+    trigger: str,
+    steps: Sequence[str],
+    level: str,
+    example: str | None,
+    session_id: str | None,
+    served_by: str,
+    now: datetime,
+) -> None:
+    """A new procedure at version 1, active, never used."""
+    db.execute(
+        f"INSERT INTO procedures ({COLUMNS}) VALUES "
+        "(?, ?, ?, ?, ?, ?, NULL, ?, ?, 'active', 1, 0, 0, 0, NULL, ?, ?, ?)",
+        [
+            pid,
+            task_type,
+            trigger,
+            json.dumps(list(steps)),
+            level,
+            example,
+            session_id,
+            memory_id,
+            now,
+            now,
+            served_by,
+        ],
+    )
+
+
+def insert_version(
+    db: Database,
+    pid: str,
+    version: int,
+    *,
+    task_type: str,
+    trigger: str,
+    steps: Sequence[str],
+    level: str,
+    example: str | None,
+    caveats: Sequence[str],
+    reason: str | None,
+    served_by: str,
+    now: datetime,
+) -> None:
+    """One row of ``procedure_versions``."""
+    db.execute(
+        "INSERT INTO procedure_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            pid,
+            version,
+            task_type,
+            trigger,
+            json.dumps(list(steps)),
+            level,
+            example,
+            json.dumps(list(caveats)) if caveats else None,
+            reason,
+            served_by,
+            now,
+        ],
+    )
+
+
+def insert_event(
+    db: Database,
+    pid: str,
+    event: str,
+    version: int,
+    *,
+    success: bool | None = None,
+    info: dict[str, Any] | None = None,
+) -> None:
+    """One row of ``procedure_events``."""
+    db.execute(
+        "INSERT INTO procedure_events VALUES (nextval('procedure_event_seq'), ?, ?, ?, ?, ?, ?)",
+        [pid, event, version, success, json.dumps(info) if info else None, utcnow()],
+    )
