@@ -17,7 +17,7 @@ def dense(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarray
     if allowed is None:
         return store.vectors.search(vec, n)
     if len(allowed) <= ctx.memory.config.search.brute_force_below:
-        return exact_search(vec, store.vectors.get(allowed), allowed, n)
+        return exact_search(vec, ctx.allowed_vectors(), allowed, n)
     keep = set(allowed.tolist())
     labels, sims = store.vectors.search(vec, n * 4)  # over-fetch, then filter
     mask = np.fromiter((x in keep for x in labels.tolist()), bool, len(labels))
@@ -36,13 +36,13 @@ def generate(ctx: SearchContext) -> dict:
     lists: list[RankedList] = []
     evidence: dict[int, dict[str, float]] = {}
     for q in ctx.queries:
-        if opts.mode in ("hybrid", "dense"):
+        if opts.mode in ("hybrid", "dense") and "dense" in q.retrievers:
             labels, sims = dense(ctx, q.text, n)
             lists.append(
                 RankedList(f"dense:{q.source}", labels, sims, q.weight * _w(opts, "dense"))
             )
             _note(evidence, labels, sims, "dense")
-        if opts.mode in ("hybrid", "lexical"):
+        if opts.mode in ("hybrid", "lexical") and "bm25" in q.retrievers:
             labels, scores = lexical(ctx, q.text, n)
             lists.append(
                 RankedList(f"bm25:{q.source}", labels, scores, q.weight * _w(opts, "bm25"))

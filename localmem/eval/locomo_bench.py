@@ -1,0 +1,335 @@
+"""The LoCoMo benchmark: retrieval configurations compared in one run, answers with a model.
+
+One store holds every conversation, each under its own ``user_id`` (the sample id); every
+search is scoped to its conversation by that filter, as an application serving several people
+would do. A question is asked the day after its conversation's last session (``now``).
+
+Latency is measured per search with the query's embedding computed just before it (the
+embedder caches it), so the table shows the embedding (``embed``) and the rest of the pipeline
+(``search``) apart as well as together.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from localmem.errors import InputError
+from localmem.eval.locomo import CATEGORIES, Conversation, ingest_conversation
+from localmem.eval.retrieval import KS, QuestionResult, category_label, summarize
+
+if TYPE_CHECKING:
+    from localmem.memory import Memory
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """One retrieval configuration: search options over the store's defaults."""
+
+    name: str
+    options: dict[str, Any]
+    description: str
+
+
+def _configs() -> dict[str, BenchConfig]:
+    everything = {"expand": "auto", "temporal": True, "rerank": "auto"}
+    rows = [
+        BenchConfig("dense", {"mode": "dense"}, "MiniLM cosine only"),
+        BenchConfig("bm25", {"mode": "lexical"}, "BM25 only"),
+        BenchConfig("hybrid-rrf", {"mode": "hybrid", "fusion": "rrf"}, "reciprocal-rank fusion"),
+        BenchConfig("hybrid", {"mode": "hybrid"}, "dense + BM25, the store's default fusion"),
+        BenchConfig("+expand", {"expand": "auto"}, "hybrid + query expansion"),
+        BenchConfig("+temporal", {"temporal": True}, "hybrid + temporal attention"),
+        BenchConfig("+rerank", {"rerank": "auto"}, "hybrid + reranking"),
+        BenchConfig("everything", everything, "every stage on"),
+    ]
+    out: dict[str, BenchConfig] = {}
+    for row in rows:
+        if row.name in out:
+            raise ValueError(f"duplicate benchmark configuration {row.name}")
+        out[row.name] = row
+    return out
+
+
+#: configuration name -> search options; the run compares them in this order
+CONFIGS: dict[str, BenchConfig] = _configs()
+
+
+def register_config(config: BenchConfig, *, before: str | None = "everything") -> None:
+    """Add a configuration (e.g. a stage another issue brings); names must be new."""
+    if config.name in CONFIGS:
+        raise ValueError(f"benchmark configuration {config.name!r} already exists")
+    items = list(CONFIGS.items())
+    at = next((i for i, (n, _) in enumerate(items) if n == before), len(items))
+    items.insert(at, (config.name, config))
+    CONFIGS.clear()
+    CONFIGS.update(items)
+
+
+def pick_configs(names: Sequence[str] | None) -> list[BenchConfig]:
+    """The named configurations (all when None); an unknown name lists the known ones."""
+    if not names:
+        return list(CONFIGS.values())
+    unknown = [n for n in names if n not in CONFIGS]
+    if unknown:
+        raise InputError(
+            f"unknown configuration(s) {', '.join(unknown)}; known: {', '.join(CONFIGS)}"
+        )
+    return [CONFIGS[n] for n in names]
+
+
+def asked_at(conv: Conversation) -> datetime | None:
+    """When the questions of a conversation are asked: the day after its last session."""
+    times = [t.when for t in conv.turns if t.when is not None]
+    return max(times) + timedelta(days=1) if times else None
+
+
+def ensure_ingested(memory: Memory, conv: Conversation) -> int:
+    """Ingest a conversation unless the store already holds it; returns the turns added."""
+    held = memory.store.db.scalar(
+        "SELECT count(*) FROM memories WHERE user_id = ? AND NOT deleted", [conv.sample_id]
+    )
+    if held == len(conv.turns):
+        return 0
+    if held:
+        raise InputError(
+            f"the store holds {held} memories of {conv.sample_id}, not its {len(conv.turns)} "
+            "turns: use a fresh store (or the one a complete run left)"
+        )
+    return ingest_conversation(memory, conv)
+
+
+@dataclass
+class RunTotals:
+    """What a run saw and skipped."""
+
+    conversations: int = 0
+    turns: int = 0
+    questions: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def skip(self, why: str, n: int = 1) -> None:
+        """Count ``n`` items skipped for a reason."""
+        if n:
+            self.skipped[why] = self.skipped.get(why, 0) + n
+
+
+def run_config(
+    memory: Memory,
+    convs: Sequence[Conversation],
+    config: BenchConfig,
+    *,
+    k: int = max(KS),
+    limit: int | None = None,
+    budget_tokens: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[list[QuestionResult], int]:
+    """Search every scorable question (categories 1-4 with evidence) of every conversation."""
+    results: list[QuestionResult] = []
+    no_evidence = 0
+    for conv in convs:
+        now = asked_at(conv)
+        questions = [q for q in conv.questions if q.category in (1, 2, 3, 4)]
+        if limit is not None:
+            questions = questions[:limit]
+        for q in questions:
+            if not q.evidence:
+                no_evidence += 1
+                continue
+            t0 = time.perf_counter()
+            memory.embedder.embed_query(q.question)  # cached: search reuses it
+            embed_ms = (time.perf_counter() - t0) * 1000
+            options = dict(config.options, user_id=conv.sample_id, now=now)
+            if budget_tokens is not None:
+                options["budget_tokens"] = budget_tokens
+            result = memory.search(q.question, k=k, **options)
+            stage_ms = {"embed": embed_ms}
+            for report in result.stages:
+                stage_ms[report.stage] = stage_ms.get(report.stage, 0.0) + report.ms
+            stage_ms["search"] = result.total_ms
+            results.append(
+                QuestionResult(
+                    conv.sample_id,
+                    q.category,
+                    q.question,
+                    q.evidence,
+                    [h.memory.metadata.get("dia_id", "") for h in result.hits],
+                    embed_ms + result.total_ms,
+                    stage_ms,
+                    result.packed_tokens,
+                )
+            )
+        if progress:
+            progress(f"{config.name}: {conv.sample_id} done")
+    return results, no_evidence
+
+
+def run_retrieval(
+    memory: Memory,
+    convs: Sequence[Conversation],
+    configs: Sequence[BenchConfig],
+    *,
+    limit: int | None = None,
+    budget_tokens: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Ingest what is missing, then run each configuration; returns the JSON-ready results."""
+    totals = RunTotals()
+    for conv in convs:
+        added = ensure_ingested(memory, conv)
+        totals.conversations += 1
+        totals.turns += len(conv.turns)
+        for why, n in conv.skipped.items():
+            totals.skip(f"{why}", n)
+        if progress and added:
+            progress(f"ingested {conv.sample_id}: {added} turns")
+    summaries: dict[str, Any] = {}
+    per_question: dict[str, list[dict[str, Any]]] = {}
+    for config in configs:
+        results, no_evidence = run_config(
+            memory, convs, config, limit=limit, budget_tokens=budget_tokens, progress=progress
+        )
+        if config is configs[0]:
+            totals.questions = len(results)
+            totals.skip("question without evidence", no_evidence)
+        if not results:
+            raise InputError("no question could be scored (none in categories 1-4 with evidence)")
+        summary = summarize(results)
+        for group in summary.values():
+            group["search_p50_ms"] = float(
+                np.percentile([r.stage_ms["search"] for r in results], 50)
+            )
+            group["search_p95_ms"] = float(
+                np.percentile([r.stage_ms["search"] for r in results], 95)
+            )
+        summaries[config.name] = summary
+        per_question[config.name] = [
+            {"sample_id": r.sample_id, "category": r.category, "retrieved": r.retrieved[:10]}
+            for r in results
+        ]
+    return {
+        "configs": {c.name: {"options": c.options, "description": c.description} for c in configs},
+        "summaries": summaries,
+        "totals": totals.__dict__,
+        "per_question": per_question,
+    }
+
+
+# -- reporting --------------------------------------------------------------------------------
+def retrieval_markdown(results: dict[str, Any]) -> str:
+    """Tables: overall metrics per configuration, R@10 / R@5 per category, latency."""
+    summaries = results["summaries"]
+    lines = ["### Evidence retrieval (categories 1-4, no model)", ""]
+    head = ["config", "R@1", "R@5", "R@10", "R@20", "hit@1", "hit@5", "hit@10", "hit@20", "MRR"]
+    lines += [_row(head), _row(["---"] * len(head))]
+    for name, s in summaries.items():
+        o = s["overall"]
+        cells = [f"{o[m]:.3f}" for m in head[1:]]
+        lines.append(_row([name, *cells]))
+    for metric in ("R@10", "R@5", "hit@10", "MRR"):
+        lines += ["", f"{metric} per category (the file's numbering):", ""]
+        groups = [g for g in ("1", "2", "3", "4", "overall") if g in next(iter(summaries.values()))]
+        lines += [_row([metric, *[category_label(g) for g in groups]])]
+        lines += [_row(["---"] * (len(groups) + 1))]
+        for name, s in summaries.items():
+            lines.append(_row([name, *[f"{s[g][metric]:.3f}" if g in s else "" for g in groups]]))
+    lines += [
+        "",
+        "Latency per question in ms (p50 / p95): the query embedding, the pipeline "
+        "without it, both, and each stage; tokens of the packed hits.",
+        "",
+    ]
+    stages = sorted(
+        {st for s in summaries.values() for st in s["overall"]["stage_p50_ms"]}
+        - {"embed", "search"}
+    )
+    head = ["config", "embed", "search", "total", *stages, "tokens"]
+    lines += [_row(head), _row(["---"] * len(head))]
+    for name, s in summaries.items():
+        o = s["overall"]
+        p50, p95 = o["stage_p50_ms"], o["stage_p95_ms"]
+        cells = [
+            f"{p50.get('embed', 0):.1f} / {p95.get('embed', 0):.1f}",
+            f"{o['search_p50_ms']:.1f} / {o['search_p95_ms']:.1f}",
+            f"{o['p50_ms']:.1f} / {o['p95_ms']:.1f}",
+        ]
+        cells += [f"{p50[st]:.1f} / {p95[st]:.1f}" if st in p50 else "" for st in stages]
+        cells.append(f"{o['tokens_mean']:.0f}" if "tokens_mean" in o else "")
+        lines.append(_row([name, *cells]))
+    totals = results["totals"]
+    lines += [
+        "",
+        f"{totals['conversations']} conversations, {totals['turns']} turns, "
+        f"{totals['questions']} questions scored per configuration.",
+    ]
+    if totals["skipped"]:
+        skipped = ", ".join(f"{why}: {n}" for why, n in sorted(totals["skipped"].items()))
+        lines.append(f"Skipped: {skipped}.")
+    return "\n".join(lines)
+
+
+def answers_markdown(summary: dict[str, dict[str, float]], served_by: str) -> str:
+    """The answer table: F1, BLEU-1, judge per category; category 5 as correct refusals."""
+    lines = [f"### Answers ({served_by})", ""]
+    head = ["category", "n", "F1", "BLEU-1", "judge", "s / question", "tokens / question"]
+    lines += [_row(head), _row(["---"] * len(head))]
+    for key in ("1", "2", "3", "4", "overall"):
+        if key not in summary:
+            continue
+        e = summary[key]
+        lines.append(
+            _row(
+                [
+                    category_label(key),
+                    str(int(e["n"])),
+                    f"{e['f1']:.3f}",
+                    f"{e['bleu1']:.3f}",
+                    f"{e['judge']:.3f}",
+                    f"{e['seconds_mean']:.2f}",
+                    f"{e['tokens_mean']:.0f}",
+                ]
+            )
+        )
+    if "5" in summary:
+        e = summary["5"]
+        lines += [
+            "",
+            f"Category 5 ({CATEGORIES[5]}, {int(e['n'])} questions): correct refusals "
+            f"{e['refusal_rate']:.3f}.",
+        ]
+    return "\n".join(lines)
+
+
+def plot(results: dict[str, Any], path: str) -> None:
+    """R@10 per category for each configuration, as grouped bars (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    summaries = results["summaries"]
+    groups = [g for g in ("1", "2", "3", "4", "overall") if g in next(iter(summaries.values()))]
+    names = list(summaries)
+    width = 0.8 / max(len(names), 1)
+    fig, ax = plt.subplots(figsize=(max(8, 1.6 * len(groups)), 4.5))
+    for i, name in enumerate(names):
+        xs = [j + i * width for j in range(len(groups))]
+        ax.bar(xs, [summaries[name].get(g, {}).get("R@10", 0) for g in groups], width, label=name)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(groups))])
+    ax.set_xticklabels([category_label(g) for g in groups])
+    ax.set_ylabel("evidence recall@10")
+    ax.set_ylim(0, 1)
+    ax.set_title("LoCoMo evidence recall@10 by configuration")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
