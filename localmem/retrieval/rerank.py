@@ -124,7 +124,10 @@ def _engine_rerank(ctx: SearchContext) -> dict:
             for c in batch
         )
         result = run_task(
-            "rerank", {"query": ctx.query, "memories": lines}, engine=ctx.memory.engine
+            "rerank",
+            {"query": ctx.query, "memories": lines},
+            engine=ctx.memory.engine,
+            implementation="model",
         )
         served = result.served_by
         tokens += result.usage.prompt_tokens + result.usage.completion_tokens
