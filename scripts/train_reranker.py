@@ -22,22 +22,16 @@ import numpy as np
 
 from localmem.eval.locomo import CATEGORIES, load_locomo
 from localmem.eval.report import provenance, write_section
-from localmem.eval.reranker_training import collect, cross_validate, fit, rank_metrics
+from localmem.eval.reranker_training import (
+    DEFAULT_FEATURES,
+    PIPELINE,
+    collect,
+    cross_validate,
+    fit,
+    rank_metrics,
+)
 from localmem.memory import Memory
 from localmem.retrieval.features import FEATURES
-
-DEFAULT_FEATURES = [
-    "dense",
-    "bm25",
-    "context",
-    "session",
-    "speaker",
-    "other_speaker",
-    "length",
-    "time_stated",
-    "time_close",
-]
-PIPELINE = {"expand": "prf", "temporal": True}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,6 +26,12 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--conversations", nargs="+", metavar="ID", help="only these sample ids")
     p.add_argument("--limit", type=int, help="at most this many questions per conversation")
     p.add_argument("--budget-tokens", type=int, help="pack the hits into this many tokens")
+    p.add_argument(
+        "--heldout-reranker",
+        action="store_true",
+        help="rank each conversation with model-free reranker weights fitted on the other "
+        "conversations of the file (leave-one-conversation-out), not the shipped ones",
+    )
     p.add_argument("--model", help="an instruct GGUF: also answer and judge (F1, BLEU-1, judge)")
     p.add_argument(
         "--answers",
@@ -88,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
                 configs,
                 limit=args.limit,
                 budget_tokens=args.budget_tokens,
+                heldout=Path(tmp) / "reranker" if args.heldout_reranker else None,
                 progress=say,
             )
             text = bench.retrieval_markdown(results)
@@ -136,8 +143,9 @@ def _command(args: argparse.Namespace) -> str:
         value = getattr(args, flag)
         if value is not None:
             parts.append(f"--{flag.replace('_', '-')} {value}")
-    if args.answers:
-        parts.append("--answers")
+    for flag in ("heldout_reranker", "answers"):
+        if getattr(args, flag):
+            parts.append(f"--{flag.replace('_', '-')}")
     return " ".join(parts)
 
 

@@ -11,13 +11,14 @@ embedder caches it), so the table shows the embedding (``embed``) and the rest o
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from localmem.errors import InputError
 from localmem.eval.locomo import CATEGORIES, Conversation, ingest_conversation
@@ -127,46 +128,110 @@ def run_config(
     k: int = max(KS),
     limit: int | None = None,
     budget_tokens: int | None = None,
+    weights: dict[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[QuestionResult], int]:
-    """Search every scorable question (categories 1-4 with evidence) of every conversation."""
+    """Search every scorable question (categories 1-4 with evidence) of every conversation.
+
+    ``weights`` maps a sample id to the model-free reranker weights to rank it with (the
+    held-out weights of :func:`heldout_reranker`); other conversations use the configured ones.
+    """
     results: list[QuestionResult] = []
     no_evidence = 0
     for conv in convs:
-        now = asked_at(conv)
-        questions = [q for q in conv.questions if q.category in (1, 2, 3, 4)]
-        if limit is not None:
-            questions = questions[:limit]
-        for q in questions:
-            if not q.evidence:
-                no_evidence += 1
-                continue
-            t0 = time.perf_counter()
-            memory.embedder.embed_query(q.question)  # cached: search reuses it
-            embed_ms = (time.perf_counter() - t0) * 1000
-            options = dict(config.options, user_id=conv.sample_id, now=now)
-            if budget_tokens is not None:
-                options["budget_tokens"] = budget_tokens
-            result = memory.search(q.question, k=k, **options)
-            stage_ms = {"embed": embed_ms}
-            for report in result.stages:
-                stage_ms[report.stage] = stage_ms.get(report.stage, 0.0) + report.ms
-            stage_ms["search"] = result.total_ms
-            results.append(
-                QuestionResult(
-                    conv.sample_id,
-                    q.category,
-                    q.question,
-                    q.evidence,
-                    [h.memory.metadata.get("dia_id", "") for h in result.hits],
-                    embed_ms + result.total_ms,
-                    stage_ms,
-                    result.packed_tokens,
-                )
-            )
+        with reranker_weights(memory, (weights or {}).get(conv.sample_id)):
+            no_evidence += _run_conversation(memory, conv, config, k, limit, budget_tokens, results)
         if progress:
             progress(f"{config.name}: {conv.sample_id} done")
     return results, no_evidence
+
+
+@contextmanager
+def reranker_weights(memory: Memory, path: str | None) -> Iterator[None]:
+    """Search with the model-free reranker weights in ``path`` for a while (None: unchanged)."""
+    saved = memory.config
+    if path is not None:
+        memory.config = saved.with_updates(search={"reranker_weights": path})
+    try:
+        yield
+    finally:
+        memory.config = saved
+
+
+def heldout_reranker(
+    memory: Memory,
+    convs: Sequence[Conversation],
+    folder: Path,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, str]:
+    """Leave-one-conversation-out reranker weights: for each conversation, weights fitted on
+    the others' questions, written to ``folder``; returns ``{sample_id: weights file}``.
+
+    So a configuration that reranks is measured on conversations its weights never saw.
+    """
+    from localmem.eval import reranker_training as training
+
+    if len({c.sample_id for c in convs}) < 2:
+        raise InputError("held-out reranker weights need at least two conversations")
+    names = list(training.DEFAULT_FEATURES)
+    examples = training.collect(memory, convs, names, training.PIPELINE, progress=progress)
+    try:
+        folds = training.heldout_weights(examples, names)
+    except ValueError as exc:
+        raise InputError(f"cannot fit held-out reranker weights: {exc}") from None
+    folder.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for sample_id, weights in folds.items():
+        path = folder / f"reranker-without-{sample_id}.json"
+        path.write_text(json.dumps({"weights": weights}, indent=2) + "\n", encoding="utf-8")
+        out[sample_id] = str(path)
+    return out
+
+
+def _run_conversation(
+    memory: Memory,
+    conv: Conversation,
+    config: BenchConfig,
+    k: int,
+    limit: int | None,
+    budget_tokens: int | None,
+    results: list[QuestionResult],
+) -> int:
+    """Search one conversation's questions into ``results``; returns those without evidence."""
+    no_evidence = 0
+    now = asked_at(conv)
+    questions = [q for q in conv.questions if q.category in (1, 2, 3, 4)]
+    if limit is not None:
+        questions = questions[:limit]
+    for q in questions:
+        if not q.evidence:
+            no_evidence += 1
+            continue
+        t0 = time.perf_counter()
+        memory.embedder.embed_query(q.question)  # cached: search reuses it
+        embed_ms = (time.perf_counter() - t0) * 1000
+        options = dict(config.options, user_id=conv.sample_id, now=now)
+        if budget_tokens is not None:
+            options["budget_tokens"] = budget_tokens
+        result = memory.search(q.question, k=k, **options)
+        stage_ms = {"embed": embed_ms}
+        for report in result.stages:
+            stage_ms[report.stage] = stage_ms.get(report.stage, 0.0) + report.ms
+        stage_ms["search"] = result.total_ms
+        results.append(
+            QuestionResult(
+                conv.sample_id,
+                q.category,
+                q.question,
+                q.evidence,
+                [h.memory.metadata.get("dia_id", "") for h in result.hits],
+                embed_ms + result.total_ms,
+                stage_ms,
+                result.packed_tokens,
+            )
+        )
+    return no_evidence
 
 
 def run_retrieval(
@@ -176,23 +241,54 @@ def run_retrieval(
     *,
     limit: int | None = None,
     budget_tokens: int | None = None,
+    heldout: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Ingest what is missing, then run each configuration; returns the JSON-ready results."""
+    """Ingest what is missing, then run each configuration; returns the JSON-ready results.
+
+    With ``heldout`` (a folder for the weight files), configurations that use the model-free
+    reranker rank each conversation with weights fitted on the other ones
+    (:func:`heldout_reranker`); otherwise with the configured (shipped) weights.
+    """
     totals = RunTotals()
     for conv in convs:
         added = ensure_ingested(memory, conv)
         totals.conversations += 1
         totals.turns += len(conv.turns)
         for why, n in conv.skipped.items():
-            totals.skip(f"{why}", n)
+            totals.skip(why, n)
+            if progress:
+                progress(f"{conv.sample_id}: skipped {n} x {why}")
+        for problem in conv.problems:
+            if progress:
+                progress(f"skipped: {problem}")
+        no_evidence = sum(
+            1 for q in conv.questions if q.category in (1, 2, 3, 4) and not q.evidence
+        )
+        if progress and no_evidence:
+            progress(f"{conv.sample_id}: skipped {no_evidence} x question without evidence")
         if progress and added:
             progress(f"ingested {conv.sample_id}: {added} turns")
+    weights = None
+    reranker = (
+        "shipped weights"
+        if memory.config.search.reranker_weights is None
+        else (f"weights from {memory.config.search.reranker_weights}")
+    )
+    if heldout is not None and any(_model_free_rerank(memory, c) for c in configs):
+        weights = heldout_reranker(memory, convs, heldout, progress=progress)
+        reranker = "held out: each conversation ranked with weights fitted on the others"
     summaries: dict[str, Any] = {}
     per_question: dict[str, list[dict[str, Any]]] = {}
     for config in configs:
         results, no_evidence = run_config(
-            memory, convs, config, limit=limit, budget_tokens=budget_tokens, progress=progress
+            memory,
+            convs,
+            config,
+            limit=limit,
+            budget_tokens=budget_tokens,
+            weights=weights if _model_free_rerank(memory, config) else None,
+            progress=progress,
         )
         if config is configs[0]:
             totals.questions = len(results)
@@ -200,13 +296,9 @@ def run_retrieval(
         if not results:
             raise InputError("no question could be scored (none in categories 1-4 with evidence)")
         summary = summarize(results)
-        for group in summary.values():
-            group["search_p50_ms"] = float(
-                np.percentile([r.stage_ms["search"] for r in results], 50)
-            )
-            group["search_p95_ms"] = float(
-                np.percentile([r.stage_ms["search"] for r in results], 95)
-            )
+        for group in summary.values():  # the pipeline without the query embedding
+            group["search_p50_ms"] = group["stage_p50_ms"]["search"]
+            group["search_p95_ms"] = group["stage_p95_ms"]["search"]
         summaries[config.name] = summary
         per_question[config.name] = [
             {"sample_id": r.sample_id, "category": r.category, "retrieved": r.retrieved[:10]}
@@ -216,8 +308,14 @@ def run_retrieval(
         "configs": {c.name: {"options": c.options, "description": c.description} for c in configs},
         "summaries": summaries,
         "totals": totals.__dict__,
+        "reranker": reranker,
         "per_question": per_question,
     }
+
+
+def _model_free_rerank(memory: Memory, config: BenchConfig) -> bool:
+    mode = config.options.get("rerank", "off")
+    return mode == "model-free" or (mode == "auto" and memory.engine is None)
 
 
 # -- reporting --------------------------------------------------------------------------------
@@ -270,6 +368,8 @@ def retrieval_markdown(results: dict[str, Any]) -> str:
     if totals["skipped"]:
         skipped = ", ".join(f"{why}: {n}" for why, n in sorted(totals["skipped"].items()))
         lines.append(f"Skipped: {skipped}.")
+    if "reranker" in results:
+        lines.append(f"Model-free reranker: {results['reranker']}.")
     return "\n".join(lines)
 
 

@@ -27,6 +27,20 @@ if TYPE_CHECKING:
     from localmem.memory import Memory
 
 KS = (1, 5, 10, 20)
+#: the features the shipped weights use (every one the LoCoMo pipeline can fill)
+DEFAULT_FEATURES = [
+    "dense",
+    "bm25",
+    "context",
+    "session",
+    "speaker",
+    "other_speaker",
+    "length",
+    "time_stated",
+    "time_close",
+]
+#: the stages before the reranker when its pools are collected (``everything`` minus rerank)
+PIPELINE: dict[str, Any] = {"expand": "prf", "temporal": True}
 
 
 @dataclass
@@ -115,6 +129,20 @@ def rank_metrics(examples: Sequence[Example], scores: Sequence[np.ndarray]) -> d
         g: {m: float(np.mean([r[m] for r in rows])) for m in rows[0]} | {"n": len(rows)}
         for g, rows in groups.items()
     }
+
+
+def heldout_weights(
+    examples: Sequence[Example], names: Sequence[str], *, l2: float = 1.0
+) -> dict[str, dict[str, float]]:
+    """For each conversation, weights fitted on every *other* conversation (by sample id)."""
+    convs = sorted({ex.sample_id for ex in examples})
+    if len(convs) < 2:
+        raise ValueError("held-out weights need questions from at least two conversations")
+    out = {}
+    for held in convs:
+        beta = fit([ex for ex in examples if ex.sample_id != held], l2=l2)
+        out[held] = {n: float(b) for n, b in zip(names, beta, strict=True)}
+    return out
 
 
 def cross_validate(examples: Sequence[Example], *, l2: float = 1.0) -> dict[str, Any]:
