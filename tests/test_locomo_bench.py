@@ -166,6 +166,7 @@ def test_a_broken_sample_is_skipped_and_counted(tmp_path, locomo_file):
     assert "no turns" in convs[0].problems[0]
 
 
+@pytest.mark.slow
 def test_bench_compares_configs_and_writes_json_plot_and_docs(
     capsys, tmp_path, locomo_file, shared_embedder
 ):
@@ -187,6 +188,9 @@ def test_bench_compares_configs_and_writes_json_plot_and_docs(
         "--heldout-reranker",
         "--budget-tokens",
         "60",
+        "--answers",
+        "--answer-config",
+        "hybrid",
         "--out",
         out_dir,
         "--docs",
@@ -214,6 +218,9 @@ def test_bench_compares_configs_and_writes_json_plot_and_docs(
     assert "<!-- BEGIN locomo -->" in text and "localmem bench locomo" in text
     assert "| everything |" in text and "1 multi-hop" in text
     assert "| everything |" in out
+    # model-free answers, labelled as such; category 5 apart as refusals
+    assert "### Answers (model-free" in out and "correct refusals" in out
+    assert data["answers"]["summary"]["5"]["n"] == 1
 
 
 def test_heldout_needs_two_conversations(capsys, tmp_path, locomo_file, shared_embedder):
@@ -231,25 +238,6 @@ def test_heldout_needs_two_conversations(capsys, tmp_path, locomo_file, shared_e
         "--heldout-reranker",
     )
     assert code == 1 and "at least two conversations" in err
-
-
-def test_model_free_answers_row(capsys, tmp_path, locomo_file, shared_embedder):
-    code, out, err = run(
-        capsys,
-        "bench",
-        "locomo",
-        locomo_file,
-        "--store",
-        tmp_path / "store",
-        "--configs",
-        "hybrid",
-        "--answers",
-        "--answer-config",
-        "hybrid",
-    )
-    assert code == 0, err
-    assert "### Answers (model-free" in out
-    assert "correct refusals" in out  # category 5 reported apart
 
 
 def test_answer_metrics():

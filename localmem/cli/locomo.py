@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -85,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
     def say(message: str) -> None:
         print(f"locomo: {message}", file=sys.stderr)
 
+    load_before = _load()
     with tempfile.TemporaryDirectory(prefix="localmem-locomo-") as tmp:
         folder = Path(args.store).expanduser() if args.store else Path(tmp) / "store"
         with Memory.open(folder, config=config) as memory:
@@ -115,6 +117,10 @@ def run(args: argparse.Namespace) -> int:
                 results["answers"] = {"summary": summary, "served_by": served, "rows": rows}
                 text += "\n\n" + bench.answers_markdown(summary, ", ".join(served))
     command = _command(args)
+    text += (
+        f"\n\nLoad average (1 min) at the start {load_before} and the end {_load()}: the "
+        "machine is shared, so latency is noisy; compare configurations within one run."
+    )
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "locomo.json").write_text(
@@ -131,6 +137,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(text)
     return 0
+
+
+def _load() -> str:
+    try:
+        return f"{os.getloadavg()[0]:.2f}"
+    except OSError:  # not every platform has one
+        return "unknown"
 
 
 def _command(args: argparse.Namespace) -> str:

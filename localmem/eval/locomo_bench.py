@@ -47,6 +47,11 @@ def _configs() -> dict[str, BenchConfig]:
         BenchConfig("+expand", {"expand": "auto"}, "hybrid + query expansion"),
         BenchConfig("+temporal", {"temporal": True}, "hybrid + temporal attention"),
         BenchConfig("+rerank", {"rerank": "auto"}, "hybrid + reranking"),
+        BenchConfig(
+            "+expand+temporal",
+            {"expand": "auto", "temporal": True},
+            "expansion and temporal attention together (what the reranker reranks)",
+        ),
         BenchConfig("everything", everything, "every stage on"),
     ]
     out: dict[str, BenchConfig] = {}

@@ -11,6 +11,10 @@ from localmem.store.vectors import exact_search
 
 def dense(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Top-n labels by cosine similarity (exact over a small filtered set, else HNSW)."""
+    return ctx.once(("dense", text, n), lambda: _dense(ctx, text, n))
+
+
+def _dense(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarray]:
     store = ctx.memory.store
     vec = ctx.vector(text)
     allowed = ctx.allowed
@@ -26,7 +30,9 @@ def dense(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarray
 
 def lexical(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Top-n labels by BM25."""
-    return ctx.memory.store.lexical.search(text, n, allowed=ctx.allowed)
+    return ctx.once(
+        ("bm25", text, n), lambda: ctx.memory.store.lexical.search(text, n, allowed=ctx.allowed)
+    )
 
 
 def generate(ctx: SearchContext) -> dict:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -53,6 +54,13 @@ class SearchContext:
     _items: dict[int, MemoryItem] = field(default_factory=dict)
     _vectors: dict[str, np.ndarray] = field(default_factory=dict)
     _allowed_vectors: np.ndarray | None = None
+    _once: dict[tuple, Any] = field(default_factory=dict)
+
+    def once(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """A value computed once per search (a retriever's list when expansion asks twice)."""
+        if key not in self._once:
+            self._once[key] = make()
+        return self._once[key]
 
     def vector(self, text: str) -> np.ndarray:
         """The embedding of a query text (each text embedded once per search, and cached)."""

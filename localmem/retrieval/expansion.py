@@ -91,11 +91,13 @@ def _prf_expansion(ctx: SearchContext) -> dict:
     if ctx.options.has_filters and ctx.allowed is None:  # feedback must respect the scope
         ctx.allowed = filters.allowed_labels(ctx.memory, ctx.options)
     candidates.generate(ctx)  # the first pass; the candidate stage searches again with more
-    top = ctx.ranked()[: cfg.prf_docs]
+    ranked = ctx.ranked()
+    top = ranked[: cfg.prf_docs]
     ctx.candidates = {}
     if not top:
         return {"implementation": "model-free", "method": "prf", "terms": []}
-    items = ctx.items([c.label for c in top])
+    # one fetch for every first-pass candidate: the later stages read most of them again
+    items = ctx.items([c.label for c in ranked])
     docs = [items[c.label].content for c in top if c.label in items]
     weights = [1.0 / (1 + i) for i in range(len(docs))]  # trust the first ones more
     stems = {stem(w) for d in docs for w in words(d)}

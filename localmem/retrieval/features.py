@@ -29,7 +29,6 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from localmem.retrieval.context import Candidate, SearchContext
 from localmem.text import terms, words
@@ -103,15 +102,14 @@ def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
     event-time order (insertion order breaks ties)."""
     prev = np.full(len(pool.labels), -1, dtype=np.int64)
     nxt = np.full(len(pool.labels), -1, dtype=np.int64)
-    if not any(item.session_id for item in pool.items):
+    sessions = sorted({item.session_id for item in pool.items if item.session_id})
+    if not sessions:
         return prev, nxt
-    t = pa.table({"label": pa.array(pool.labels.tolist(), pa.int64())})
-    rows = pool.ctx.memory.store.db.with_arrow(
-        t,
+    rows = pool.ctx.memory.store.db.fetchall(
         "SELECT label, session_id FROM memories WHERE NOT deleted AND embedding IS NOT NULL "
-        "AND session_id IN (SELECT DISTINCT session_id FROM memories "
-        "WHERE label IN (SELECT label FROM _arg) AND session_id IS NOT NULL) "
+        "AND session_id IN (SELECT unnest(?::VARCHAR[])) "
         "ORDER BY session_id, coalesce(event_time, created_at), label",
+        [sessions],
     )
     before: dict[int, int] = {}
     after: dict[int, int] = {}
