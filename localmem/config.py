@@ -163,7 +163,7 @@ class SearchConfig(_Section):
     reranker_weights: str | None = Field(
         None,
         description="A JSON file of model-free reranker weights (default: the shipped ones, "
-        "see docs/locomo.md for how they were trained).",
+        "see docs/benchmarks.md, section locomo-reranker, for how they were trained).",
     )
 
 

@@ -1,7 +1,7 @@
 """Train the model-free reranker's weights on a LoCoMo-shaped file and report how they generalise.
 
     python scripts/train_reranker.py PATH/locomo_dev.json --store /tmp/locomo-store \
-        [--out localmem/retrieval/reranker.json] [--docs docs/locomo.md]
+        [--out localmem/retrieval/reranker.json] [--docs docs/benchmarks.md]
 
 The pool features come from the pipeline itself (expansion and temporal attention on, as in the
 ``everything`` configuration of ``localmem bench locomo``). The report gives the fused order
@@ -79,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.out}", file=sys.stderr)
     text = markdown(names, weights, baseline, fitted, loco, args)
     if args.docs:
-        write_section(args.docs, "reranker", text)
-        print(f"wrote section 'reranker' of {args.docs}", file=sys.stderr)
+        write_section(args.docs, "locomo-reranker", text)
+        print(f"wrote section 'locomo-reranker' of {args.docs}", file=sys.stderr)
     print(text)
     return 0
 

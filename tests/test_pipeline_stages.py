@@ -233,3 +233,41 @@ def test_engine_expansion_and_rerank_through_llama_cpp(llama_talk):
     scores = [h.evidence.get("rerank") for h in result.hits]
     assert all(0 <= s <= 1 for s in scores[:4] if s is not None)
     assert len(result.hits) == 5
+
+
+# -- training the model-free reranker (pure) ----------------------------------------------
+def test_shipped_weights_load_and_name_known_features():
+    from localmem.eval.reranker_training import DEFAULT_FEATURES
+
+    model = load_reranker(None)
+    assert model.names == DEFAULT_FEATURES
+
+
+def test_fit_learns_which_feature_marks_evidence_and_holds_conversations_out():
+    from localmem.eval.reranker_training import (
+        Example,
+        cross_validate,
+        fit,
+        heldout_weights,
+        rank_metrics,
+    )
+
+    rng = np.random.default_rng(0)
+    examples = []
+    for conv in ("a", "b", "c"):
+        for _ in range(20):
+            x = rng.normal(size=(30, 2))
+            pos = np.zeros(30, dtype=bool)
+            pos[rng.choice(30, 2, replace=False)] = True
+            x[pos, 0] += 2.0  # feature 0 tells evidence apart; feature 1 is noise
+            examples.append(Example(conv, 1, x, pos, 2))
+    beta = fit(examples)
+    assert beta[0] > 1.0 and abs(beta[1]) < 0.5
+    folds = heldout_weights(examples, ["signal", "noise"])
+    assert set(folds) == {"a", "b", "c"} and all(w["signal"] > 1.0 for w in folds.values())
+    good = rank_metrics(examples, [ex.features @ beta for ex in examples])["overall"]
+    noise = rank_metrics(examples, [ex.features[:, 1] for ex in examples])["overall"]
+    assert good["R@5"] > noise["R@5"] + 0.3 and good["n"] == 60
+    assert cross_validate(examples)["metrics"]["overall"]["R@5"] > noise["R@5"]
+    with pytest.raises(ValueError, match="two conversations"):
+        heldout_weights([ex for ex in examples if ex.sample_id == "a"], ["signal", "noise"])

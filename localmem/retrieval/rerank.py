@@ -6,7 +6,8 @@
 - ``model-free``: a linear model over the evidence in :mod:`localmem.retrieval.features`
   (lexical, dense, neighbouring context, session, speaker, length, temporal, attribute, link).
   Its weights ship in ``reranker.json``: trained with ``scripts/train_reranker.py`` (logistic
-  regression) on LoCoMo; docs/locomo.md reports them with leave-one-conversation-out results.
+  regression) on LoCoMo; docs/benchmarks.md (section ``locomo-reranker``) reports them with
+  leave-one-conversation-out results.
 - ``auto``: the engine when one is configured, else model-free.
 """
 
