@@ -130,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
         bench.plot(results, str(args.out / "locomo.png"))
         say(f"wrote {args.out / 'locomo.json'} and {args.out / 'locomo.png'}")
     if args.docs:
-        write_section(args.docs, "locomo", f"{provenance(command)}\n\n{text}")
+        title = "## LoCoMo benchmark: `localmem bench locomo` (issue 8)"
+        write_section(args.docs, "locomo", f"{title}\n\n{provenance(command)}\n\n{text}")
         say(f"wrote section 'locomo' of {args.docs}")
     if args.json:
         print(json.dumps(to_jsonable(results["summaries"]), indent=2))
