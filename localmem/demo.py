@@ -41,6 +41,9 @@ SESSIONS: list[tuple[str, str, list[str]]] = [
     ),
 ]
 
+#: sessions abstracted into a procedure (Mem^p)
+ABSTRACTED = {"Debug: API returns 500 when the user field is null"}
+
 #: a short conversation between two friends, one message per turn: (speaker, text, date)
 CONVERSATION: list[tuple[str, str, str]] = [
     (
@@ -56,14 +59,21 @@ CONVERSATION: list[tuple[str, str, str]] = [
 
 
 def load_demo(memory: Memory) -> dict[str, int]:
-    """Fill an empty store with the sample; returns what was added."""
-    n_thoughts = 0
+    """Fill an empty store with the sample; returns what was added.
+
+    Every mechanism this build has takes part: attributes are mined and related memories
+    evolve (links, contexts) as the sample is written, and one session becomes a procedure.
+    """
+    mechanisms = _mechanisms()
+    n_thoughts = n_procedures = 0
     for title, outcome, thoughts in SESSIONS:
         session = memory.start_session(title)
         for text in thoughts:
-            memory.add_thought(session.id, text)
+            memory.add_thought(session.id, text, **mechanisms)
             n_thoughts += 1
-        memory.complete_session(session.id, outcome=outcome)
+        abstract = title in ABSTRACTED
+        memory.complete_session(session.id, outcome=outcome, abstract=abstract)
+        n_procedures += abstract
     memory.add_many(
         [
             {
@@ -75,8 +85,27 @@ def load_demo(memory: Memory) -> dict[str, int]:
         ],
         kind="message",
         user_id="caroline-melanie",
+        **mechanisms,
     )
-    return {"sessions": len(SESSIONS), "thoughts": n_thoughts, "messages": len(CONVERSATION)}
+    return {
+        "sessions": len(SESSIONS),
+        "thoughts": n_thoughts,
+        "messages": len(CONVERSATION),
+        "procedures": n_procedures,
+    }
+
+
+def _mechanisms() -> dict[str, object]:
+    """Options of ``add`` for the write-time mechanisms this build has (mining, evolution)."""
+    from localmem.memory import job_handlers
+
+    handlers = job_handlers()
+    options: dict[str, object] = {}
+    if "mine" in handlers:
+        options["mine"] = "inline"
+    if "evolve" in handlers:
+        options["evolve"] = True
+    return options
 
 
 DEMO_QUERIES = [

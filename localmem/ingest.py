@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from localmem.chunking import TextChunk, chunk_id, fixed_chunks, recursive_chunks, tokenizer_for
 from localmem.errors import InputError
 from localmem.text import content_hash
 
@@ -21,8 +22,10 @@ if TYPE_CHECKING:
 TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".rst", ".text", ""}
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
 
-#: a chunker turns a document into chunk texts: chunker(text, size_tokens, overlap_tokens, count)
-Chunker = Callable[[str, int, int, Callable[[str], int]], list[str]]
+#: a chunker turns a document into chunks: chunker(text, size_tokens, overlap_tokens, count),
+#: where ``count`` counts tokens (a :class:`localmem.chunking.Tokenizer`, which also knows where
+#: the tokens are); it returns texts, or :class:`TextChunk` objects that keep their offsets
+Chunker = Callable[[str, int, int, Callable[[str], int]], list[str] | list[TextChunk]]
 
 
 def paragraph_chunks(text: str, size: int, overlap: int, count: Callable[[str], int]) -> list[str]:
@@ -44,8 +47,12 @@ def paragraph_chunks(text: str, size: int, overlap: int, count: Callable[[str], 
     return chunks
 
 
-#: chunking strategies by name (the RAG module adds fixed and recursive token windows)
-CHUNKERS: dict[str, Chunker] = {"paragraph": paragraph_chunks}
+#: chunking strategies by name (fixed and recursive: seed 003, see localmem.chunking)
+CHUNKERS: dict[str, Chunker] = {
+    "paragraph": paragraph_chunks,
+    "fixed": fixed_chunks,
+    "recursive": recursive_chunks,
+}
 
 
 def register_chunker(name: str, chunker: Chunker) -> None:
@@ -157,7 +164,12 @@ def ingest_document(
     title: str | None = None,
     **defaults: Any,
 ) -> list:
-    """Chunk one document and store every chunk in a single transaction (all or nothing)."""
+    """Chunk one document and store every chunk in a single transaction (all or nothing).
+
+    Each chunk's metadata holds a deterministic ``chunk_id`` (source, strategy, position and
+    text), so ingesting the same document the same way again stores nothing new (the chunks
+    already present are skipped).
+    """
     try:
         split = CHUNKERS[chunker]
     except KeyError:
@@ -166,36 +178,71 @@ def ingest_document(
         ) from None
     if not text.strip():
         raise InputError(f"document {source} is empty")
-    chunks = [
-        c
-        for c in split(text, chunk_tokens, overlap_tokens, memory.embedder.count_tokens)
-        if c.strip()
+    tokenizer = tokenizer_for(memory.embedder)
+    pieces = [
+        c if isinstance(c, TextChunk) else TextChunk(c, -1, -1, tokenizer(c))
+        for c in split(text, chunk_tokens, overlap_tokens, tokenizer)
     ]
+    pieces = [c for c in pieces if c.text.strip()]
+    if not pieces:
+        raise InputError(f"document {source} has no text to store")
+    limit = memory.config.store.max_content_chars
+    too_long = next((c for c in pieces if len(c.text) > limit), None)
+    if too_long is not None:
+        raise InputError(
+            f"a chunk of {source} has {len(too_long.text):,} characters, more than the limit of "
+            f"{limit:,}; use a smaller --chunk-tokens"
+        )
+    strategy = f"{chunker}:{chunk_tokens}:{overlap_tokens}"
     doc_id = content_hash(source + "\n" + text)[:12]
-    records = [
-        {
-            "content": chunk,
-            "kind": defaults.pop("kind", None) or "chunk",
-            "metadata": {
-                "source": source,
-                "doc": doc_id,
-                "chunk": i,
-                "chunker": chunker,
-                **({"title": title} if title else {}),
-            },
+    kind = defaults.pop("kind", None) or "chunk"
+    records = []
+    for i, chunk in enumerate(pieces):
+        meta: dict[str, Any] = {
+            "source": source,
+            "doc": doc_id,
+            "chunk": i,
+            "chunk_id": chunk_id(source, strategy, i, chunk.text),
+            "chunker": chunker,
+            "chunk_tokens": chunk_tokens,
+            "overlap_tokens": overlap_tokens,
+            "tokens": chunk.tokens,
         }
-        for i, chunk in enumerate(chunks)
-    ]
-    stored = memory.add_many(
-        records,
-        batch_size=max(1, len(records)),
-        progress=(lambda n: progress(n, len(records))) if progress else None,
-        **defaults,
+        if chunk.start >= 0:
+            meta.update(start=chunk.start, end=chunk.end)
+        if title:
+            meta["title"] = title
+        records.append({"content": chunk.text, "kind": kind, "metadata": meta})
+    present = _stored_chunk_ids(memory, doc_id)
+    todo = [r for r in records if r["metadata"]["chunk_id"] not in present]
+    stored = (
+        memory.add_many(
+            todo,
+            batch_size=max(1, len(todo)),
+            progress=(lambda n: progress(n, len(todo))) if progress else None,
+            **defaults,
+        )
+        if todo
+        else []
     )
     if report is not None:
         report.documents += 1
         report.memories += len(stored)
+        if len(todo) < len(records):
+            report.skipped += len(records) - len(todo)
+            report.errors = report.errors if report.errors is not None else []
+            report.errors.append(f"{len(records) - len(todo)} chunk(s) of {source} already stored")
     return stored
+
+
+def _stored_chunk_ids(memory: Memory, doc_id: str) -> set[str]:
+    """Chunk ids of a document already in the store (live memories only)."""
+    rows = memory.store.db.fetchall(
+        "SELECT json_extract_string(metadata, '$.chunk_id') FROM memories "
+        "WHERE NOT deleted AND json_extract_string(metadata, '$.doc') = ?",
+        [doc_id],
+    )
+    return {r[0] for r in rows if r[0]}
 
 
 _RECORD_FIELDS = {

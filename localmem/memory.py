@@ -37,7 +37,10 @@ JobHandler = Callable[["Memory", Job], None]
 
 def job_handlers() -> dict[str, JobHandler]:
     """Kinds of background job and the function that does each (mechanisms add theirs here)."""
-    return {}
+    from localmem.attributes.jobs import mine_job
+    from localmem.evolution.job import handle_evolve_job
+
+    return {"mine": mine_job, "evolve": handle_evolve_job}
 
 
 @dataclass(frozen=True)
@@ -394,11 +397,17 @@ class Memory:
         actor: str = "user",
         event: str = "UPDATE",
         info: Mapping[str, Any] | None = None,
+        also: Callable[[], None] | None = None,
+        embedded: Mapping[str, np.ndarray] | None = None,
     ) -> MemoryItem:
         """Change a memory; a new content or context is re-embedded and re-indexed.
 
         Every changed field is recorded in the history (``event``: UPDATE, or EVOLVE and REVERT
-        for the evolution mechanism) with its old and new value.
+        for the evolution mechanism) with its old and new value. ``also`` runs inside the same
+        transaction (even when nothing changes), so a mechanism's own rows (a link, a job's
+        progress) commit together with the change or not at all. ``embedded`` maps texts to
+        vectors this store's embedder already made (a caller that updates several memories
+        embeds them in one batch); the text to embed is looked up there first.
         """
         item = self.get(memory_id)
         limit = self.config.store.max_content_chars
@@ -420,24 +429,42 @@ class Memory:
             if when != item.event_time:
                 changes["event_time"] = (item.event_time, when)
         if not changes:
+            if also is not None:
+                with self.store.db.transaction():
+                    also()
             return item
         new_content = changes.get("content", (None, item.content))[1]
         new_context = changes.get("context", (None, item.context))[1]
         reembed = "content" in changes or "context" in changes
         text = embedding_text(new_content, new_context)
-        vector = self.embedder.embed_batch([text])[0] if reembed else None
+        vector = None
+        if reembed:
+            known = embedded.get(text) if embedded else None
+            vector = known if known is not None else self.embedder.embed_batch([text])[0]
         store = self.store
         with store._write_lock:
             try:
                 with store.db.transaction():
                     self._apply_update(item, changes, vector, text, actor, event, info)
+                    if also is not None:
+                        also()
             except BaseException:
                 store.lexical.rollback()
                 raise
             if vector is not None:
                 store.vectors.add([item.label], vector[None, :])
                 store.index_changed(1)
+        if "content" in changes:
+            self._remine(item.id)
         return self.get(item.id)
+
+    def _remine(self, memory_id: str) -> None:
+        """Mine a changed or restored memory again when mining is on (stale rows otherwise)."""
+        mode = self.config.attributes.mine_on_add
+        if mode != "off":
+            job = self.store.jobs.enqueue("mine", memory_id, {})
+            if mode == "inline":
+                self.run_jobs(job_ids=[job])
 
     def _apply_update(self, item, changes, vector, text, actor, event, info) -> None:
         db = self.store.db
@@ -519,6 +546,7 @@ class Memory:
                 raise
             store.vectors.add([item.label], np.asarray(row[0], dtype=np.float32)[None, :])
             store.index_changed(1)
+        self._remine(item.id)  # its attributes went with the delete
         return self.get(item.id)
 
     def purge(self, memory_id: str, *, actor: str = "user") -> None:
@@ -528,6 +556,10 @@ class Memory:
         the database is checkpointed so the removed text leaves the file.
         """
         item = self._lookup(memory_id)
+        from localmem.evolution.undo import forget_source
+
+        for other in forget_source(self, item.id):  # contexts it evolved lose its words
+            log.warning("purge: the context of %s changed since %s evolved it", other, item.id)
         store = self.store
         with store._write_lock:
             try:
@@ -546,6 +578,10 @@ class Memory:
                     store.lexical.remove([item.label])
                     _remove_derived(db, item.id)
                     db.execute("DELETE FROM links WHERE src = ? OR dst = ?", [item.id, item.id])
+                    db.execute(
+                        "DELETE FROM evolution_steps WHERE source = ? OR neighbour = ?",
+                        [item.id, item.id],
+                    )
                     records.record_history(db, item.id, "PURGE", actor=actor)
             except BaseException:
                 store.lexical.rollback()

@@ -67,8 +67,8 @@ def test_model_free_tasks_run_without_an_engine():
 
 
 def test_a_task_without_engine_or_model_free_names_itself():
-    with pytest.raises(EngineUnavailableError, match="task 'attributes' needs a model"):
-        run_task("attributes", {"text": "the rate limiter"}, engine=None)
+    with pytest.raises(EngineUnavailableError, match="task 'consolidate' needs a model"):
+        run_task("consolidate", get_task("consolidate").example(), engine=None)
 
 
 def test_implementation_can_be_forced(tiny_engine):
@@ -78,7 +78,12 @@ def test_implementation_can_be_forced(tiny_engine):
     with pytest.raises(EngineUnavailableError, match="asked to use a model"):
         run_task("judge", inputs, engine=None, implementation="model")
     with pytest.raises(EngineUnavailableError, match="asked to run model-free"):
-        run_task("attributes", {"text": "x"}, engine=tiny_engine, implementation="model-free")
+        run_task(
+            "consolidate",
+            get_task("consolidate").example(),
+            engine=tiny_engine,
+            implementation="model-free",
+        )
 
 
 def test_bad_inputs_are_input_errors():
@@ -120,7 +125,7 @@ def test_describe_engines_says_who_serves_each_task(tmp_path, monkeypatch, tiny_
     rows = {r["task"]: r for r in describe_engines(Config())}
     assert set(rows) == EXPECTED_TASKS
     assert rows["answer"]["served_by"] == "model-free" and rows["answer"]["ok"]
-    assert rows["attributes"]["served_by"] in ("unavailable", "model-free")
+    assert rows["attributes"]["served_by"] == "model-free"
     with_model = describe_engines(EngineConfig(model_path=str(tiny_gguf)))
     assert {r["served_by"] for r in with_model} == {"llama:tiny"}
     assert with_model[0]["engine_info"]["loaded"] is False  # doctor never loads weights

@@ -1,1 +1,10 @@
-"""The localmem terminal UI (Textual), shipped as ``localmem.tui``."""
+"""The localmem terminal UI (Textual), shipped as ``localmem.tui``.
+
+``make_app(memory)`` builds the app for an open store; ``localmem tui [STORE]`` runs it.
+"""
+
+from __future__ import annotations
+
+from localmem.tui.app import LocalMemApp, make_app
+
+__all__ = ["LocalMemApp", "make_app"]

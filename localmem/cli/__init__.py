@@ -13,8 +13,11 @@ from collections.abc import Sequence
 
 from localmem.cli import (
     admin,
+    agent,
+    attributes,
     bench,
     demo,
+    evolution,
     experiment,
     ingest,
     memories,
@@ -22,12 +25,28 @@ from localmem.cli import (
     procedures,
     search,
     sessions,
+    tui,
 )
 from localmem.cli.common import CommandError, fail
 from localmem.errors import LocalMemError
 
 #: command modules, in the order their commands appear in --help
-COMMANDS = [memories, search, ingest, sessions, procedures, admin, models, experiment, bench, demo]
+COMMANDS = [
+    memories,
+    search,
+    attributes,
+    ingest,
+    sessions,
+    procedures,
+    agent,
+    evolution,
+    admin,
+    models,
+    experiment,
+    bench,
+    demo,
+    tui,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

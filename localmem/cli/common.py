@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from pathlib import Path
@@ -91,6 +92,11 @@ def read_content(value: str) -> str:
         raise CommandError(f"standard input is not UTF-8 (byte {exc.start})") from None
 
 
+#: extra receivers of every Progress update as (label, done, total): the TUI draws its own bar
+#: while it runs a command in a worker
+PROGRESS_LISTENERS: list[Callable[[str, int, int], None]] = []
+
+
 class Progress:
     """A one-line progress bar on stderr (silent when stderr is not a terminal)."""
 
@@ -100,6 +106,8 @@ class Progress:
         self._last = -1
 
     def __call__(self, done: int, total: int) -> None:
+        for listener in list(PROGRESS_LISTENERS):
+            listener(self.label, done, total)
         if not self.enabled or total <= 0:
             return
         pct = int(100 * done / total)

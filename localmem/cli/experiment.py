@@ -38,5 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         ep.set_defaults(func=exp.run)
 
 
-# the experiments register themselves on import (their heavy imports wait for run())
-from localmem.cli import memp as _memp  # noqa: E402, F401
+# the experiments register themselves in EXPERIMENTS on import (heavy imports wait for run())
+from localmem.cli import amem as _amem  # noqa: E402, F401 - seed 001
+from localmem.cli import experiment_rag as _rag  # noqa: E402, F401 - seed 003
+from localmem.cli import meminsight as _meminsight  # noqa: E402, F401 - seed 000
+from localmem.cli import memp as _memp  # noqa: E402, F401 - seed 002

@@ -45,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("history", parents=[common], help="every change of a memory")
     p.add_argument("id")
+    p.add_argument("--full", action="store_true", help="print old and new values in full")
     p.set_defaults(func=cmd_history)
 
     for name, helptext, func in (
@@ -174,10 +175,11 @@ def cmd_history(args: argparse.Namespace) -> int:
         for e in events:
             what = f" {e.field}" if e.field else ""
             print(f"#{e.id} {e.at:%Y-%m-%d %H:%M:%S} {e.event}{what} by {e.actor}")
+            width = 1_000_000 if args.full else 96
             if e.old_value is not None:
-                print(f"    was: {short(e.old_value, 96)}")
+                print(f"    was: {short(e.old_value, width)}")
             if e.new_value is not None:
-                print(f"    now: {short(e.new_value, 96)}")
+                print(f"    now: {short(e.new_value, width)}")
     return 0
 
 

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from localmem.cli.common import CommandError, open_memory, print_json, short, store_options
-from localmem.retrieval.options import EXPANSIONS, FUSIONS, MODES, RERANKERS
+from localmem.retrieval.options import EXPANSIONS, FUSIONS, MODES, RERANKERS, STRATEGIES
 from localmem.types import KINDS, LEVELS
 
 
@@ -27,7 +27,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--where", metavar="JSON", help="metadata equality filter, a JSON object")
     p.add_argument("--expand", choices=EXPANSIONS, help="query expansion")
     p.add_argument("--attributes", choices=("off", "filter", "boost"), help="MemInsight stage")
-    p.add_argument("--min-matches", type=int)
+    p.add_argument("--min-matches", type=int, help="filter: axes a memory must match (default 2)")
+    p.add_argument(
+        "--axes",
+        help="attribute axes to match, comma-separated (default entities,intent,topic)",
+    )
+    p.add_argument(
+        "--no-priority", dest="priority", action="store_false", help="ignore priority ranking"
+    )
+    p.add_argument("--strategy", choices=STRATEGIES, help="refined (default) or comprehensive")
     p.add_argument("--temporal", action="store_true", help="temporal attention")
     p.add_argument("--links", action="store_true", help="add linked memories (A-Mem)")
     p.add_argument("--rerank", choices=RERANKERS)
@@ -59,6 +67,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             "expand",
             "attributes",
             "min_matches",
+            "strategy",
             "rerank",
             "budget_tokens",
         )
@@ -70,6 +79,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         options["temporal"] = True
     if args.links:
         options["links"] = True
+    if args.axes:
+        options["axes"] = tuple(a.strip() for a in args.axes.split(",") if a.strip())
+    if not args.priority:
+        options["priority"] = False
     with open_memory(args, create=False) as mem:
         result = mem.search(args.query, k=args.k, **options)
         if args.json:

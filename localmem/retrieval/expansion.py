@@ -105,7 +105,7 @@ def _prf_expansion(ctx: SearchContext) -> dict:
     chosen = feedback_terms(
         docs,
         ctx.query,
-        lexical.doc_freqs(stems),
+        lexical.document_frequencies(stems),
         lexical.doc_count,
         n_terms=cfg.prf_terms,
         doc_weights=weights,

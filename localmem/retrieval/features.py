@@ -13,7 +13,8 @@ weights fits any store:
 - ``length``: log of the memory's word count, centred on the pool (a document-length prior:
   a short "wow, nice!" rarely holds an answer);
 - ``time_stated`` / ``time_close``: the temporal stage's evidence (0 when it did not run);
-- ``attributes``: the attribute stage's overlap score, ``linked``: reached through a link.
+- ``attributes``: axes the attribute stage matched (``attr_matches``), ``linked``: reached
+  through a link (the links stage).
 
 Features that a store cannot have (no sessions, no speakers) are simply constant, so they do
 not move the ranking.
@@ -219,7 +220,7 @@ FEATURES: dict[str, Callable[[Pool], np.ndarray]] = {
     "length": f_length,
     "time_stated": _evidence("time_stated"),
     "time_close": _evidence("time_close"),
-    "attributes": _evidence("attributes"),
+    "attributes": _evidence("attr_matches"),
     "linked": f_linked,
 }
 

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from localmem.evolution.stage import links_stage
 from localmem.retrieval import candidates, filters
 from localmem.retrieval.context import Query, SearchContext
 from localmem.retrieval.expansion import expand_stage
@@ -41,6 +42,12 @@ def _candidate_stage(ctx: SearchContext) -> dict:
     return candidates.generate(ctx)
 
 
+def _attributes_stage(ctx: SearchContext) -> dict | None:
+    from localmem.attributes.stage import attributes_stage  # MemInsight (seed 000)
+
+    return attributes_stage(ctx)
+
+
 def _pack_stage(ctx: SearchContext) -> dict | None:
     budget = ctx.options.budget_tokens
     top = ctx.ranked()[: ctx.options.k]
@@ -64,9 +71,9 @@ STAGES: dict[str, tuple[str, Stage]] = {
     "expand": ("prf", expand_stage),
     "filter": ("sql", _filter_stage),
     "candidates": ("hnsw+bm25", _candidate_stage),
-    # "attributes" (issue 4) goes here
+    "attributes": ("model-free", _attributes_stage),
     "temporal": ("dates", temporal_stage),
-    # "links" (issue 5) goes here
+    "links": ("evolution-links", links_stage),
     "rerank": ("model-free", rerank_stage),
     "pack": ("tokenizer", _pack_stage),
 }

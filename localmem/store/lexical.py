@@ -223,12 +223,12 @@ class LexicalIndex:
             top = top[np.argsort(-cand_scores[top], kind="stable")]
             return cand_labels[top].astype(np.int64), cand_scores[top]
 
-    def doc_freqs(self, stems: Iterable[str]) -> dict[str, int]:
-        """How many documents hold each index term (stemmed, as :func:`terms` makes them)."""
+    def document_frequencies(self, stems: Iterable[str]) -> dict[str, int]:
+        """How many indexed memories hold each term (terms as :func:`localmem.text.terms`)."""
         self._ensure_loaded()
         with self._lock:
             ids = self._ensure_terms()
-            return {t: len(self._postings(ids[t])[0]) if t in ids else 0 for t in stems}
+            return {t: (len(self._postings(ids[t])[0]) if t in ids else 0) for t in set(stems)}
 
     @property
     def doc_count(self) -> int:

@@ -1,9 +1,13 @@
 """Attribute mining (MemInsight, seed 000): entities, intent, topic and a priority ranking.
 
 Changes from the seed's prompt: the label sets come from the config (and the grammar allows
-only those labels), entities must be short noun phrases taken from the text, a query is
+only those labels), each label is shown with its description (what "analysis" or "reflection"
+means is not obvious), entities must be short noun phrases taken from the text, a query is
 described by what it looks for, and ``priority`` ranks the values themselves, most useful for
 retrieval first.
+
+The model-free implementation (:mod:`localmem.llm.modelfree.attributes`) is the key-phrase +
+zero-shot miner of :mod:`localmem.attributes.mining`.
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from localmem.config import AttributeConfig
+from localmem.attributes.labels import LABEL_SETS, SOFTWARE
 from localmem.llm.base import Message
+from localmem.llm.modelfree.attributes import model_free
 from localmem.llm.prompts._shared import (
     JSON_ONLY,
     SHORT,
@@ -26,17 +31,31 @@ from localmem.llm.prompts._shared import (
 from localmem.llm.tasks import TaskSpec
 from localmem.text import content_hash
 
-VERSION = 1
-_DEFAULTS = AttributeConfig()
+VERSION = 2
 
 
 class AttributesInput(TaskInput):
-    """A memory (or a query) and the label sets to choose from."""
+    """A memory (or a query) and the label sets to choose from (default: the seed's)."""
 
     text: str = Field(min_length=1)
     is_query: bool = False
-    intents: tuple[str, ...] = Field(_DEFAULTS.intents, min_length=1)
-    topics: tuple[str, ...] = Field(_DEFAULTS.topics, min_length=1)
+    intents: tuple[str, ...] = Field(SOFTWARE.names("intent"), min_length=1)
+    topics: tuple[str, ...] = Field(SOFTWARE.names("topic"), min_length=1)
+    descriptions: dict[str, str] = Field(
+        default_factory=dict,
+        description="label -> what it means; built-in labels have theirs already",
+    )
+
+    def describe(self, label: str) -> str:
+        """A label with its description, as the prompt lists it."""
+        text = self.descriptions.get(label) or _BUILTIN_DESCRIPTIONS.get(label)
+        return f"{label} ({text})" if text and text != label else label
+
+
+_BUILTIN_DESCRIPTIONS: dict[str, str] = {}
+for _set in (SOFTWARE, *LABEL_SETS.values()):  # the seed's set wins a shared name ("planning")
+    for _label in (*_set.intents, *_set.topics):
+        _BUILTIN_DESCRIPTIONS.setdefault(_label.name, _label.description)
 
 
 class Attributes(TaskOutput):
@@ -73,8 +92,8 @@ def build_prompt(inp: AttributesInput) -> list[Message]:
         f"Extract retrieval attributes from this {what}.\n"
         "- entities: 3 to 5 key concepts, tools, components, people or places it mentions, "
         "as short noun phrases in the text's own words (fewer if the text is short)\n"
-        f"- intent: its main purpose, one of: {', '.join(inp.intents)}\n"
-        f"- topic: its main domain, one of: {', '.join(inp.topics)}\n"
+        f"- intent: its main purpose, one of: {'; '.join(map(inp.describe, inp.intents))}\n"
+        f"- topic: its main domain, one of: {'; '.join(map(inp.describe, inp.topics))}\n"
         "- priority: the entity, intent and topic values that matter most for finding it "
         "again, most important first\n\n"
         f"{what.upper()}:\n{inp.text}"
@@ -101,7 +120,7 @@ SPEC = TaskSpec(
     build_prompt=build_prompt,
     description="entities, intent, topic and priority of a memory or query (MemInsight)",
     schema_for=_schema,
-    model_free=None,  # model-free: the attributes issue (key phrases + zero-shot labels)
+    model_free=model_free,
     max_tokens=256,
     example=example,
 )

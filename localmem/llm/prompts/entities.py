@@ -12,8 +12,9 @@ from typing import Literal
 from pydantic import Field
 
 from localmem.llm.base import Message
+from localmem.llm.modelfree.entities import extract_graph
 from localmem.llm.prompts._shared import JSON_ONLY, SHORT, Phrase, TaskInput, TaskOutput
-from localmem.llm.tasks import TaskSpec
+from localmem.llm.tasks import TaskContext, TaskSpec
 
 VERSION = 1
 ENTITY_TYPES = (
@@ -73,6 +74,13 @@ def build_prompt(inp: EntitiesInput) -> list[Message]:
     return [Message("system", system), Message("user", user)]
 
 
+def model_free(inp: EntitiesInput, ctx: TaskContext) -> EntityGraph:
+    """The seed's rule-based extractor (phenomenon names from the conversation config)."""
+    return EntityGraph.model_validate(
+        extract_graph(inp.text, phenomena=tuple(ctx.config.conversation.phenomena))
+    )
+
+
 def example() -> EntitiesInput:
     return EntitiesInput(
         text="Blood Falls, in the McMurdo Dry Valleys of Antarctica, was first studied by "
@@ -87,7 +95,7 @@ SPEC = TaskSpec(
     output=EntityGraph,
     build_prompt=build_prompt,
     description="entities with types and relations between them (seed 003)",
-    model_free=None,  # model-free: the RAG-memory issue
+    model_free=model_free,
     max_tokens=512,
     example=example,
 )

@@ -10,8 +10,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from localmem.llm.base import Message
+from localmem.llm.modelfree.facts import extract_facts
 from localmem.llm.prompts._shared import JSON_ONLY, Sentence, TaskInput, TaskOutput
-from localmem.llm.tasks import TaskSpec
+from localmem.llm.tasks import TaskContext, TaskSpec
 
 VERSION = 1
 MAX_FACTS = 5
@@ -60,6 +61,12 @@ def build_prompt(inp: FactsInput) -> list[Message]:
     return [Message("system", system), Message("user", user)]
 
 
+def model_free(inp: FactsInput, ctx: TaskContext) -> Facts:
+    """Declarative sentences made self-contained, salience by rules (no model)."""
+    found = extract_facts(inp.text, speaker=inp.speaker, time=inp.time)
+    return Facts(facts=[Fact(fact=f, salience=s) for f, s in found])
+
+
 def example() -> FactsInput:
     return FactsInput(
         text="I finally adopted a dog last week, a beagle named Max. He hates the rain!",
@@ -75,7 +82,7 @@ SPEC = TaskSpec(
     output=Facts,
     build_prompt=build_prompt,
     description="extract durable facts with a salience from a turn or note (seed 003)",
-    model_free=None,  # model-free: the RAG-memory issue
+    model_free=model_free,
     max_tokens=400,
     example=example,
 )

@@ -1,8 +1,12 @@
 """Plain RAG answer (seed 003's agent): answer from retrieved chunks, conversation and facts.
 
-The prompt is assembled the way the seed describes: instructions, the short-term conversation
-(as chat turns), long-term facts and entity relations, then the retrieved chunks with their
-sources. Chunks are the trimmable part; the answer cites the chunks it used by number.
+The prompt is assembled in the seed's order: the system instructions, the short-term
+conversation (as chat turns), then one user message with the long-term facts, entities and
+relations, the retrieved chunks with their sources, and the question. Chunks are the trimmable
+part; the answer cites the chunks it used by number.
+
+Version 2: entities are shown ("Known entities"), and the long-term memory moved from the
+system message to after the conversation, where the seed injects it.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from localmem.llm.prompts._shared import (
 )
 from localmem.llm.tasks import TaskContext, TaskSpec
 
-VERSION = 1
+VERSION = 2
 MAX_SOURCES = 3
 NOT_FOUND = "The sources do not say."
 
@@ -50,6 +54,7 @@ class RagInput(TaskInput):
     chunks: tuple[Chunk, ...] = ()
     history: tuple[Turn, ...] = ()
     facts: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
     relations: tuple[str, ...] = ()
 
 
@@ -79,18 +84,27 @@ def _chunk_line(c: Chunk) -> str:
     return f"(source: {c.source}) {text}" if c.source else text
 
 
+def _known(inp: RagInput) -> str:
+    """The long-term memory part of the prompt (empty when there is none)."""
+    parts = []
+    for title, lines in (
+        ("Known facts (earlier questions and answers)", inp.facts),
+        ("Known entities", inp.entities),
+        ("Known relations", inp.relations),
+    ):
+        if lines:
+            parts.append(f"{title}:\n" + "\n".join(f"- {line}" for line in lines))
+    return "\n\n".join(parts) + "\n\n" if parts else ""
+
+
 def build_prompt(inp: RagInput) -> list[Message]:
-    known = ""
-    if inp.facts:
-        known += "\nKnown facts:\n" + "\n".join(f"- {f}" for f in inp.facts)
-    if inp.relations:
-        known += "\nKnown relations:\n" + "\n".join(f"- {r}" for r in inp.relations)
     system = (
-        "You are a helpful assistant that answers from the sources you are given and from "
-        f"what you know about this user. Answer in 1-3 sentences. {JSON_ONLY}{known}"
+        "You are a helpful assistant that answers questions from the sources you are given, "
+        "using what you remember from earlier in the conversation and from past ones. Answer "
+        f"in 1-3 sentences. {JSON_ONLY}"
     )
     user = (
-        "SOURCES:\n{memories}\n\n"
+        f"{_known(inp)}SOURCES:\n{{memories}}\n\n"
         f"QUESTION: {inp.question}\n\n"
         "answer: the answer, using the sources; if they do not contain it, say "
         f'"{NOT_FOUND}"\nsources: the numbers of the sources you used'
@@ -128,6 +142,7 @@ def example() -> RagInput:
         ),
         history=(Turn(role="user", content="Tell me about Antarctica."),),
         facts=("The user is interested in unusual natural phenomena.",),
+        entities=("Blood Falls (phenomenon)", "Antarctica (place)"),
         relations=("Blood Falls occurs_in Antarctica",),
     )
 

@@ -1,0 +1,97 @@
+"""localmem tui: the terminal UI on a store (or on the demo store)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from localmem.cli.common import CommandError
+from localmem.config import default_store_path, localmem_home
+
+DB_FILE = "localmem.duckdb"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the tui command."""
+    p = sub.add_parser(
+        "tui",
+        help="the terminal UI: browse, search, add, run ingestion and experiments",
+        description="Open the terminal UI. Without STORE it opens your default store, or the "
+        "demo store while the default one is still empty.",
+    )
+    p.add_argument(
+        "store",
+        nargs="?",
+        metavar="STORE",
+        help="the store folder (default: $LOCALMEM_HOME/default, else ~/.localmem/default)",
+    )
+    p.add_argument(
+        "--demo",
+        action="store_true",
+        help="open the demo store ($LOCALMEM_HOME/demo), filled with the sample on first use",
+    )
+    p.set_defaults(func=cmd_tui)
+
+
+def demo_store_path() -> Path:
+    """Where the demo store lives (shared with `localmem demo`)."""
+    return localmem_home() / "demo"
+
+
+def choose_store(store: str | None, *, demo: bool) -> tuple[Path, bool, list[str]]:
+    """Which store to open, whether to fill it with the demo sample, and what to tell the person.
+
+    A new user (no STORE given, and the default store missing or empty) gets the demo store, so
+    the first start shows a living store; the notice says how to open their own.
+    """
+    if demo and store:
+        raise CommandError("give a STORE or --demo, not both")
+    if demo:
+        return demo_store_path(), True, []
+    if store:
+        return Path(store).expanduser(), False, []
+    default = default_store_path()
+    if _is_empty(default):
+        return (
+            demo_store_path(),
+            True,
+            [
+                f"Your store {default} is empty, so this is the demo store. "
+                f"Open yours with: localmem tui {default}"
+            ],
+        )
+    return default, False, []
+
+
+def _is_empty(path: Path) -> bool:
+    if not (path / DB_FILE).exists():
+        return True
+    import duckdb
+
+    try:  # read-only peek; a store another process holds open is not empty for our purpose
+        con = duckdb.connect(str(path / DB_FILE), read_only=True)
+    except duckdb.Error:
+        return False
+    try:
+        return con.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+    except duckdb.Error:
+        return False
+    finally:
+        con.close()
+
+
+def cmd_tui(args: argparse.Namespace) -> int:
+    """localmem tui"""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise CommandError(
+            "localmem tui needs a terminal; in scripts use `localmem demo`, `localmem search`"
+        )
+    from localmem.memory import Memory
+    from localmem.tui import make_app  # Textual is imported only for this command
+
+    path, fill_demo, notices = choose_store(args.store, demo=args.demo)
+    with Memory.open(path) as memory:
+        notices += list(memory.store.notices)
+        make_app(memory, fill_demo=fill_demo, notices=notices).run()
+    return 0

@@ -1,0 +1,66 @@
+"""Finding the memories a new one may evolve: the most similar older ones in its scope."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from localmem.store import records
+from localmem.store.vectors import exact_search
+from localmem.types import MemoryItem
+
+if TYPE_CHECKING:
+    from localmem.memory import Memory
+
+_SCOPE_COLUMN = {"user": "user_id", "session": "session_id", "store": None}
+
+
+def memory_vector(memory: Memory, item: MemoryItem) -> np.ndarray | None:
+    """The stored vector of a memory (from the index, else from DuckDB)."""
+    try:
+        return memory.store.vectors.get([item.label])[0]
+    except KeyError:
+        row = memory.store.db.fetchone("SELECT embedding FROM memories WHERE id = ?", [item.id])
+        return None if row is None or row[0] is None else np.asarray(row[0], dtype=np.float32)
+
+
+def find_neighbours(
+    memory: Memory,
+    item: MemoryItem,
+    *,
+    k: int,
+    scope: str,
+    min_similarity: float,
+) -> list[tuple[MemoryItem, float]]:
+    """The ``k`` live memories most similar to ``item`` that are older than it, in its scope.
+
+    Older means added before it (a smaller label): evolution lets a new memory change how the
+    older ones read, never the other way round. Returns (memory, cosine similarity), best first.
+    """
+    vec = memory_vector(memory, item)
+    if vec is None:
+        return []
+    where = ["NOT deleted", "embedding IS NOT NULL", "label < ?"]
+    params: list = [item.label]
+    column = _SCOPE_COLUMN[scope]
+    if column is not None:
+        where.append(f"{column} IS NOT DISTINCT FROM ?")
+        params.append(getattr(item, column))
+    rows = memory.store.db.fetchall(
+        f"SELECT label FROM memories WHERE {' AND '.join(where)}", params
+    )
+    allowed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    if len(allowed) == 0:
+        return []
+    vectors = memory.store.vectors
+    if len(allowed) <= memory.config.search.brute_force_below:
+        labels, sims = exact_search(vec, vectors.get(allowed), allowed, k)
+    else:  # a big scope: walk the graph, over-fetching, and keep the allowed labels
+        keep = set(allowed.tolist())
+        labels, sims = vectors.search(vec, min(vectors.live_count, k * 8 + 1))
+        mask = np.fromiter((x in keep for x in labels.tolist()), bool, len(labels))
+        labels, sims = labels[mask][:k], sims[mask][:k]
+    chosen = [(int(x), float(s)) for x, s in zip(labels, sims, strict=True) if s >= min_similarity]
+    items = records.fetch_by_labels(memory.store.db, [x for x, _ in chosen])
+    return [(items[x], s) for x, s in chosen if x in items]

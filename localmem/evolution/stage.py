@@ -1,0 +1,92 @@
+"""Search stage ``links``: the memories linked to the top hits join the results, decayed.
+
+A-Mem retrieves a memory together with the ones linked to it. Here the best ``link_hits``
+candidates each bring up to ``link_fanout`` linked memories (strongest links first) with a score
+of ``link_decay`` times their source's. A linked memory that was already a candidate keeps the
+better of its two scores. Added or raised memories carry the flag ``linked`` and the evidence
+``link`` (the decayed score); the filters of the search still apply to them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from localmem.evolution.links import linked_ids
+from localmem.store import records
+
+if TYPE_CHECKING:
+    from localmem.retrieval.context import SearchContext
+
+FLAG = "linked"
+
+
+def decayed(score: float, decay: float) -> float:
+    """A score lowered by the share ``1 - decay`` of its size (right for negative scores too)."""
+    return score - (1.0 - decay) * abs(score)
+
+
+def expand(
+    top: Sequence[tuple[int, float]],
+    neighbours: Mapping[int, Sequence[tuple[int, float]]],
+    *,
+    decay: float,
+    fanout: int,
+) -> dict[int, tuple[float, int]]:
+    """Scores the linked memories earn: ``{label: (score, source label)}`` (pure).
+
+    Args:
+        top: the hits to expand as (label, score), best first.
+        neighbours: label -> its linked memories as (label, link weight).
+        decay: share of the source's score a linked memory gets.
+        fanout: most linked memories taken per source (heaviest links first).
+    """
+    out: dict[int, tuple[float, int]] = {}
+    for source, score in top:
+        ranked = sorted(neighbours.get(source, ()), key=lambda n: (-n[1], n[0]))
+        for label, _ in ranked[:fanout]:
+            value = decayed(score, decay)
+            if label not in out or value > out[label][0]:
+                out[label] = (value, source)
+    return out
+
+
+def links_stage(ctx: SearchContext) -> dict | None:
+    """The ``links`` stage of the read pipeline (switched on by ``links=True``)."""
+    if not ctx.options.links or not ctx.candidates:
+        return None
+    config = ctx.memory.config.evolution
+    top = ctx.ranked()[: config.link_hits]
+    items = ctx.items([c.label for c in top])
+    label_of_id = {items[c.label].id: c.label for c in top if c.label in items}
+    rows = linked_ids(ctx.memory.store.db, list(label_of_id))
+    if not rows:
+        return {"expanded": len(top), "links": 0, "added": 0, "raised": 0}
+    others = records.fetch_by_ids(ctx.memory.store.db, sorted({other for _, other, _ in rows}))
+    allowed = None if ctx.allowed is None else set(ctx.allowed.tolist())
+    neighbours: dict[int, list[tuple[int, float]]] = {}
+    for src_id, other_id, weight in rows:
+        other = others.get(other_id)
+        if other is None or other.deleted or (allowed is not None and other.label not in allowed):
+            continue
+        neighbours.setdefault(label_of_id[src_id], []).append((other.label, weight))
+    earned = expand(
+        [(c.label, c.score) for c in top],
+        neighbours,
+        decay=config.link_decay,
+        fanout=config.link_fanout,
+    )
+    from localmem.retrieval.context import Candidate  # here: retrieval imports this module
+
+    added = raised = 0
+    for label, (score, _) in earned.items():
+        cand = ctx.candidates.get(label)
+        if cand is None:
+            ctx.candidates[label] = Candidate(label, score, {"link": score}, {FLAG})
+            added += 1
+        elif score > cand.score:
+            cand.score = score
+            cand.evidence["link"] = score
+            cand.flags.add(FLAG)
+            raised += 1
+    return {"expanded": len(top), "links": len(rows), "added": added, "raised": raised}

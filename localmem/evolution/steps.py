@@ -1,0 +1,118 @@
+"""The ``evolution_steps`` table: the plan of an evolution and the outcome of each step."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from localmem.store import records
+from localmem.store.db import Database, utcnow
+
+PLANNED = "planned"
+UPDATED = "updated"  # context rewritten (and linked)
+LINKED = "linked"  # linked, context left as it was (NO_UPDATE)
+UNCHANGED = "unchanged"  # neither
+GONE = "gone"  # the neighbour was deleted before its step ran
+OVER_BUDGET = "over-budget"  # the add's token budget was spent
+REVERTED = "reverted"  # a person undid it (`localmem revert`)
+STATUSES = (PLANNED, UPDATED, LINKED, UNCHANGED, GONE, OVER_BUDGET, REVERTED)
+
+_COLUMNS = (
+    "source, neighbour, rank, similarity, status, served_by, prompt_tokens, completion_tokens, "
+    "reason, history_id, job_id, planned_at, decided_at"
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One (new memory, neighbour) step of an evolution."""
+
+    source: str
+    neighbour: str
+    rank: int
+    similarity: float
+    status: str
+    served_by: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reason: str | None = None
+    history_id: int | None = None
+    job_id: int | None = None
+    planned_at: datetime | None = None
+    decided_at: datetime | None = None
+
+    @property
+    def tokens(self) -> int:
+        """Model tokens this step spent."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+def _step(row) -> Step:
+    return Step(*row[:11], records.aware(row[11]), records.aware(row[12]))
+
+
+def plan(db: Database, source: str, job_id: int, neighbours: Sequence[tuple[str, float]]) -> None:
+    """Write the plan: one ``planned`` step per neighbour, in rank order."""
+    now = utcnow()
+    for rank, (neighbour, sim) in enumerate(neighbours, start=1):
+        db.execute(
+            "INSERT INTO evolution_steps (source, neighbour, rank, similarity, status, job_id, "
+            "planned_at) VALUES (?, ?, ?, ?, 'planned', ?, ?) ON CONFLICT DO NOTHING",
+            [source, neighbour, rank, float(sim), job_id, now],
+        )
+
+
+def steps_of(db: Database, source: str) -> list[Step]:
+    """The steps of the evolution a memory caused, in rank order."""
+    rows = db.fetchall(
+        f"SELECT {_COLUMNS} FROM evolution_steps WHERE source = ? ORDER BY rank", [source]
+    )
+    return [_step(r) for r in rows]
+
+
+def steps_on(db: Database, neighbour: str) -> list[Step]:
+    """The steps in which other memories evolved this one, oldest first."""
+    rows = db.fetchall(
+        f"SELECT {_COLUMNS} FROM evolution_steps WHERE neighbour = ? ORDER BY planned_at, source",
+        [neighbour],
+    )
+    return [_step(r) for r in rows]
+
+
+def mark_reverted(db: Database, source: str, neighbour: str) -> None:
+    """Note that a person undid the step ``source -> neighbour``."""
+    db.execute(
+        "UPDATE evolution_steps SET status = 'reverted' WHERE source = ? AND neighbour = ?",
+        [source, neighbour],
+    )
+
+
+def record(
+    db: Database,
+    step: Step,
+    status: str,
+    *,
+    served_by: str | None = None,
+    prompt_tokens: int = 0,
+    completion_tokens: int = 0,
+    reason: str | None = None,
+    history_id: int | None = None,
+) -> None:
+    """Write a step's outcome (inside the transaction that applies it)."""
+    db.execute(
+        "UPDATE evolution_steps SET status = ?, served_by = ?, prompt_tokens = ?, "
+        "completion_tokens = ?, reason = ?, history_id = ?, decided_at = ? "
+        "WHERE source = ? AND neighbour = ?",
+        [
+            status,
+            served_by,
+            int(prompt_tokens),
+            int(completion_tokens),
+            reason,
+            history_id,
+            utcnow(),
+            step.source,
+            step.neighbour,
+        ],
+    )
