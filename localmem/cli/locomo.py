@@ -43,7 +43,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--answer-k", type=int, default=10, help="memories shown to the answerer")
     p.add_argument("--n-ctx", type=int, default=4096, help="model context window")
     p.add_argument("--out", type=Path, help="folder for locomo.json and locomo.png")
-    p.add_argument("--docs", type=Path, help="markdown file to write the 'locomo' section into")
+    p.add_argument("--docs", type=Path, help="markdown file to write the results section into")
+    p.add_argument("--section", default="locomo", help="name of that section (default: locomo)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -102,15 +103,17 @@ def run(args: argparse.Namespace) -> int:
             text = bench.retrieval_markdown(results)
             if args.model or args.answers:
                 rows = []
+                held = results["reranker_files"]  # held-out weights when asked for
                 for conv in convs:
-                    rows += answer_questions(
-                        memory,
-                        conv,
-                        answer_config.options,
-                        k=args.answer_k,
-                        limit=args.limit,
-                        now=bench.asked_at(conv),
-                    )
+                    with bench.reranker_weights(memory, held.get(conv.sample_id)):
+                        rows += answer_questions(
+                            memory,
+                            conv,
+                            answer_config.options,
+                            k=args.answer_k,
+                            limit=args.limit,
+                            now=bench.asked_at(conv),
+                        )
                     say(f"answers: {conv.sample_id} done")
                 summary = summarize_answers(rows)
                 served = sorted({r.served_by for r in rows})
@@ -131,8 +134,8 @@ def run(args: argparse.Namespace) -> int:
         say(f"wrote {args.out / 'locomo.json'} and {args.out / 'locomo.png'}")
     if args.docs:
         title = "## LoCoMo benchmark: `localmem bench locomo` (issue 8)"
-        write_section(args.docs, "locomo", f"{title}\n\n{provenance(command)}\n\n{text}")
-        say(f"wrote section 'locomo' of {args.docs}")
+        write_section(args.docs, args.section, f"{title}\n\n{provenance(command)}\n\n{text}")
+        say(f"wrote section {args.section!r} of {args.docs}")
     if args.json:
         print(json.dumps(to_jsonable(results["summaries"]), indent=2))
     else:
@@ -157,6 +160,10 @@ def _command(args: argparse.Namespace) -> str:
         value = getattr(args, flag)
         if value is not None:
             parts.append(f"--{flag.replace('_', '-')} {value}")
+    if args.answers or args.model:
+        parts.append(f"--answer-config {args.answer_config}")
+    if args.section != "locomo":
+        parts.append(f"--section {args.section}")
     for flag in ("heldout_reranker", "answers"):
         if getattr(args, flag):
             parts.append(f"--{flag.replace('_', '-')}")

@@ -332,6 +332,7 @@ def run_retrieval(
         "summaries": summaries,
         "totals": totals.__dict__,
         "reranker": reranker,
+        "reranker_files": weights or {},
         "per_question": per_question,
     }
 
@@ -399,6 +400,12 @@ def retrieval_markdown(results: dict[str, Any]) -> str:
 def answers_markdown(summary: dict[str, dict[str, float]], served_by: str) -> str:
     """The answer table: F1, BLEU-1, judge per category; category 5 as correct refusals."""
     lines = [f"### Answers ({served_by})", ""]
+    if "model-free" in served_by:
+        lines += [
+            "No model: extractive answers (the best-supported sentence) and a token-overlap "
+            "judge. A baseline for the plumbing and the metrics, not an LLM's answers.",
+            "",
+        ]
     head = ["category", "n", "F1", "BLEU-1", "judge", "s / question", "tokens / question"]
     lines += [_row(head), _row(["---"] * len(head))]
     for key in ("1", "2", "3", "4", "overall"):
