@@ -156,6 +156,7 @@ def test_not_locomo_is_one_line_and_exit_1(capsys, tmp_path, content, message):
 
 def test_a_broken_sample_is_skipped_and_counted(tmp_path, locomo_file):
     data = json.loads(locomo_file.read_text())
+    data[0]["qa"].append({"question": "Odd?", "answer": "x", "evidence": [], "category": "9"})
     data.append({"sample_id": "junk", "conversation": {"speaker_a": "X"}})
     data.append({"sample_id": "junk2", "conversation": {"session_1": 5}, "qa": [{"x": 1}]})
     path = tmp_path / "mixed.json"
@@ -163,6 +164,7 @@ def test_a_broken_sample_is_skipped_and_counted(tmp_path, locomo_file):
     convs = load_locomo(path)
     assert [c.sample_id for c in convs] == ["conv-a", "conv-b"]
     assert convs[0].skipped["sample not LoCoMo-shaped"] == 2
+    assert convs[0].skipped["question without a known category"] == 1
     assert "no turns" in convs[0].problems[0]
 
 
