@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the benchmark; print the tables, write JSON / PNG / markdown when asked."""
     from localmem.config import Config
     from localmem.eval import locomo_bench as bench
+    from localmem.eval import locomo_report as report
     from localmem.eval.answers import answer_questions, summarize_answers
     from localmem.eval.locomo import load_locomo
     from localmem.eval.report import provenance, write_section
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
                 heldout=Path(tmp) / "reranker" if args.heldout_reranker else None,
                 progress=say,
             )
-            text = bench.retrieval_markdown(results)
+            text = report.retrieval_markdown(results)
             if args.model or args.answers:
                 rows = []
                 held = results["reranker_files"]  # held-out weights when asked for
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
                 summary = summarize_answers(rows)
                 served = sorted({r.served_by for r in rows})
                 results["answers"] = {"summary": summary, "served_by": served, "rows": rows}
-                text += "\n\n" + bench.answers_markdown(summary, ", ".join(served))
+                text += "\n\n" + report.answers_markdown(summary, ", ".join(served))
     command = _command(args)
     text += (
         f"\n\nLoad average (1 min) at the start {load_before} and the end {_load()}: the "
@@ -130,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
             json.dumps(to_jsonable(results), indent=2, ensure_ascii=False) + "\n",
             encoding="utf-8",
         )
-        bench.plot(results, str(args.out / "locomo.png"))
+        report.plot(results, str(args.out / "locomo.png"))
         say(f"wrote {args.out / 'locomo.json'} and {args.out / 'locomo.png'}")
     if args.docs:
         title = "## LoCoMo benchmark: `localmem bench locomo` (issue 8)"
