@@ -141,6 +141,48 @@ class SearchConfig(_Section):
         description="When filters leave fewer memories than this, score them exactly "
         "instead of walking the HNSW graph.",
     )
+    # -- seed 004 stages: query expansion, temporal attention, reranking (retrieval issue) --
+    prf_docs: int = Field(
+        5, ge=1, le=50, description="Top memories read for pseudo-relevance feedback."
+    )
+    prf_terms: int = Field(
+        8, ge=1, le=50, description="Feedback terms added as a BM25-only expansion query."
+    )
+    prf_weight: float = Field(
+        0.3, ge=0.0, le=1.0, description="Weight of the feedback query in fusion (query = 1)."
+    )
+    rewrite_weight: float = Field(
+        0.5, ge=0.0, le=1.0, description="Weight of each engine rewrite in fusion (query = 1)."
+    )
+    temporal_weight: float = Field(
+        1.5,
+        ge=1.0,
+        le=10.0,
+        description="Seed 004: factor for memories that state a time, on temporal questions.",
+    )
+    temporal_closeness: float = Field(
+        1.0,
+        ge=0.0,
+        le=10.0,
+        description="Memories near the time a question names get up to 1 + this as a factor.",
+    )
+    rerank_pool: int = Field(
+        100, ge=1, le=2000, description="Best candidates the model-free reranker rescores."
+    )
+    rerank_depth: int = Field(
+        20,
+        ge=1,
+        le=200,
+        description="Best candidates the engine reranker scores (the rest stay below them).",
+    )
+    rerank_batch: int = Field(
+        10, ge=1, le=20, description="Memories per engine rerank call (small models lose track)."
+    )
+    reranker_weights: str | None = Field(
+        None,
+        description="A JSON file of model-free reranker weights (default: the shipped ones, "
+        "see docs/benchmarks.md, section locomo-reranker, for how they were trained).",
+    )
 
 
 class AttributeConfig(_Section):

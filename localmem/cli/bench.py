@@ -23,3 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         bp = names.add_parser(name, parents=[store_options()], help=bench.help)
         bench.configure(bp)
         bp.set_defaults(func=bench.run)
+
+
+# the benchmarks register themselves on import (their heavy imports wait for run())
+from localmem.cli import locomo as _locomo  # noqa: E402, F401

@@ -64,6 +64,8 @@ class Conversation:
     turns: list[Turn]
     questions: list[Question]
     skipped: dict[str, int] = field(default_factory=dict)
+    #: one line per skipped sample of the file (kept on the first usable conversation)
+    problems: list[str] = field(default_factory=list)
 
 
 def parse_session_date(text: str) -> datetime | None:
@@ -99,7 +101,22 @@ def load_locomo(path: str | Path) -> list[Conversation]:
         raise InputError(f"{path} is not a JSON file: {exc}") from None
     if not isinstance(data, list) or not data:
         raise InputError(f"{path} is not LoCoMo-shaped: expected a list of samples")
-    return [_conversation(sample, i, path) for i, sample in enumerate(data)]
+    convs, problems = [], []
+    for i, sample in enumerate(data):
+        try:
+            convs.append(_conversation(sample, i, path))
+        except InputError as exc:  # one broken sample does not sink the others
+            problems.append(str(exc))
+    if not convs:
+        raise InputError(
+            problems[0]
+            if len(problems) == 1
+            else f"{path}: no usable sample ({len(problems)} broken; first: {problems[0]})"
+        )
+    if problems:
+        convs[0].skipped["sample not LoCoMo-shaped"] = len(problems)
+        convs[0].problems.extend(problems)
+    return convs
 
 
 def _conversation(sample: Any, index: int, path: Path) -> Conversation:
@@ -113,7 +130,12 @@ def _conversation(sample: Any, index: int, path: Path) -> Conversation:
         when = parse_session_date(conv.get(f"{key}_date_time", ""))
         if when is None:
             skipped["session without a date"] = skipped.get("session without a date", 0) + 1
-        for raw in conv[key] or []:
+        if not isinstance(conv[key], list):
+            skipped["session that is not a list of turns"] = (
+                skipped.get("session that is not a list of turns", 0) + 1
+            )
+            continue
+        for raw in conv[key]:
             text = (raw.get("text") or "").strip() if isinstance(raw, dict) else ""
             caption = (raw.get("blip_caption") or "").strip() if isinstance(raw, dict) else ""
             if not isinstance(raw, dict) or not raw.get("dia_id") or not (text or caption):
@@ -130,12 +152,21 @@ def _conversation(sample: Any, index: int, path: Path) -> Conversation:
             skipped["malformed question"] = skipped.get("malformed question", 0) + 1
             continue
         answer = raw.get("answer")
+        try:
+            category = int(raw.get("category", 0))
+        except (TypeError, ValueError):
+            category = 0
+        if category not in CATEGORIES:
+            skipped["question without a known category"] = (
+                skipped.get("question without a known category", 0) + 1
+            )
+            continue
         questions.append(
             Question(
                 question=str(raw["question"]),
                 answer=None if answer is None else str(answer),
                 evidence=split_evidence(raw.get("evidence", [])),
-                category=int(raw.get("category", 0)),
+                category=category,
                 adversarial_answer=raw.get("adversarial_answer"),
             )
         )

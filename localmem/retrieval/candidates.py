@@ -11,13 +11,17 @@ from localmem.store.vectors import exact_search
 
 def dense(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Top-n labels by cosine similarity (exact over a small filtered set, else HNSW)."""
+    return ctx.once(("dense", text, n), lambda: _dense(ctx, text, n))
+
+
+def _dense(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarray]:
     store = ctx.memory.store
     vec = ctx.vector(text)
     allowed = ctx.allowed
     if allowed is None:
         return store.vectors.search(vec, n)
     if len(allowed) <= ctx.memory.config.search.brute_force_below:
-        return exact_search(vec, store.vectors.get(allowed), allowed, n)
+        return exact_search(vec, ctx.allowed_vectors(), allowed, n)
     keep = set(allowed.tolist())
     labels, sims = store.vectors.search(vec, n * 4)  # over-fetch, then filter
     mask = np.fromiter((x in keep for x in labels.tolist()), bool, len(labels))
@@ -26,7 +30,9 @@ def dense(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarray
 
 def lexical(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Top-n labels by BM25."""
-    return ctx.memory.store.lexical.search(text, n, allowed=ctx.allowed)
+    return ctx.once(
+        ("bm25", text, n), lambda: ctx.memory.store.lexical.search(text, n, allowed=ctx.allowed)
+    )
 
 
 def generate(ctx: SearchContext) -> dict:
@@ -36,13 +42,13 @@ def generate(ctx: SearchContext) -> dict:
     lists: list[RankedList] = []
     evidence: dict[int, dict[str, float]] = {}
     for q in ctx.queries:
-        if opts.mode in ("hybrid", "dense"):
+        if opts.mode in ("hybrid", "dense") and "dense" in q.retrievers:
             labels, sims = dense(ctx, q.text, n)
             lists.append(
                 RankedList(f"dense:{q.source}", labels, sims, q.weight * _w(opts, "dense"))
             )
             _note(evidence, labels, sims, "dense")
-        if opts.mode in ("hybrid", "lexical"):
+        if opts.mode in ("hybrid", "lexical") and "bm25" in q.retrievers:
             labels, scores = lexical(ctx, q.text, n)
             lists.append(
                 RankedList(f"bm25:{q.source}", labels, scores, q.weight * _w(opts, "bm25"))

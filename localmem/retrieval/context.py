@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +34,8 @@ class Query:
     text: str
     weight: float = 1.0
     source: str = "query"
+    #: which retrievers search it (a bag of feedback terms is for BM25 only)
+    retrievers: tuple[str, ...] = ("dense", "bm25")
 
 
 @dataclass
@@ -50,6 +53,14 @@ class SearchContext:
     packed_tokens: int | None = None
     _items: dict[int, MemoryItem] = field(default_factory=dict)
     _vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    _allowed_vectors: np.ndarray | None = None
+    _once: dict[tuple, Any] = field(default_factory=dict)
+
+    def once(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """A value computed once per search (a retriever's list when expansion asks twice)."""
+        if key not in self._once:
+            self._once[key] = make()
+        return self._once[key]
 
     def vector(self, text: str) -> np.ndarray:
         """The embedding of a query text (each text embedded once per search, and cached)."""
@@ -57,6 +68,24 @@ class SearchContext:
         if vec is None:
             vec = self._vectors[text] = self.memory.embedder.embed_query(text)
         return vec
+
+    def allowed_vectors(self) -> np.ndarray:
+        """The stored vectors of the allowed labels, in their order (fetched once per search)."""
+        if self._allowed_vectors is None:
+            assert self.allowed is not None, "no filter: every label is allowed"
+            self._allowed_vectors = self.memory.store.vectors.get(self.allowed)
+        return self._allowed_vectors
+
+    def label_vectors(self, labels) -> np.ndarray:
+        """Stored vectors of some labels (from the allowed set's copy when it has them)."""
+        labels = np.asarray(labels, dtype=np.int64)
+        if len(labels) == 0:
+            return np.zeros((0, self.memory.embedder.dim), dtype=np.float32)
+        if self._allowed_vectors is not None and self.allowed is not None and len(self.allowed):
+            at = np.searchsorted(self.allowed, labels).clip(0, len(self.allowed) - 1)
+            if bool(np.all(self.allowed[at] == labels)):
+                return self._allowed_vectors[at]
+        return self.memory.store.vectors.get(labels)
 
     def items(self, labels) -> dict[int, MemoryItem]:
         """Memories by label, fetched from DuckDB once and kept for later stages."""

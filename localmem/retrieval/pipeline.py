@@ -15,8 +15,11 @@ from typing import TYPE_CHECKING, Any
 from localmem.evolution.stage import links_stage
 from localmem.retrieval import candidates, filters
 from localmem.retrieval.context import Query, SearchContext
+from localmem.retrieval.expansion import expand_stage
 from localmem.retrieval.options import SearchOptions
 from localmem.retrieval.packing import pack
+from localmem.retrieval.rerank import rerank_stage
+from localmem.retrieval.temporal import temporal_stage
 from localmem.store.db import utcnow
 from localmem.store.records import aware
 from localmem.types import Hit, SearchResult, StageReport
@@ -30,7 +33,8 @@ Stage = Callable[[SearchContext], "dict[str, Any] | None"]
 def _filter_stage(ctx: SearchContext) -> dict | None:
     if not ctx.options.has_filters:
         return None
-    ctx.allowed = filters.allowed_labels(ctx.memory, ctx.options)
+    if ctx.allowed is None:  # query expansion may have needed it first
+        ctx.allowed = filters.allowed_labels(ctx.memory, ctx.options)
     return {"allowed": len(ctx.allowed)}
 
 
@@ -64,10 +68,13 @@ def _pack_stage(ctx: SearchContext) -> dict | None:
 
 #: name -> (implementation label, stage); the order here is the order they run
 STAGES: dict[str, tuple[str, Stage]] = {
+    "expand": ("prf", expand_stage),
     "filter": ("sql", _filter_stage),
     "candidates": ("hnsw+bm25", _candidate_stage),
     "attributes": ("model-free", _attributes_stage),
+    "temporal": ("dates", temporal_stage),
     "links": ("evolution-links", links_stage),
+    "rerank": ("model-free", rerank_stage),
     "pack": ("tokenizer", _pack_stage),
 }
 

@@ -1,0 +1,235 @@
+"""Evidence about each candidate, as numbers a reranker can weigh (model-free reranking).
+
+Every feature is a column over the candidate pool, standardised or bounded so that one set of
+weights fits any store:
+
+- ``dense`` / ``bm25``: the query's cosine and BM25 score, z-scored over the pool;
+- ``context``: cosine between the query and the memory *with its neighbours* (the previous and
+  next memory of the same session, at half weight): a reply often only makes sense with the
+  question before it;
+- ``session``: how well the memory's session matches (mean of its best three dense + BM25);
+- ``speaker`` / ``other_speaker``: the question names the person who said it, or names
+  someone else (memories carry ``metadata.speaker`` when they come from a conversation);
+- ``length``: log of the memory's word count, centred on the pool (a document-length prior:
+  a short "wow, nice!" rarely holds an answer);
+- ``time_stated`` / ``time_close``: the temporal stage's evidence (0 when it did not run);
+- ``attributes``: axes the attribute stage matched (``attr_matches``), ``linked``: reached
+  through a link (the links stage).
+
+Features that a store cannot have (no sessions, no speakers) are simply constant, so they do
+not move the ranking.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from localmem.retrieval.context import Candidate, SearchContext
+from localmem.text import terms, words
+from localmem.types import MemoryItem
+
+NEIGHBOUR_WEIGHT = 0.5  # each neighbour's share of the context vector
+SESSION_TOP = 3  # a session is as good as its best few memories
+
+
+@dataclass
+class Pool:
+    """The candidates being reranked and what is known about them (built once per search)."""
+
+    ctx: SearchContext
+    cands: list[Candidate]
+    labels: np.ndarray
+    items: list[MemoryItem]
+    _cache: dict[str, Any] = field(default_factory=dict)
+
+    def cached(self, name: str, make: Callable[[], Any]) -> Any:
+        """A value computed once per pool."""
+        if name not in self._cache:
+            self._cache[name] = make()
+        return self._cache[name]
+
+
+def zscore(x: np.ndarray) -> np.ndarray:
+    """Standardised values (all zeros when they do not vary)."""
+    x = np.asarray(x, dtype=np.float64)
+    sd = float(x.std()) if len(x) else 0.0
+    return (x - x.mean()) / sd if sd > 1e-9 else np.zeros_like(x)
+
+
+def build_pool(ctx: SearchContext, cands: list[Candidate]) -> Pool:
+    """The pool of candidates with their memories (candidates whose memory is gone are left out)."""
+    items = ctx.items([c.label for c in cands])
+    kept = [c for c in cands if c.label in items]
+    labels = np.array([c.label for c in kept], dtype=np.int64)
+    return Pool(ctx, kept, labels, [items[c.label] for c in kept])
+
+
+# -- raw signals ------------------------------------------------------------------------------
+def _query_vector(pool: Pool) -> np.ndarray:
+    return np.asarray(pool.ctx.vector(pool.ctx.query), dtype=np.float32)
+
+
+def _vectors(pool: Pool) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+    """The pool's vectors and their session neighbours' (one fetch for both)."""
+    prev, nxt = pool.cached("neighbours", lambda: np.stack(neighbours(pool)))
+    extra = sorted({int(x) for x in np.concatenate([prev, nxt]) if x >= 0} - set(pool.labels))
+    every = np.concatenate([pool.labels, np.asarray(extra, dtype=np.int64)])
+    vecs = pool.ctx.label_vectors(every).astype(np.float64)
+    own = vecs[: len(pool.labels)]
+    return own, dict(zip(every.tolist(), vecs, strict=True))
+
+
+def _cosine(pool: Pool) -> np.ndarray:
+    own, _ = pool.cached("vectors", lambda: _vectors(pool))
+    return own @ _query_vector(pool).astype(np.float64)
+
+
+def _bm25(pool: Pool) -> np.ndarray:
+    order = np.sort(pool.labels)
+    labels, scores = pool.ctx.memory.store.lexical.search(pool.ctx.query, len(order), allowed=order)
+    by_label = dict(zip(labels.tolist(), scores.tolist(), strict=True))
+    return np.array([by_label.get(int(x), 0.0) for x in pool.labels], dtype=np.float64)
+
+
+def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
+    """The previous and next memory (label, or -1) of each pool memory in its session, in
+    event-time order (insertion order breaks ties)."""
+    prev = np.full(len(pool.labels), -1, dtype=np.int64)
+    nxt = np.full(len(pool.labels), -1, dtype=np.int64)
+    sessions = sorted({item.session_id for item in pool.items if item.session_id})
+    if not sessions:
+        return prev, nxt
+    rows = pool.ctx.memory.store.db.fetchall(
+        "SELECT label, session_id FROM memories WHERE NOT deleted AND embedding IS NOT NULL "
+        "AND session_id IN (SELECT unnest(?::VARCHAR[])) "
+        "ORDER BY session_id, coalesce(event_time, created_at), label",
+        [sessions],
+    )
+    before: dict[int, int] = {}
+    after: dict[int, int] = {}
+    for (a, sa), (b, sb) in itertools.pairwise(rows):
+        if sa == sb:
+            after[int(a)] = int(b)
+            before[int(b)] = int(a)
+    for i, label in enumerate(pool.labels.tolist()):
+        prev[i] = before.get(label, -1)
+        nxt[i] = after.get(label, -1)
+    return prev, nxt
+
+
+def _context_cosine(pool: Pool) -> np.ndarray:
+    prev, nxt = pool.cached("neighbours", lambda: np.stack(neighbours(pool)))
+    own, every = pool.cached("vectors", lambda: _vectors(pool))
+    mixed = own.copy()
+    for side in (prev, nxt):
+        for i, label in enumerate(side.tolist()):
+            if label >= 0:
+                mixed[i] += NEIGHBOUR_WEIGHT * every[label]
+    mixed /= np.maximum(np.linalg.norm(mixed, axis=1, keepdims=True), 1e-12)
+    return mixed @ _query_vector(pool).astype(np.float64)
+
+
+# -- features ---------------------------------------------------------------------------------
+def f_dense(pool: Pool) -> np.ndarray:
+    return zscore(pool.cached("cosine", lambda: _cosine(pool)))
+
+
+def f_bm25(pool: Pool) -> np.ndarray:
+    return zscore(pool.cached("bm25", lambda: _bm25(pool)))
+
+
+def f_context(pool: Pool) -> np.ndarray:
+    return zscore(_context_cosine(pool))
+
+
+def f_session(pool: Pool) -> np.ndarray:
+    base = f_dense(pool) + f_bm25(pool)
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, item in enumerate(pool.items):
+        if item.session_id:
+            groups[item.session_id].append(i)
+    out = base.copy()
+    for members in groups.values():
+        best = np.sort(base[members])[-SESSION_TOP:].mean()
+        out[members] = best
+    return out
+
+
+def named_speakers(query: str, speakers: set[str]) -> set[str]:
+    """The speakers a query names by their first name (pure)."""
+    said = set(words(query))
+    return {s for s in speakers if s and words(s)[:1] and words(s)[0] in said}
+
+
+def _speakers(pool: Pool) -> tuple[list[str | None], set[str]]:
+    who = [
+        str(item.metadata.get("speaker")) if item.metadata.get("speaker") else None
+        for item in pool.items
+    ]
+    return who, named_speakers(pool.ctx.query, {w for w in who if w})
+
+
+def f_speaker(pool: Pool) -> np.ndarray:
+    who, named = _speakers(pool)
+    return np.array([1.0 if w in named else 0.0 for w in who])
+
+
+def f_other_speaker(pool: Pool) -> np.ndarray:
+    who, named = _speakers(pool)
+    return np.array([1.0 if named and w and w not in named else 0.0 for w in who])
+
+
+@lru_cache(maxsize=100_000)
+def word_count(text: str) -> int:
+    """Index terms in a text (stop-words left out)."""
+    return len(terms(text))
+
+
+def f_length(pool: Pool) -> np.ndarray:
+    n = np.array([np.log1p(word_count(item.content)) for item in pool.items])
+    return n - n.mean() if len(n) else n
+
+
+def _evidence(name: str) -> Callable[[Pool], np.ndarray]:
+    def feature(pool: Pool) -> np.ndarray:
+        return np.array([c.evidence.get(name, 0.0) for c in pool.cands], dtype=np.float64)
+
+    feature.__name__ = f"f_{name}"
+    return feature
+
+
+def f_linked(pool: Pool) -> np.ndarray:
+    return np.array([1.0 if "linked" in c.flags else 0.0 for c in pool.cands])
+
+
+#: feature name -> function(pool) -> one value per candidate
+FEATURES: dict[str, Callable[[Pool], np.ndarray]] = {
+    "dense": f_dense,
+    "bm25": f_bm25,
+    "context": f_context,
+    "session": f_session,
+    "speaker": f_speaker,
+    "other_speaker": f_other_speaker,
+    "length": f_length,
+    "time_stated": _evidence("time_stated"),
+    "time_close": _evidence("time_close"),
+    "attributes": _evidence("attr_matches"),
+    "linked": f_linked,
+}
+
+
+def feature_matrix(pool: Pool, names: list[str]) -> np.ndarray:
+    """One row per candidate, one column per named feature."""
+    unknown = [n for n in names if n not in FEATURES]
+    if unknown:
+        raise KeyError(f"unknown reranker feature(s) {unknown}; known: {', '.join(FEATURES)}")
+    if len(pool.labels) == 0:
+        return np.zeros((0, len(names)))
+    return np.stack([np.asarray(FEATURES[n](pool), dtype=np.float64) for n in names], axis=1)

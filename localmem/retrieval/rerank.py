@@ -1,0 +1,170 @@
+"""Reranking (seed 004): a second, closer look at the best candidates.
+
+- ``engine``: the model scores the relevance (0..1) of the best ``rerank_depth`` candidates
+  to the query, ``rerank_batch`` memories per call (the ``rerank`` task); they are resorted by
+  that score, the rest stay below them in their order.
+- ``model-free``: a linear model over the evidence in :mod:`localmem.retrieval.features`
+  (lexical, dense, neighbouring context, session, speaker, length, temporal, attribute, link).
+  Its weights ship in ``reranker.json``: trained with ``scripts/train_reranker.py`` (logistic
+  regression) on LoCoMo; docs/benchmarks.md (section ``locomo-reranker``) reports them with
+  leave-one-conversation-out results.
+- ``auto``: the engine when one is configured, else model-free.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from localmem.errors import InputError
+from localmem.retrieval.context import Candidate, Query, SearchContext
+from localmem.retrieval.features import build_pool, feature_matrix
+
+if TYPE_CHECKING:
+    from localmem.memory import Memory
+
+WEIGHTS_FILE = Path(__file__).with_name("reranker.json")
+
+
+@dataclass(frozen=True)
+class LinearReranker:
+    """``score = sum(weight[f] * feature[f])`` over named features."""
+
+    weights: dict[str, float]
+    source: str = ""
+
+    @property
+    def names(self) -> list[str]:
+        """The features it reads, in a fixed order."""
+        return list(self.weights)
+
+    def score(self, matrix: np.ndarray) -> np.ndarray:
+        """Scores for rows of :func:`feature_matrix` built with :attr:`names`."""
+        w = np.array([self.weights[n] for n in self.names], dtype=np.float64)
+        return matrix @ w
+
+
+@lru_cache(maxsize=8)
+def load_reranker(path: str | None = None) -> LinearReranker:
+    """The reranker weights in a JSON file (``{"weights": {feature: weight}}``)."""
+    file = Path(path).expanduser() if path else WEIGHTS_FILE
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+        weights = {str(k): float(v) for k, v in data["weights"].items()}
+    except FileNotFoundError:
+        raise InputError(f"reranker weights not found: {file}") from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"reranker weights {file} are not readable: {exc}") from None
+    from localmem.retrieval.features import FEATURES
+
+    unknown = sorted(set(weights) - set(FEATURES))
+    if unknown:
+        raise InputError(f"reranker weights {file} name unknown features: {', '.join(unknown)}")
+    return LinearReranker(weights, str(file))
+
+
+def rerank_stage(ctx: SearchContext) -> dict | None:
+    """Rescore the best candidates (the stage ``rerank``)."""
+    mode = ctx.options.rerank
+    if mode == "off":
+        return None
+    if mode == "auto":
+        mode = "engine" if ctx.memory.engine is not None else "model-free"
+    if not ctx.candidates:
+        return {"implementation": mode}
+    if mode == "engine":
+        return _engine_rerank(ctx)
+    return _model_free_rerank(ctx)
+
+
+def _reorder(ctx: SearchContext, scored: list[tuple[Candidate, float]], name: str) -> None:
+    """Give the scored candidates their new scores; the others follow, in their old order."""
+    ranked = ctx.ranked()
+    done = {c.label for c, _ in scored}
+    for cand, value in scored:
+        cand.evidence[name] = float(value)
+        cand.score = float(value)
+    floor = min((v for _, v in scored), default=0.0)
+    rest = [c for c in ranked if c.label not in done]
+    for i, cand in enumerate(rest, start=1):
+        cand.score = floor - 1.0 - i * 1e-6
+
+
+def _model_free_rerank(ctx: SearchContext) -> dict:
+    cfg = ctx.memory.config.search
+    model = load_reranker(cfg.reranker_weights)
+    cands = ctx.ranked()[: cfg.rerank_pool]
+    pool = build_pool(ctx, cands)
+    scores = model.score(feature_matrix(pool, model.names))
+    _reorder(ctx, list(zip(pool.cands, scores.tolist(), strict=True)), "rerank")
+    return {"implementation": "model-free", "scored": len(pool.cands)}
+
+
+def _engine_rerank(ctx: SearchContext) -> dict:
+    from localmem.llm import run_task  # the model stack loads only when used
+    from localmem.llm.prompts._shared import MemoryLine
+
+    cfg = ctx.memory.config.search
+    top = ctx.ranked()[: cfg.rerank_depth]
+    items = ctx.items([c.label for c in top])
+    top = [c for c in top if c.label in items]
+    scored: list[tuple[Candidate, float]] = []
+    served, tokens, calls = "", 0, 0
+    for start in range(0, len(top), cfg.rerank_batch):
+        batch = top[start : start + cfg.rerank_batch]
+        lines = tuple(
+            MemoryLine(
+                text=items[c.label].text_for_embedding[:2000],
+                time=items[c.label].when.date().isoformat(),
+            )
+            for c in batch
+        )
+        result = run_task(
+            "rerank",
+            {"query": ctx.query, "memories": lines},
+            engine=ctx.memory.engine,
+            implementation="model",
+        )
+        served = result.served_by
+        tokens += result.usage.prompt_tokens + result.usage.completion_tokens
+        calls += 1
+        relevance = result.value.by_memory(len(batch))
+        for rank, (cand, rel) in enumerate(zip(batch, relevance, strict=True)):
+            # unscored memories keep a neutral relevance; retrieval order breaks ties
+            value = 0.5 if rel is None else float(rel)
+            scored.append((cand, value - (start + rank) * 1e-6))
+    _reorder(ctx, scored, "rerank")
+    return {
+        "implementation": served or "engine",
+        "scored": len(scored),
+        "calls": calls,
+        "tokens": tokens,
+    }
+
+
+def collect_features(
+    memory: Memory, query: str, *, names: list[str], **options: Any
+) -> tuple[list[Candidate], list[Any], np.ndarray]:
+    """Run the pipeline up to the reranker and return its pool, their memories and features.
+
+    Used to train the model-free reranker (``scripts/train_reranker.py``) on exactly the
+    evidence it sees at search time.
+    """
+    from localmem.retrieval.options import SearchOptions
+    from localmem.retrieval.pipeline import STAGES
+    from localmem.store.db import utcnow
+    from localmem.store.records import aware
+
+    opts = SearchOptions.build(memory.config.search, **options)
+    ctx = SearchContext(memory, query, opts, opts.now or aware(utcnow()), queries=[Query(query)])
+    for name, (_, stage) in STAGES.items():
+        if name in ("rerank", "pack"):
+            break
+        stage(ctx)
+    pool = build_pool(ctx, ctx.ranked()[: memory.config.search.rerank_pool])
+    return pool.cands, pool.items, feature_matrix(pool, names)

@@ -1,0 +1,115 @@
+"""Temporal attention (seed 004): on questions about time, favour memories that say when.
+
+The seed's rule: detect a temporal question by its words, then weight memories that carry a
+time by 1.5. Every memory in localmem has a storage time, so "carries a time" is read as "states
+one": its text holds a date or a relative expression ("yesterday", "last Saturday"), resolved
+against the memory's own event time. Two further signals:
+
+- closeness: when the question names a time ("in June", "on 9 November 2022", "last week"),
+  memories whose event time or stated times are near it get up to ``1 + temporal_closeness``;
+- the fused scores are first scaled to 0..1 over the candidates (z-score fusion can be
+  negative, and a factor must not turn a bad score into a worse one).
+
+Everything that decides a weight is a pure function of texts, dates and ``now``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import date, datetime
+
+from localmem.dates import Span, distance_days, find_spans, is_temporal_question
+from localmem.retrieval.context import SearchContext
+
+#: how quickly closeness fades, in days, by the unit of the time asked about
+FADE_DAYS = {
+    "day": 3.0,
+    "weekend": 3.0,
+    "week": 5.0,
+    "month": 10.0,
+    "season": 20.0,
+    "year": 60.0,
+    "vague": 10.0,
+}
+
+
+def asked_spans(query: str, now: datetime) -> tuple[Span, ...]:
+    """The times a query names, relative ones resolved against ``now``."""
+    return find_spans(query, now.date())
+
+
+def memory_spans(text: str, when: datetime | None) -> tuple[Span, ...]:
+    """The times a memory states, relative ones resolved against its own event time."""
+    return find_spans(text, when.date() if when else None)
+
+
+def closeness(asked: Sequence[Span], times: Sequence[Span]) -> float:
+    """1 when a memory time overlaps a time asked about, fading with the distance (pure)."""
+    best = 0.0
+    for a in asked:
+        fade = FADE_DAYS.get(a.unit, 10.0)
+        for t in times:
+            best = max(best, math.exp(-distance_days(a, t) / fade))
+            if best >= 1.0:
+                return 1.0
+    return best
+
+
+def temporal_factor(
+    *, temporal: bool, states_time: bool, close: float, weight: float, boost: float
+) -> float:
+    """The factor on a memory's score: the seed's ``weight`` when a temporal question meets a
+    memory that states a time, times ``1 + boost * close`` (pure)."""
+    factor = weight if temporal and states_time else 1.0
+    return factor * (1.0 + boost * close)
+
+
+def temporal_stage(ctx: SearchContext) -> dict | None:
+    """Weight candidates by time (the stage ``temporal``)."""
+    if not ctx.options.temporal:
+        return None
+    temporal = is_temporal_question(ctx.query)
+    asked = asked_spans(ctx.query, ctx.now)
+    notes: dict = {"temporal_question": temporal, "asked": [_show(s) for s in asked]}
+    if not ctx.candidates or not (temporal or asked):
+        return notes
+    cfg = ctx.memory.config.search
+    items = ctx.items(list(ctx.candidates))
+    scores = [c.score for c in ctx.candidates.values()]
+    lo, hi = min(scores), max(scores)
+    spread = hi - lo if hi - lo > 1e-12 else 1.0
+    weighted = 0
+    for label, cand in ctx.candidates.items():
+        item = items.get(label)
+        if item is None:
+            continue
+        stated = memory_spans(item.content, item.event_time)
+        times = (*stated, _day(item.when.date())) if asked else stated
+        close = closeness(asked, times) if asked else 0.0
+        factor = temporal_factor(
+            temporal=temporal,
+            states_time=bool(stated),
+            close=close,
+            weight=cfg.temporal_weight,
+            boost=cfg.temporal_closeness,
+        )
+        cand.evidence["time_stated"] = float(bool(stated)) if temporal else 0.0
+        cand.evidence["time_close"] = close
+        cand.evidence["temporal"] = factor
+        cand.score = (cand.score - lo) / spread * factor
+        weighted += factor != 1.0
+    notes["weighted"] = weighted
+    return notes
+
+
+def _day(d: date) -> Span:
+    return Span(d, d, "event time", "day")
+
+
+def _show(span: Span) -> str:
+    if span.yearless:
+        return f"{span.text} (any year)"
+    if span.start == span.end:
+        return f"{span.text} = {span.start.isoformat()}"
+    return f"{span.text} = {span.start.isoformat()}..{span.end.isoformat()}"

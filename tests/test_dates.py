@@ -1,0 +1,89 @@
+"""The offline date parser: absolute, relative (against an anchor) and vague expressions."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from localmem.dates import distance_days, find_spans, is_temporal_question
+
+THURSDAY = date(2023, 5, 25)  # the issue's example: "last Saturday" said on 25 May 2023
+
+
+def one(text: str, anchor: date | None = THURSDAY):
+    spans = find_spans(text, anchor)
+    assert len(spans) == 1, spans
+    return spans[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end", "unit"),
+    [
+        ("We met on 7 May 2023 at noon", date(2023, 5, 7), date(2023, 5, 7), "day"),
+        ("It was May 7, 2023", date(2023, 5, 7), date(2023, 5, 7), "day"),
+        ("see 2023-06-01", date(2023, 6, 1), date(2023, 6, 1), "day"),
+        ("back in June 2022", date(2022, 6, 1), date(2022, 6, 30), "month"),
+        ("in summer 2021", date(2021, 6, 1), date(2021, 8, 31), "season"),
+        ("since 2019 I paint", date(2019, 1, 1), date(2019, 12, 31), "year"),
+    ],
+)
+def test_absolute_dates(text, start, end, unit):
+    span = one(text, None)
+    assert (span.start, span.end, span.unit) == (start, end, unit)
+    assert not span.relative
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("I went hiking last Saturday", date(2023, 5, 20), date(2023, 5, 20)),
+        ("yesterday was fun", date(2023, 5, 24), date(2023, 5, 24)),
+        ("two weeks ago", date(2023, 5, 8), date(2023, 5, 14)),
+        ("3 days ago", date(2023, 5, 22), date(2023, 5, 22)),
+        ("last month", date(2023, 4, 1), date(2023, 4, 30)),
+        ("last year", date(2022, 1, 1), date(2022, 12, 31)),
+        ("last weekend", date(2023, 5, 20), date(2023, 5, 21)),
+        ("next week", date(2023, 5, 29), date(2023, 6, 4)),
+    ],
+)
+def test_relative_dates_resolve_against_the_anchor(text, start, end):
+    span = one(text)
+    assert (span.start, span.end) == (start, end)
+    assert span.relative
+
+
+def test_relative_expressions_need_an_anchor():
+    assert find_spans("I went hiking last Saturday", None) == ()
+
+
+def test_may_the_verb_is_not_a_month():
+    assert find_spans("you may want to come", THURSDAY) == ()
+    assert one("early in May we left").start == date(2023, 5, 1)
+
+
+def test_a_full_date_is_one_span_not_a_day_and_a_year():
+    spans = find_spans("On 9 November 2022 and then in 2023", None)
+    assert [s.unit for s in spans] == ["day", "year"]
+
+
+def test_yearless_dates_match_any_year():
+    june = one("in June", date(2023, 1, 10))
+    assert june.yearless
+    day = find_spans("on 12 June 2021", None)[0]
+    assert distance_days(june, day) == 0
+    assert distance_days(one("in March", date(2023, 1, 10)), day) > 60
+
+
+@pytest.mark.parametrize(
+    ("question", "temporal"),
+    [
+        ("When did Caroline go to the support group?", True),
+        ("How long has Melanie been painting?", True),
+        ("What did she do on 7 May 2023?", True),
+        ("What is Caroline's favourite book?", False),
+        ("Who is Melanie married to?", False),
+    ],
+)
+def test_temporal_questions(question, temporal):
+    assert is_temporal_question(question) is temporal
