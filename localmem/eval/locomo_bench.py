@@ -52,6 +52,11 @@ def _configs() -> dict[str, BenchConfig]:
             {"expand": "auto", "temporal": True},
             "expansion and temporal attention together (what the reranker reranks)",
         ),
+        BenchConfig(
+            "+temporal+rerank",
+            {"temporal": True, "rerank": "auto"},
+            "every stage but expansion (which costs the most time and adds no recall here)",
+        ),
         BenchConfig("everything", everything, "every stage on"),
     ]
     out: dict[str, BenchConfig] = {}
