@@ -53,6 +53,9 @@ WEEKDAYS = {
     )
     for name in names
 }
+#: the full names, in calendar order (other modules format dates and spot non-names with them)
+MONTH_NAMES = tuple(next(n for n, i in MONTHS.items() if i == m) for m in range(1, 13))
+WEEKDAY_NAMES = tuple(next(n for n, i in WEEKDAYS.items() if i == d) for d in range(7))
 #: northern-hemisphere meteorological seasons (first month, last month); winter spans new year
 SEASONS = {
     "spring": (3, 5),

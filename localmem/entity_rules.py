@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from localmem.dates import MONTH_NAMES, WEEKDAY_NAMES
 from localmem.errors import InputError
 from localmem.text import STOP_WORDS
 
@@ -130,28 +131,7 @@ _LEADING = {
     "does",
     "can",
 }
-_NOT_NAMES = {
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-    "i",
-}
+_NOT_NAMES = {*MONTH_NAMES, *WEEKDAY_NAMES, "i"}
 _PLACE_WORDS = {
     "lake",
     "river",

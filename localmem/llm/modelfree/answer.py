@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from localmem.dates import MONTH_NAMES, MONTHS
 from localmem.text import terms
 
 LEXICAL_WEIGHT = 0.6  # with an embedder: score = 0.6 lexical coverage + 0.4 cosine
@@ -39,20 +40,6 @@ _TIME_QUESTION = re.compile(
     r"which (year|month|day)\b)",
     re.IGNORECASE,
 )
-_MONTHS = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-]
 _MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH},?\s+(\d{{4}})\b", re.I)
 _MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I)
@@ -99,13 +86,12 @@ def parse_date(text: str | None) -> date | None:
 
 
 def _month_number(name: str) -> int:
-    key = name.lower().rstrip(".")[:3]
-    return next(i for i, m in enumerate(_MONTHS, 1) if m.startswith(key))
+    return MONTHS[name.lower().rstrip(".")[:3]]
 
 
 def format_date(d: date) -> str:
     """A date the way conversational references write it: ``7 May 2023``."""
-    return f"{d.day} {_MONTHS[d.month - 1].capitalize()} {d.year}"
+    return f"{d.day} {MONTH_NAMES[d.month - 1].capitalize()} {d.year}"
 
 
 def resolve_relative(sentence: str, anchor: date) -> str | None:
@@ -144,7 +130,7 @@ def resolve_relative(sentence: str, anchor: date) -> str | None:
 
 def _month_year(anchor: date, delta: int) -> str:
     index = anchor.year * 12 + anchor.month - 1 + delta
-    return f"{_MONTHS[index % 12].capitalize()} {index // 12}"
+    return f"{MONTH_NAMES[index % 12].capitalize()} {index // 12}"
 
 
 def is_time_question(question: str) -> bool:
