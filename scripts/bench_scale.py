@@ -30,7 +30,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -41,6 +40,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import bench_data  # noqa: E402
 from bench_store import queries as make_queries  # noqa: E402
+from bench_store import throughput as store_throughput  # noqa: E402
 
 from localmem import Memory  # noqa: E402
 from localmem.embed import make_embedder  # noqa: E402
@@ -192,23 +192,9 @@ def measure(store: Path, qs: list[str]) -> dict:
 
 def ingest_ratio(n: int, rounds: int = 3) -> dict:
     """Raw batch embedding against add_many (embedding included), alternated, medians."""
-    texts = bench_data.texts(n)
-    real = make_embedder()
-    real.embed_batch(["warm up"])
-    raw, store = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        for r in range(rounds):
-            t0 = time.perf_counter()
-            for i in range(0, n, 256):
-                real.embed_batch(texts[i : i + 256])
-            raw.append(n / (time.perf_counter() - t0))
-            with Memory.open(Path(tmp) / f"s{r}", embedder=real) as mem:
-                t0 = time.perf_counter()
-                mem.add_many(texts, batch_size=256)
-                store.append(n / (time.perf_counter() - t0))
-    return {"n": n, "embedder": real.name, "backend": type(real).__name__,
-            "raw": raw, "add_many": store,
-            "ratio": statistics.median(store) / statistics.median(raw)}  # fmt: skip
+    r = store_throughput(bench_data.texts(n), rounds)
+    return {"n": n, "embedder": r["embedder"], "backend": r["backend"],
+            "raw": r["raw_runs"], "add_many": r["add_many_runs"], "ratio": r["ratio"]}  # fmt: skip
 
 
 def cli_text(times: list[float] | None) -> str:

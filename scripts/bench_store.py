@@ -92,6 +92,8 @@ def throughput(texts: list[str], rounds: int = 3) -> dict:
                 store.append(len(texts) / (time.perf_counter() - t0))
     return {
         "n": len(texts),
+        "embedder": real.name,
+        "backend": type(real).__name__,
         "raw_items_per_s": statistics.median(raw),
         "add_many_items_per_s": statistics.median(store),
         "raw_runs": raw,
