@@ -33,12 +33,14 @@ class EmbedderConfig(_Section):
         "or the path of any local sentence-transformers folder.",
     )
     backend: Literal["torch", "onnx", "onnx-int8", "openvino"] = Field(
-        "onnx",
-        description="How the model runs: onnx (onnxruntime, no torch import: the graph is "
-        "exported once from the packaged weights and cached; the same vectors as torch, faster, "
-        "docs/benchmarks.md 'embedding'); torch (sentence-transformers); onnx-int8 (weights "
-        "quantised to int8: its own model name, so a store never mixes its vectors with fp32 "
-        "ones); openvino (sentence-transformers + optimum-intel, installed separately).",
+        "onnx-int8",
+        description="How the model runs: onnx-int8 (the default: onnxruntime with the weights "
+        "quantised to int8, the fastest on a CPU with LoCoMo recall within 0.01 of fp32, "
+        "docs/benchmarks.md 'embedding'; its own model name, so a store never mixes its vectors "
+        "with fp32 ones); onnx (onnxruntime fp32: the same vectors as torch); torch "
+        "(sentence-transformers); openvino (sentence-transformers + optimum-intel, installed "
+        "separately). The graph is exported once from the packaged weights and cached. With the "
+        "default, an existing store built with another variant keeps that variant.",
     )
     batch_size: int = Field(64, ge=1, le=4096, description="Texts per forward pass.")
     threads: int | None = Field(

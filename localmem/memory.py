@@ -14,7 +14,7 @@ import numpy as np
 
 from localmem import validate
 from localmem.config import CONFIG_FILE, Config, default_store_path
-from localmem.embed import Embedder, make_embedder
+from localmem.embed import Embedder, embedder_for_store, make_embedder
 from localmem.errors import InputError, NotFoundError
 from localmem.store import records
 from localmem.store.db import utcnow
@@ -101,10 +101,24 @@ class Memory:
         folder = Path(path).expanduser() if path is not None else default_store_path()
         file_config = Config.load(folder / CONFIG_FILE)
         config = config or file_config
+        given = embedder is not None
         embedder = embedder or make_embedder(config.embedder)
         store = Store.open(
-            folder, config=config.store, model=embedder.name, dim=embedder.dim, create=create
+            folder,
+            config=config.store,
+            model=embedder.name,
+            dim=embedder.dim,
+            create=create,
+            check_model=given,
         )
+        if not given:
+            try:
+                if store.model != embedder.name:  # an existing store built with another variant
+                    embedder = embedder_for_store(config.embedder, store.model)
+                store.check_model(embedder.name, embedder.dim)
+            except BaseException:
+                store.close(save=False)
+                raise
         if not (folder / CONFIG_FILE).exists() and config != Config():
             config.save(folder / CONFIG_FILE)
         return cls(store, embedder, config=config, engine=engine)

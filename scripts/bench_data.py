@@ -1,12 +1,12 @@
 """Shared data of the benchmarks: synthetic texts and their MiniLM vectors, cached in .bench/data.
 
 Usage:
-    python scripts/bench_data.py --n 1000000 [--threads 1]   # embed (resumable shards)
+    python scripts/bench_data.py --n 1000000 [--backend onnx-int8] [--threads 1]
 
 ``synthetic_texts(n)`` is prefix-stable (the first 100k of a 1M run are the 100k run's texts), so
-one cache of vectors serves every size. Vectors are computed with localmem's ONNX fp32 backend
-(identical to the torch model to 1e-6 in cosine) in shards of 10k texts; an interrupted run
-resumes at the first missing shard.
+one cache of vectors serves every size. Vectors are computed with one of localmem's embedder
+backends (default: the configured default), one cache folder per backend, in shards of 10k texts;
+an interrupted run resumes at the first missing shard.
 """
 
 from __future__ import annotations
@@ -38,12 +38,17 @@ def texts(n: int) -> list[str]:
     return file.read_text(encoding="utf-8").split("\n")
 
 
-def vectors(n: int, *, threads: int | None = None, progress: bool = True) -> np.ndarray:
+def vectors(
+    n: int, *, backend: str | None = None, threads: int | None = None, progress: bool = True
+) -> np.ndarray:
     """MiniLM vectors of the first ``n`` synthetic texts, shape (n, 384), float32."""
     from localmem.config import EmbedderConfig
     from localmem.embed import make_embedder
 
-    folder = DATA / f"vectors-seed{SEED}"
+    backend = backend or EmbedderConfig().backend
+    # the fp32 cache predates the other backends and keeps its name
+    suffix = "" if backend == "onnx" else f"-{backend}"
+    folder = DATA / f"vectors-seed{SEED}{suffix}"
     folder.mkdir(parents=True, exist_ok=True)
     shards = (n + SHARD - 1) // SHARD
     all_texts: list[str] | None = None
@@ -54,9 +59,9 @@ def vectors(n: int, *, threads: int | None = None, progress: bool = True) -> np.
         if not file.exists():
             if all_texts is None:
                 all_texts = texts(shards * SHARD)
-                embedder = make_embedder(EmbedderConfig(backend="onnx", threads=threads))
+                embedder = make_embedder(EmbedderConfig(backend=backend, threads=threads))
                 (folder / "meta.json").write_text(
-                    json.dumps({"embedder": embedder.name, "backend": "onnx"}), encoding="utf-8"
+                    json.dumps({"embedder": embedder.name, "backend": backend}), encoding="utf-8"
                 )
             t0 = time.perf_counter()
             vecs = embedder.embed_batch(all_texts[i * SHARD : (i + 1) * SHARD])
@@ -72,9 +77,10 @@ def vectors(n: int, *, threads: int | None = None, progress: bool = True) -> np.
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--backend", default=None, help="embedder backend (default: configured)")
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
-    vecs = vectors(args.n, threads=args.threads)
+    vecs = vectors(args.n, backend=args.backend, threads=args.threads)
     print(f"{len(vecs)} vectors of {vecs.shape[1]} dims in {DATA}")
     return 0
 

@@ -156,6 +156,7 @@ def prepare_synthetic(n: int, n_queries: int, need_vectors_from: int) -> dict:
     """Texts file, queries and (when some system fills) precomputed vectors, cached on disk."""
     from bench_store import queries as make_queries
 
+    from localmem.config import EmbedderConfig
     from localmem.embed import make_embedder
     from localmem.eval.synthetic import synthetic_texts
 
@@ -165,7 +166,8 @@ def prepare_synthetic(n: int, n_queries: int, need_vectors_from: int) -> dict:
     if not texts_file.exists():
         texts_file.write_text("\n".join(synthetic_texts(n)), encoding="utf-8")
     qs = make_queries(n_queries)
-    embedder = make_embedder()
+    # fp32 vectors, as the peers' sentence-transformers model makes them (see peer_worker.LocalMem)
+    embedder = make_embedder(EmbedderConfig(backend="onnx"))
     qv_file = data / f"queries-{n_queries}.npy"
     if not qv_file.exists():
         np.save(qv_file, embedder.embed_batch(qs))
@@ -174,7 +176,7 @@ def prepare_synthetic(n: int, n_queries: int, need_vectors_from: int) -> dict:
         # the same resumable cache of MiniLM vectors as the scale benchmark (scripts/bench_data.py)
         from bench_data import vectors
 
-        np.save(vectors_file, np.asarray(vectors(n), dtype=np.float32))
+        np.save(vectors_file, np.asarray(vectors(n, backend="onnx"), dtype=np.float32))
     return {"texts_file": str(texts_file), "queries": qs, "query_vectors_file": str(qv_file),
             "vectors_file": str(vectors_file)}  # fmt: skip
 

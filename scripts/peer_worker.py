@@ -122,7 +122,9 @@ class System:
 
 
 class LocalMem(System):
-    backend: str | None = None  # None: localmem's default embedder
+    # fp32 ONNX: the peers' vectors exactly (the same MiniLM through sentence-transformers), so
+    # the side by side compares the stores; the onnx-int8 default embeds faster still
+    backend: str | None = "onnx"
 
     def __init__(self, folder, model_path, *, fresh):
         super().__init__(folder, model_path, fresh=fresh)

@@ -141,5 +141,11 @@ def test_reembed_moves_the_store(capsys, store, tmp_path):
     assert code == 0 and "re-embedded 1 memories" in out
     code, out, _ = run(capsys, "search", "carry", "--store", store, "--json")
     assert json.loads(out)["hits"][0]["content"] == "a memory to carry over"
+    # back to the fp32 vectors; the default config then opens the store with them
+    args = ("reembed", "--model", "all-MiniLM-L6-v2", "--backend", "onnx", "--store", store)
+    code, out, _ = run(capsys, *args)
+    assert code == 0 and "-> all-MiniLM-L6-v2 (384-d)" in out
+    code, out, _ = run(capsys, "stats", "--store", store, "--json")
+    assert json.loads(out)["embedder"] == "all-MiniLM-L6-v2"
     code, _, err = run(capsys, "reembed", "--model", str(tmp_path / "nope"), "--store", store)
     assert code == 1 and "not found" in err

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from localmem import Memory
-from localmem.config import EmbedderConfig
+from localmem.config import Config, EmbedderConfig
 from localmem.embed import make_embedder
 from localmem.embed.onnx import FILES, MANIFEST, OnnxEmbedder, _valid, cache_root
 from localmem.errors import ModelError, StoreError
@@ -27,42 +27,93 @@ TEXTS = [
 ]
 
 
-def test_the_default_backend_is_onnx(embedder):
-    assert isinstance(embedder, OnnxEmbedder)
-    assert embedder.name == "all-MiniLM-L6-v2"  # the torch backend's name: stores accept both
+@pytest.fixture(scope="module")
+def fp32():
+    """The ONNX fp32 embedder: the torch model's vectors (the default before onnx-int8)."""
+    emb = make_embedder(EmbedderConfig(backend="onnx"))
+    emb.embed_batch(["warm up"])
+    return emb
+
+
+def test_the_default_backend_is_onnx_int8(embedder, fp32):
+    assert isinstance(embedder, OnnxEmbedder) and embedder.variant == "int8"
+    assert embedder.name == "all-MiniLM-L6-v2+int8"  # its own name: never mixed with fp32
     vecs = embedder.embed_batch(TEXTS)
     assert vecs.shape == (3, 384) and vecs.dtype == np.float32
     assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    # int8 activations are quantised per batch, so a text's vector moves a little with its
+    # batch mates (here a 256-token one); the fp32 graph below is exact
+    assert float(vecs[1] @ embedder.embed_batch([TEXTS[1]])[0]) > 0.98
+    # close to the full-precision vectors, though not the same
+    assert (vecs * fp32.embed_batch(TEXTS)).sum(axis=1).min() > 0.95
+
+
+def test_the_fp32_backend_keeps_the_model_name(fp32):
+    assert isinstance(fp32, OnnxEmbedder) and fp32.variant == "fp32"
+    assert fp32.name == "all-MiniLM-L6-v2"  # the torch backend's name: stores accept both
+    vecs = fp32.embed_batch(TEXTS)
     # one text alone and inside a padded batch give the same vector
-    assert float(vecs[1] @ embedder.embed_batch([TEXTS[1]])[0]) > 0.99999
+    assert float(vecs[1] @ fp32.embed_batch([TEXTS[1]])[0]) > 0.99999
 
 
 @pytest.mark.slow
-def test_onnx_and_torch_vectors_are_interchangeable(embedder, tmp_path):
+def test_onnx_and_torch_vectors_are_interchangeable(fp32, tmp_path):
     torch_embedder = make_embedder(EmbedderConfig(backend="torch"))
     want = torch_embedder.embed_batch(TEXTS)
-    got = embedder.embed_batch(TEXTS)
+    got = fp32.embed_batch(TEXTS)
     assert (want * got).sum(axis=1).min() > 0.9999
     # a store written by the torch backend is searched with query vectors from onnx
     with Memory.open(tmp_path / "s", embedder=torch_embedder) as mem:
         mem.add_many(["Melanie paints sunrises over the lake", "The cache layer times out"])
-    with Memory.open(tmp_path / "s", embedder=embedder) as mem:
+    with Memory.open(tmp_path / "s", embedder=fp32) as mem:
         hit = mem.search("who paints?", k=1, mode="dense").hits[0]
         assert hit.memory.content.startswith("Melanie")
         assert hit.score > 0.3
 
 
-def test_int8_vectors_get_their_own_model_name(tmp_path, embedder):
+def test_int8_and_fp32_stores_refuse_each_others_vectors(tmp_path, embedder, fp32):
     int8 = OnnxEmbedder(EmbedderConfig(), variant="int8")
     assert int8.name == "all-MiniLM-L6-v2+int8" and int8.dim == 384  # known without loading
-    Memory.open(tmp_path / "s", embedder=embedder).close()
+    Memory.open(tmp_path / "s", embedder=fp32).close()
     with pytest.raises(StoreError, match=r"all-MiniLM-L6-v2\+int8"):
         Store.open(tmp_path / "s", model=int8.name, dim=int8.dim)
+    Memory.open(tmp_path / "t", embedder=embedder).close()
+    with pytest.raises(StoreError, match="reembed"):
+        Store.open(tmp_path / "t", model=fp32.name, dim=fp32.dim)
+
+
+def test_a_store_built_before_the_default_changed_keeps_its_variant(tmp_path, fp32):
+    with Memory.open(tmp_path / "s", embedder=fp32) as mem:  # as the onnx default built it
+        mem.add("Melanie paints sunrises over the lake")
+    with Memory.open(tmp_path / "s") as mem:  # the default config now says onnx-int8
+        assert mem.embedder.name == "all-MiniLM-L6-v2"
+        assert mem.search("who paints?", k=1).hits[0].memory.content.startswith("Melanie")
+    # a backend named explicitly is not second-guessed: the mismatch is refused clearly
+    explicit = Config(embedder=EmbedderConfig(backend="torch"))
+    with Memory.open(tmp_path / "s", config=explicit) as mem:  # torch makes fp32 vectors: fine
+        assert mem.embedder.name == "all-MiniLM-L6-v2"
+    with Memory.open(tmp_path / "new") as mem:  # a new store takes the default
+        assert mem.embedder.name == "all-MiniLM-L6-v2+int8"
+    with pytest.raises(StoreError, match="reembed"):
+        Memory.open(tmp_path / "new", config=Config(embedder=EmbedderConfig(backend="onnx")))
+    with Memory.open(tmp_path / "new") as mem:  # the refusal left the store usable
+        assert mem.count() == 0
+
+
+def test_doctor_reports_the_variant_the_store_uses(tmp_path, fp32):
+    from localmem.cli.admin import doctor_report
+
+    with Memory.open(tmp_path / "s", embedder=fp32) as mem:
+        mem.add("a memory")
+    report = doctor_report(tmp_path / "s")
+    embedder_check = next(c for c in report["checks"] if c["check"] == "embedder")
+    assert embedder_check["ok"] and embedder_check["detail"].startswith("all-MiniLM-L6-v2 (")
+    assert report["ok"]
 
 
 @pytest.mark.slow
-def test_a_damaged_export_is_made_again(embedder, tmp_path):
-    folder = embedder.model_file.parent
+def test_a_damaged_export_is_made_again(fp32, tmp_path):
+    folder = fp32.model_file.parent
     cache = tmp_path / "cache"
     shutil.copytree(folder, cache / folder.name)  # the same fingerprint: this copy is used
     file = cache / folder.name / FILES["fp32"]
@@ -71,7 +122,7 @@ def test_a_damaged_export_is_made_again(embedder, tmp_path):
     fresh = OnnxEmbedder(EmbedderConfig(cache_dir=str(cache)))
     vecs = fresh.embed_batch(TEXTS[:2])
     assert fresh.model_file == file
-    assert (vecs * embedder.embed_batch(TEXTS[:2])).sum(axis=1).min() > 0.9999
+    assert (vecs * fp32.embed_batch(TEXTS[:2])).sum(axis=1).min() > 0.9999
     assert file.read_bytes()[:64] != b"\0" * 64
 
 
@@ -119,10 +170,10 @@ def test_a_failed_export_is_a_model_error(embedder, tmp_path):
 
 
 @pytest.mark.slow
-def test_without_a_usable_graph_the_default_falls_back_to_torch(embedder, tmp_path, caplog):
+def test_without_a_usable_graph_the_fp32_backend_falls_back_to_torch(fp32, tmp_path, caplog):
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the export cache should go")
-    config = EmbedderConfig(cache_dir=str(blocker / "cache"))
+    config = EmbedderConfig(backend="onnx", cache_dir=str(blocker / "cache"))
     strict = OnnxEmbedder(config)
     with pytest.raises(ModelError, match="ONNX"):
         strict.embed_batch(["anything"])
@@ -131,8 +182,8 @@ def test_without_a_usable_graph_the_default_falls_back_to_torch(embedder, tmp_pa
         vecs = fallback.embed_batch(TEXTS[:2])
     assert "using the torch model instead" in caplog.text
     assert fallback.describe()["fallback_from"] == "onnx"
-    assert fallback.name == embedder.name  # the same model: a store accepts its vectors
-    assert (vecs * embedder.embed_batch(TEXTS[:2])).sum(axis=1).min() > 0.9999
+    assert fallback.name == fp32.name  # the same model: a store accepts its vectors
+    assert (vecs * fp32.embed_batch(TEXTS[:2])).sum(axis=1).min() > 0.9999
 
 
 def test_a_model_the_onnx_path_cannot_run_gets_the_torch_backend(tmp_path, caplog):

@@ -182,7 +182,7 @@ def test_list_and_stats(memory):
     assert [i.content for i in memory.list(kind="note")] == ["two", "one"]
     stats = memory.stats()
     assert stats["memories"] == 3 and stats["by_kind"] == {"fact": 1, "note": 2}
-    assert stats["embedder"] == "all-MiniLM-L6-v2" and stats["dim"] == 384
+    assert stats["embedder"] == "all-MiniLM-L6-v2+int8" and stats["dim"] == 384
 
 
 def test_sessions_of_thoughts(memory):

@@ -23,6 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         required=True,
         help="'all-MiniLM-L6-v2' or the folder of a sentence-transformers model",
     )
+    p.add_argument(
+        "--backend",
+        choices=("onnx-int8", "onnx", "torch", "openvino"),
+        default=None,
+        help="how the model runs (default: onnx-int8; onnx and torch give the fp32 vectors)",
+    )
     p.set_defaults(func=cmd_reembed)
 
     p = sub.add_parser("jobs", parents=[common], help="background jobs: show or run them")
@@ -62,10 +68,18 @@ def doctor_report(path) -> dict:
         report["checks"].append({"check": name, "ok": ok, "detail": detail})
 
     config = Config.load(path / CONFIG_FILE) if (path / CONFIG_FILE).exists() else Config()
+    facts: dict | None = None
+    store_error: LocalMemError | None = None
+    if (path / "localmem.duckdb").exists():
+        try:
+            facts = check_store(path)
+        except LocalMemError as exc:
+            store_error = exc
     try:
-        from localmem.embed import make_embedder
+        from localmem.embed import embedder_for_store
 
-        embedder = make_embedder(config.embedder)
+        # the embedder this store is opened with: its own variant when the config leaves it open
+        embedder = embedder_for_store(config.embedder, facts["embed_model"] if facts else None)
         vec = embedder.embed_batch(["localmem doctor"])
         check(
             "embedder",
@@ -85,29 +99,27 @@ def doctor_report(path) -> dict:
             )
     except ImportError:
         check("engine", True, "model-free (no model engine in this build)")
-    if (path / "localmem.duckdb").exists():
-        try:
-            facts = check_store(path)
-            check(
-                "store",
-                True,
-                f"{facts['live']} live memories, migrations {', '.join(facts['migrations'])}",
-            )
-            check(
-                "vector index",
-                facts["vectors_in_step"],
-                f"{facts['vectors_live']} vectors for {facts['live']} memories",
-            )
-            check(
-                "lexical index",
-                facts["lexical_in_step"],
-                f"{facts['lexical_docs']} documents for {facts['live']} memories",
-            )
-            for notice in facts["notices"]:
-                check("repair", True, notice)
-            report["facts"] = facts
-        except LocalMemError as exc:
-            check("store", False, str(exc))
+    if facts is not None:
+        check(
+            "store",
+            True,
+            f"{facts['live']} live memories, migrations {', '.join(facts['migrations'])}",
+        )
+        check(
+            "vector index",
+            facts["vectors_in_step"],
+            f"{facts['vectors_live']} vectors for {facts['live']} memories",
+        )
+        check(
+            "lexical index",
+            facts["lexical_in_step"],
+            f"{facts['lexical_docs']} documents for {facts['live']} memories",
+        )
+        for notice in facts["notices"]:
+            check("repair", True, notice)
+        report["facts"] = facts
+    elif store_error is not None:
+        check("store", False, str(store_error))
     else:
         check("store", True, "no store yet (it is created on the first add)")
     report["ok"] = all(c["ok"] for c in report["checks"])
@@ -132,7 +144,7 @@ def cmd_reembed(args: argparse.Namespace) -> int:
 
     result = reembed(
         store_path(args),
-        EmbedderConfig(model=args.model),
+        EmbedderConfig(model=args.model, **({"backend": args.backend} if args.backend else {})),
         progress=Progress("reembed", enabled=None if not args.json else False),
     )
     if args.json:

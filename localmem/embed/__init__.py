@@ -6,9 +6,15 @@ from collections.abc import Callable
 
 from localmem.config import EmbedderConfig
 from localmem.embed.base import Embedder, normalise
-from localmem.errors import InputError
+from localmem.errors import InputError, LocalMemError
 
-__all__ = ["EMBEDDER_BACKENDS", "Embedder", "make_embedder", "normalise"]
+__all__ = [
+    "EMBEDDER_BACKENDS",
+    "Embedder",
+    "embedder_for_store",
+    "make_embedder",
+    "normalise",
+]
 
 
 def _sentence_transformers(config: EmbedderConfig) -> Embedder:
@@ -32,9 +38,18 @@ def _onnx(config: EmbedderConfig) -> Embedder:
 
 
 def _onnx_int8(config: EmbedderConfig) -> Embedder:
-    from localmem.embed.onnx import OnnxEmbedder
+    import logging
 
-    return OnnxEmbedder(config, variant="int8")
+    from localmem.embed.onnx import OnnxEmbedder
+    from localmem.errors import ModelError
+
+    try:
+        # no fallback once chosen: the int8 vectors have their own name, and a graph that fails
+        # to load later must not be replaced silently by other vectors
+        return OnnxEmbedder(config, variant="int8")
+    except ModelError as exc:  # a model folder the onnx path cannot run at all
+        logging.getLogger("localmem.embed").warning("%s; using the torch backend", exc)
+        return _sentence_transformers(config.model_copy(update={"backend": "torch"}))
 
 
 #: backend name (EmbedderConfig.backend) -> factory
@@ -56,3 +71,31 @@ def make_embedder(config: EmbedderConfig | None = None) -> Embedder:
             f"unknown embedder backend {config.backend!r}; known: {', '.join(EMBEDDER_BACKENDS)}"
         ) from None
     return factory(config)
+
+
+#: backends tried, in this order, for a store whose recorded model the configured one is not
+_FOLLOW_ORDER = ("onnx", "onnx-int8", "torch")
+
+
+def embedder_for_store(config: EmbedderConfig, recorded_model: str | None) -> Embedder:
+    """The embedder for a store that records ``recorded_model`` (None: a new store).
+
+    With the default backend, a store built with another variant of the same model (e.g. fp32,
+    the default before onnx-int8) is served by that variant: a changed default never locks a user
+    out of their store, and vectors of two variants never mix. Any other backend is used as it is
+    configured, and the store refuses it if it does not match.
+    """
+    embedder = make_embedder(config)
+    default = EmbedderConfig.model_fields["backend"].default
+    if recorded_model in (None, embedder.name) or config.backend != default:
+        return embedder
+    for backend in _FOLLOW_ORDER:
+        if backend == config.backend:
+            continue
+        try:
+            candidate = make_embedder(config.model_copy(update={"backend": backend}))
+        except LocalMemError:  # a variant this model cannot have (e.g. no int8 graph)
+            continue
+        if candidate.name == recorded_model:
+            return candidate
+    return embedder

@@ -153,7 +153,7 @@ def quantize_int8(source: Path, target: Path) -> None:
             f"the onnx-int8 embedder backend needs the onnx package (pip install onnx): {exc}"
         ) from None
     try:
-        with _quiet():
+        with _quiet(), _root_log_quiet():
             quantize_dynamic(
                 str(source), str(target), weight_type=QuantType.QInt8, per_channel=True
             )
@@ -167,3 +167,18 @@ def _quiet() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         yield
+
+
+@contextmanager
+def _root_log_quiet() -> Iterator[None]:
+    """The quantiser logs advice ("consider pre-processing") through ``logging.warning``, which
+    would also configure the root logger as a side effect; the user asked for neither."""
+    root = logging.getLogger()
+    level, guard = root.level, logging.NullHandler()
+    root.addHandler(guard)  # a root with a handler is not configured by logging.warning
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
+        root.removeHandler(guard)

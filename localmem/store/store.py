@@ -53,6 +53,7 @@ class Store:
         model: str | None,
         dim: int | None,
         create: bool = True,
+        check_model: bool = True,
     ) -> Store:
         """Open (or create) the store in ``folder`` for an embedding model of ``dim`` dimensions.
 
@@ -88,13 +89,15 @@ class Store:
             raise
         self = cls(folder, db, lock, config)
         try:
-            self._prepare(model, dim, new=not is_store)
+            self._prepare(model, dim, new=not is_store, check_model=check_model)
         except BaseException:
             self.close(save=False)
             raise
         return self
 
-    def _prepare(self, model: str | None, dim: int | None, *, new: bool) -> None:
+    def _prepare(
+        self, model: str | None, dim: int | None, *, new: bool, check_model: bool = True
+    ) -> None:
         if not new and not self.db.applied_migrations():
             raise StoreError(f"{self.folder} holds a DuckDB file that is not a localmem store")
         self.db.migrate()
@@ -109,16 +112,25 @@ class Store:
                 self.db.set_meta("embed_dim", str(dim))
             recorded_model, recorded_dim = model, str(dim)
         self.model, self.dim = recorded_model, int(recorded_dim)
-        if model is not None and (recorded_model, int(recorded_dim)) != (model, dim):
-            raise StoreError(
-                f"store {self.folder} was built with embedding model {recorded_model} "
-                f"({recorded_dim}-d), not {model} ({dim}-d); open it with its model or run "
-                "`localmem reembed` to migrate it"
-            )
+        if model is not None and check_model:
+            self.check_model(model, dim)
         self._open_index()
         recovered = self.jobs.recover()
         if recovered:
             self.notice(f"{recovered} background job(s) interrupted by a crash will run again")
+
+    def check_model(self, model: str, dim: int | None) -> None:
+        """Raise unless this store was built with embedding model ``model`` of ``dim`` dims.
+
+        Raises:
+            StoreError: the store records another model or dimension.
+        """
+        if (self.model, self.dim) != (model, dim):
+            raise StoreError(
+                f"store {self.folder} was built with embedding model {self.model} "
+                f"({self.dim}-d), not {model} ({dim}-d); open it with its model or run "
+                "`localmem reembed` to migrate it"
+            )
 
     def notice(self, message: str) -> None:
         """Record (and log) something a person should know about this store."""
