@@ -119,10 +119,12 @@ def test_add_with_evolve_updates_links_and_reembeds(memory):
         assert len(ev) == 1 and ev[0].id == s.history_id
         assert ev[0].old_value is None and ev[0].new_value == item.context
         assert ev[0].actor == "evolution" and ev[0].info["source"] == new.id
-        # re-embedded on content + context: the stored vector is the one of the new text
+        # re-embedded on content + context: the stored vector is the one of the new text (int8
+        # vectors move a little with their batch, so "the one" is "the nearer one, closely")
         stored = memory.store.vectors.get([item.label])[0]
-        expect = memory.embedder.embed_batch([item.text_for_embedding])[0]
-        assert float(np.dot(stored, expect)) > 0.999
+        expect, content_only = memory.embedder.embed_batch([item.text_for_embedding, item.content])
+        assert float(np.dot(stored, expect)) > 0.98
+        assert float(np.dot(stored, expect)) > float(np.dot(stored, content_only))
     linked = {x.other for x in evo.links(memory, new.id)}
     assert {s.neighbour for s in done if s.status in (steps.UPDATED, steps.LINKED)} == linked
     assert all(x.direction == "to" for x in evo.links(memory, new.id))
