@@ -171,6 +171,32 @@ def test_bad_item_in_a_batch_writes_nothing_of_it(memory):
         memory.add_many([{"content": "x", "colour": "red"}])
 
 
+def test_batches_before_a_bad_one_are_stored(memory):
+    # the next batch is embedded while the previous one is written: a bad item still stops at
+    # its own batch, and the ones before it are stored
+    with pytest.raises(InputError):
+        memory.add_many(["one", "two", "three", "four", "five", ""], batch_size=2)
+    assert sorted(i.content for i in memory.list()) == ["four", "one", "three", "two"]
+    assert memory.store.vectors.live_count == 4 and memory.store.lexical.doc_count == 4
+
+
+def test_an_embedder_failure_mid_way_keeps_the_earlier_batches(memory, monkeypatch):
+    real = memory.embedder.embed_batch
+
+    def failing(texts):
+        if any("boom" in t for t in texts):
+            raise RuntimeError("the model fell over")
+        return real(texts)
+
+    monkeypatch.setattr(memory.embedder, "embed_batch", failing)
+    with pytest.raises(RuntimeError, match="fell over"):
+        memory.add_many(["alpha", "beta", "gamma", "boom", "delta", "epsilon"], batch_size=2)
+    assert sorted(i.content for i in memory.list()) == ["alpha", "beta"]
+    assert memory.store.vectors.live_count == 2
+    memory.add("after the failure")  # the store is still usable
+    assert memory.count() == 3
+
+
 def test_bytes_are_decoded(memory):
     item = memory.add("café au lait".encode())
     assert memory.get(item.id).content == "café au lait"
