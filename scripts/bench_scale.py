@@ -230,7 +230,8 @@ def report(results: dict, ratio: dict | None, args, out: str) -> str:
             "(target >= 0.9)."
         )
     vectors = (
-        "MiniLM vectors computed beforehand (scripts/bench_data.py)"
+        f"MiniLM vectors computed beforehand (scripts/bench_data.py, {make_embedder().name}, the "
+        "default embedder)"
         if args.vectors == "real"
         else "**random unit vectors (a trial of the path, not a result)**"
     )
