@@ -24,7 +24,7 @@ class VectorIndex:
     """hnswlib index that grows without a rebuild and deletes with ``mark_deleted``."""
 
     def __init__(
-        self, dim: int, *, m: int = 16, ef_construction: int = 200, ef_search: int = 64
+        self, dim: int, *, m: int = 16, ef_construction: int = 100, ef_search: int = 96
     ) -> None:
         self.dim = dim
         self.m = m
@@ -45,7 +45,7 @@ class VectorIndex:
     # -- persistence -------------------------------------------------------------------------
     @classmethod
     def load(
-        cls, path: Path, dim: int, *, m: int = 16, ef_construction: int = 200, ef_search: int = 64
+        cls, path: Path, dim: int, *, m: int = 16, ef_construction: int = 100, ef_search: int = 96
     ) -> tuple[VectorIndex, dict]:
         """Load an index and its sidecar; raises ``ValueError`` when either is unusable."""
         sidecar_path = path.parent / SIDECAR_FILE
