@@ -100,8 +100,9 @@ class StoreConfig(_Section):
         100_000, ge=1, description="Longest text one memory may hold; longer input is refused."
     )
     hnsw_m: int = Field(16, ge=4, le=128, description="hnswlib graph degree (M).")
-    # 100/96 against hnswlib's usual 200/64: half the build time (ingest, rebuilds) and a higher
-    # recall@10 against exact search (0.971 vs 0.968 at 100k MiniLM vectors) for +0.06 ms/query
+    # 100/96 against hnswlib's usual 200/64: about half the build time (ingest, rebuilds) for the
+    # same recall@10 against exact search (median 0.971 vs 0.970 over three builds at 100k; builds
+    # vary by +-0.015) and +0.03 ms/query (docs/benchmarks.md "hnsw")
     hnsw_ef_construction: int = Field(100, ge=16, description="hnswlib build-time beam width.")
     hnsw_ef_search: int = Field(96, ge=8, description="hnswlib query beam width (at least 2k).")
     save_every: int = Field(
