@@ -106,19 +106,18 @@ class Memory:
         store = Store.open(
             folder,
             config=config.store,
-            model=embedder.name,
+            model=embedder.name,  # what a new store records
             dim=embedder.dim,
             create=create,
-            check_model=given,
+            check_model=False,  # checked below, once the embedder is settled
         )
-        if not given:
-            try:
-                if store.model != embedder.name:  # an existing store built with another variant
-                    embedder = embedder_for_store(config.embedder, store.model)
-                store.check_model(embedder.name, embedder.dim)
-            except BaseException:
-                store.close(save=False)
-                raise
+        try:
+            if not given and store.model != embedder.name:  # built with another variant
+                embedder = embedder_for_store(config.embedder, store.model)
+            store.check_model(embedder.name, embedder.dim)
+        except BaseException:
+            store.close(save=False)
+            raise
         if not (folder / CONFIG_FILE).exists() and config != Config():
             config.save(folder / CONFIG_FILE)
         return cls(store, embedder, config=config, engine=engine)
@@ -532,14 +531,7 @@ class Memory:
         with store._write_lock:
             try:
                 with store.db.transaction():
-                    store.db.execute(
-                        "UPDATE memories SET deleted = true, updated_at = ?, "
-                        "vec_seq = nextval('vec_seq') WHERE id = ?",
-                        [utcnow(), item.id],
-                    )
-                    store.lexical.remove([item.label])
-                    _remove_derived(store.db, item.id)
-                    records.record_history(store.db, item.id, "DELETE", actor=actor)
+                    soft_delete_row(store, item.id, item.label, actor=actor)
             except BaseException:
                 store.lexical.rollback()
                 raise
@@ -819,6 +811,21 @@ def _item_from_new(row: NewMemory, now: datetime) -> MemoryItem:
         metadata=dict(row.metadata or {}),
         content_hash=row.content_hash,
     )
+
+
+def soft_delete_row(
+    store: Store, memory_id: str, label: int, *, actor: str, info: dict | None = None
+) -> None:
+    """Mark a memory deleted, with its postings, mined data and a DELETE event (call inside the
+    store's transaction; the caller takes the vector out of the index after the commit)."""
+    store.db.execute(
+        "UPDATE memories SET deleted = true, updated_at = ?, "
+        "vec_seq = nextval('vec_seq') WHERE id = ?",
+        [utcnow(), memory_id],
+    )
+    store.lexical.remove([label])
+    _remove_derived(store.db, memory_id)
+    records.record_history(store.db, memory_id, "DELETE", actor=actor, info=info)
 
 
 def _remove_derived(db, memory_id: str) -> None:

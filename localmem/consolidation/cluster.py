@@ -126,11 +126,6 @@ def centroid(vectors: np.ndarray) -> np.ndarray:
     return mean / norm if norm > 0 else mean
 
 
-def centrality(vectors: np.ndarray) -> np.ndarray:
-    """Cosine of each vector to the group's centroid (1 = the most typical member)."""
-    return _normalise(vectors) @ centroid(vectors)
-
-
 def _normalise(vectors: np.ndarray) -> np.ndarray:
     v = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(v, axis=1, keepdims=True)

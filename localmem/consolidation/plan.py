@@ -21,9 +21,6 @@ from localmem.consolidation.extract import key_phrases
 from localmem.consolidation.model import KnownFact, KnownMeta, Source
 from localmem.consolidation.patterns import FactView, MetaDraft, find_patterns
 from localmem.text import content_hash
-from localmem.types import embedding_text
-
-MODEL_FREE = "model-free"
 
 
 @dataclass
@@ -214,10 +211,6 @@ def plan_meta(
         if old is not None:
             plan.replaced.append(old)
         plan.meta.append(draft)
-
-
-def fact_vector(embedder: Any, content: str, context: str) -> np.ndarray:
-    return np.asarray(embedder.embed_batch([embedding_text(content, context)])[0], np.float32)
 
 
 def centroid_of(members: Sequence[Source]) -> np.ndarray:

@@ -15,7 +15,6 @@ from localmem.consolidation.cluster import ClusterParams
 from localmem.consolidation.model import ConsolidationReport, Derived, Source
 from localmem.consolidation.patterns import MetaDraft
 from localmem.consolidation.plan import (
-    MODEL_FREE,
     FactDraft,
     Plan,
     Settings,
@@ -31,7 +30,7 @@ from localmem.consolidation.plan import (
 )
 from localmem.consolidation.write import write_plan
 from localmem.errors import EngineUnavailableError, InputError, SchemaError
-from localmem.text import content_hash
+from localmem.llm.tasks import MODEL_FREE
 from localmem.types import embedding_text
 
 if TYPE_CHECKING:
@@ -211,7 +210,7 @@ def _add_drafts(memory: Memory, plan: Plan, drafts: list, known: list, settings:
     vectors = np.asarray(memory.embedder.embed_batch(texts), dtype=np.float32)
     hashes = {}
     for fact in known:
-        hashes.setdefault(content_hash(fact.content), fact)
+        hashes.setdefault(fact.content_hash, fact)
     for (content, _, cited, members, served), ctx, vec in zip(
         drafts, contexts, vectors, strict=True
     ):

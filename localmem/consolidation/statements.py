@@ -97,10 +97,6 @@ class Statement:
             return False
         return len(self.terms) >= MIN_CONTENT_WORDS
 
-    def third_person(self) -> str:
-        """The sentence about its speaker ("I'm keen on..." -> "Caroline is keen on...")."""
-        return third_person(self.text, self.speaker)
-
 
 def split_speaker(text: str) -> tuple[str | None, str]:
     """``"Caroline: hi"`` -> ``("Caroline", "hi")``; text without a speaker prefix is kept."""

@@ -13,7 +13,6 @@ import pyarrow as pa
 
 from localmem.consolidation.model import DERIVED_FROM, META_KEY, SUPERSEDES, Source
 from localmem.consolidation.plan import Plan
-from localmem.store import records
 from localmem.store.db import Database, utcnow
 
 if TYPE_CHECKING:
@@ -34,7 +33,7 @@ def write_plan(
     params: dict[str, Any],
 ) -> tuple[int, dict[str, str]]:
     """Write ``plan``; returns the run id and the ids of the new meta memories by key."""
-    from localmem.memory import _remove_derived, new_id
+    from localmem.memory import new_id, soft_delete_row
 
     db = memory.store.db
     started = utcnow()
@@ -88,15 +87,8 @@ def write_plan(
         _insert_links(db, links)
         _insert_consolidated(db, plan.consolidated, run_id)
         for old in plan.replaced:
-            db.execute(
-                "UPDATE memories SET deleted = true, updated_at = ?, "
-                "vec_seq = nextval('vec_seq') WHERE id = ?",
-                [utcnow(), old.id],
-            )
-            memory.store.lexical.remove([old.label])
-            _remove_derived(db, old.id)
             info = {"run": run_id, "replaced_by": meta_ids[old.key]}
-            records.record_history(db, old.id, "DELETE", actor=ACTOR, info=info)
+            soft_delete_row(memory.store, old.id, old.label, actor=ACTOR, info=info)
         _insert_history(db, rows, run_id)
         db.execute(
             "INSERT INTO consolidation_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::JSON)",

@@ -23,33 +23,27 @@ def _sentence_transformers(config: EmbedderConfig) -> Embedder:
     return SentenceTransformerEmbedder(config)
 
 
-def _onnx(config: EmbedderConfig) -> Embedder:
+def _onnx_variant(config: EmbedderConfig, variant: str) -> Embedder:
     import logging
 
     from localmem.embed.onnx import OnnxEmbedder
     from localmem.errors import ModelError
 
     try:
-        # falls back to torch (one warning) when the graph cannot be exported or loaded
-        return OnnxEmbedder(config, fallback=True)
-    except ModelError as exc:  # a model folder the onnx path cannot reproduce
-        logging.getLogger("localmem.embed").warning("%s; using the torch backend", exc)
-        return _sentence_transformers(config.model_copy(update={"backend": "torch"}))
-
-
-def _onnx_int8(config: EmbedderConfig) -> Embedder:
-    import logging
-
-    from localmem.embed.onnx import OnnxEmbedder
-    from localmem.errors import ModelError
-
-    try:
-        # no fallback once chosen: the int8 vectors have their own name, and a graph that fails
-        # to load later must not be replaced silently by other vectors
-        return OnnxEmbedder(config, variant="int8")
+        # fallback: fp32 turns to torch (the same vectors) when its graph cannot be exported or
+        # loaded later; OnnxEmbedder never lets int8 do so (its vectors have their own name)
+        return OnnxEmbedder(config, variant=variant, fallback=True)
     except ModelError as exc:  # a model folder the onnx path cannot run at all
         logging.getLogger("localmem.embed").warning("%s; using the torch backend", exc)
         return _sentence_transformers(config.model_copy(update={"backend": "torch"}))
+
+
+def _onnx(config: EmbedderConfig) -> Embedder:
+    return _onnx_variant(config, "fp32")
+
+
+def _onnx_int8(config: EmbedderConfig) -> Embedder:
+    return _onnx_variant(config, "int8")
 
 
 #: backend name (EmbedderConfig.backend) -> factory
