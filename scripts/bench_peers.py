@@ -154,17 +154,15 @@ def prepare_locomo(path: str) -> tuple[list[dict], dict]:
 
 def prepare_synthetic(n: int, n_queries: int, need_vectors_from: int) -> dict:
     """Texts file, queries and (when some system fills) precomputed vectors, cached on disk."""
+    import bench_data
     from bench_store import queries as make_queries
 
     from localmem.config import EmbedderConfig
     from localmem.embed import make_embedder
-    from localmem.eval.synthetic import synthetic_texts
 
-    data = BENCH / "data"
-    data.mkdir(parents=True, exist_ok=True)
+    data = bench_data.DATA
+    bench_data.texts(n)  # writes the texts file (atomically) when it is missing
     texts_file = data / f"synthetic-{n}.txt"
-    if not texts_file.exists():
-        texts_file.write_text("\n".join(synthetic_texts(n)), encoding="utf-8")
     qs = make_queries(n_queries)
     # fp32 vectors, as the peers' sentence-transformers model makes them (see peer_worker.LocalMem)
     embedder = make_embedder(EmbedderConfig(backend="onnx"))
@@ -174,9 +172,7 @@ def prepare_synthetic(n: int, n_queries: int, need_vectors_from: int) -> dict:
     vectors_file = data / f"synthetic-{n}.npy"
     if need_vectors_from < n and not vectors_file.exists():
         # the same resumable cache of MiniLM vectors as the scale benchmark (scripts/bench_data.py)
-        from bench_data import vectors
-
-        np.save(vectors_file, np.asarray(vectors(n, backend="onnx"), dtype=np.float32))
+        np.save(vectors_file, np.asarray(bench_data.vectors(n, backend="onnx"), dtype=np.float32))
     return {"texts_file": str(texts_file), "queries": qs, "query_vectors_file": str(qv_file),
             "vectors_file": str(vectors_file)}  # fmt: skip
 

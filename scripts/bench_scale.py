@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import bench_data  # noqa: E402
+from bench_store import pct  # noqa: E402
 from bench_store import queries as make_queries  # noqa: E402
 from bench_store import throughput as store_throughput  # noqa: E402
 
@@ -173,7 +174,6 @@ def measure(store: Path, qs: list[str]) -> dict:
     probe = run_py(PROBE, str(store), json.dumps(qs))
     cli = cli_search_s(store, qs[-1])
     disk = sum(p.stat().st_size for p in store.iterdir() if p.is_file())
-    pct = lambda v, q: float(np.percentile(v, q))  # noqa: E731
     return {
         **rebuilt,
         "import_s": probe["import_s"],

@@ -101,7 +101,7 @@ class System:
     batch = 256
 
     def __init__(self, folder: Path, model_path: str, *, fresh: bool) -> None:
-        self.folder, self.model_path, self.fresh = folder, model_path, fresh
+        self.folder = folder
 
     def add(self, texts: list[str], keys: list[str], scope: str) -> None:
         raise NotImplementedError
@@ -135,8 +135,6 @@ class LocalMem(System):
         if self.backend:
             config = config.with_updates(embedder={"backend": self.backend})
         self.embedder = make_embedder(config.embedder)
-        self.Memory = Memory
-        self.config = config
         self.mem = Memory.open(folder, config=config, embedder=self.embedder)
 
     def add(self, texts, keys, scope):
