@@ -3,7 +3,7 @@ through the engine, then update the memories.
 
 The prompt follows the seed's order: system instructions, the short-term conversation, the
 long-term facts, entities and relations, then the retrieved chunks with their sources (the
-``rag_answer`` task in :mod:`localmem.llm.prompts.rag_answer`). With no model configured the
+``rag_answer`` task in :mod:`localmem.answers.tasks.rag_answer`). With no model configured the
 task's model-free implementation answers extractively from the chunks.
 
 Local cost is tokens and seconds: every :class:`Answer` records the prompt and answer tokens
@@ -17,10 +17,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from localmem.answers.tasks.rag_answer import NOT_FOUND
+from localmem.answers.tasks.rag_answer import SPEC as RAG_ANSWER
 from localmem.chunking import tokenizer_for
 from localmem.config import ConversationConfig
 from localmem.conversation import LongTermMemory, ShortTermMemory
-from localmem.entity_rules import Extraction
+from localmem.conversation.entity_rules import Extraction
+from localmem.conversation.tasks.entities import SPEC as ENTITIES
 from localmem.errors import InputError
 from localmem.types import Hit
 
@@ -120,13 +123,13 @@ class Agent:
         self.use_ltm = use_ltm
         self.search_options = dict(search or {})
         self.max_tokens = dict(max_tokens or {})
-        self.ltm = LongTermMemory(memory.store.db, scope=scope, embed=memory.embedder.embed_batch)
+        self.ltm = LongTermMemory(memory, scope=scope, embed=memory.embedder.embed_batch)
         self._tokens = tokenizer_for(memory.embedder)
 
     def stm(self, conversation_id: str = DEFAULT_CONVERSATION) -> ShortTermMemory:
         """The short-term buffer of a conversation."""
         return ShortTermMemory(
-            self.memory.store.db,
+            self.memory,
             conversation_id,
             budget_tokens=self.config.stm_budget_tokens,
             tokenizer=self._tokens,
@@ -164,9 +167,7 @@ class Agent:
         self, question: str, *, conversation_id: str = DEFAULT_CONVERSATION, k: int | None = None
     ) -> list[Any]:
         """The chat messages the engine would get for this question (nothing is written)."""
-        from localmem.llm import get_task
-
-        spec = get_task("rag_answer")
+        spec = RAG_ANSWER
         inputs = self.prepare(question, conversation_id=conversation_id, k=k).inputs
         return spec.build_prompt(spec.inputs.model_validate(inputs))
 
@@ -180,13 +181,12 @@ class Agent:
             SchemaError: The model's output stayed invalid after a retry.
         """
         from localmem.llm import TaskContext, run_task
-        from localmem.llm.prompts.rag_answer import NOT_FOUND
 
         started = time.perf_counter()
         prep = self.prepare(question, conversation_id=conversation_id, k=k)
         context = TaskContext(embedder=self.memory.embedder, config=self.memory.config)
         result = run_task(
-            "rag_answer",
+            RAG_ANSWER,
             prep.inputs,
             engine=self.engine,
             context=context,
@@ -196,7 +196,7 @@ class Agent:
         success = text != NOT_FOUND
         prompt_tokens, completion_tokens, counted_by = self._usage(result, prep.inputs, text)
         found = self._entities_to_write(question, text, prep.hits)
-        with self.memory.store.db.transaction():  # both memories change together or not at all
+        with self.memory.kernel.writing():  # both memories change together or not at all
             if self.use_stm:
                 stm = self.stm(conversation_id)
                 stm.add("user", question)
@@ -290,7 +290,7 @@ class Agent:
         implementation = {"rules": "model-free", "engine": "model", "auto": "auto"}
         config = self.memory.config.model_copy(update={"conversation": self.config})
         result = run_task(
-            "entities",
+            ENTITIES,
             {"text": text},
             engine=self.engine,
             context=TaskContext(embedder=self.memory.embedder, config=config),
@@ -305,7 +305,7 @@ class Agent:
         )
 
     def _rule_extraction(self, text: str) -> Extraction:
-        from localmem.entity_rules import extract_rules
+        from localmem.conversation.entity_rules import extract_rules
 
         return extract_rules(text, phenomena=self.config.phenomena)
 
@@ -313,9 +313,7 @@ class Agent:
         usage = result.usage
         if usage.prompt_tokens or usage.completion_tokens:
             return int(usage.prompt_tokens), int(usage.completion_tokens), "engine"
-        from localmem.llm import get_task
-
-        spec = get_task("rag_answer")
+        spec = RAG_ANSWER
         messages = spec.build_prompt(spec.inputs.model_validate(inputs))
         prompt = sum(self._tokens(m.render()) for m in messages)
         return prompt, self._tokens(answer), self._tokens.name

@@ -298,12 +298,3 @@ def chunk_id(source: str, strategy: str, index: int, text: str) -> str:
     """A stable id for a chunk: the same document chunked the same way gets the same ids."""
     key = "\x1f".join((source, strategy, str(index), text))
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:20]
-
-
-def register_chunkers() -> None:
-    """Add ``fixed`` and ``recursive`` to the ingest registry (idempotent)."""
-    from localmem.ingest import CHUNKERS, register_chunker
-
-    for name, fn in (("fixed", fixed_chunks), ("recursive", recursive_chunks)):
-        if name not in CHUNKERS:
-            register_chunker(name, fn)

@@ -64,7 +64,7 @@ def load_demo(memory: Memory) -> dict[str, int]:
     Every mechanism this build has takes part: attributes are mined and related memories
     evolve (links, contexts) as the sample is written, and one session becomes a procedure.
     """
-    mechanisms = _mechanisms()
+    mechanisms = _mechanisms(memory)
     n_thoughts = n_procedures = 0
     for title, outcome, thoughts in SESSIONS:
         session = memory.start_session(title)
@@ -95,17 +95,11 @@ def load_demo(memory: Memory) -> dict[str, int]:
     }
 
 
-def _mechanisms() -> dict[str, object]:
-    """Options of ``add`` for the write-time mechanisms this build has (mining, evolution)."""
-    from localmem.memory import job_handlers
-
-    handlers = job_handlers()
-    options: dict[str, object] = {}
-    if "mine" in handlers:
-        options["mine"] = "inline"
-    if "evolve" in handlers:
-        options["evolve"] = True
-    return options
+def _mechanisms(memory: Memory) -> dict[str, object]:
+    """Options of ``add`` for the write-time mechanisms the store has (mining, evolution)."""
+    offered = set(memory.add_options)
+    wanted = {"mine": "inline", "evolve": True}
+    return {name: value for name, value in wanted.items() if name in offered}
 
 
 DEMO_QUERIES = [

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from localmem.chunking import TextChunk, chunk_id, fixed_chunks, recursive_chunks, tokenizer_for
 from localmem.errors import InputError
+from localmem.store import records
 from localmem.text import content_hash
 
 if TYPE_CHECKING:
@@ -118,7 +119,7 @@ def ingest_file(
         records = []
         for number, record in _jsonl_records(text, report):
             try:
-                memory._prepare(record, defaults)  # validate each line on its own
+                memory.kernel.memories.prepare(record, defaults)  # validate each line alone
             except InputError as exc:
                 report.skipped += 1
                 report.errors.append(f"line {number}: {exc}")
@@ -237,12 +238,8 @@ def ingest_document(
 
 def _stored_chunk_ids(memory: Memory, doc_id: str) -> set[str]:
     """Chunk ids of a document already in the store (live memories only)."""
-    rows = memory.store.db.fetchall(
-        "SELECT json_extract_string(metadata, '$.chunk_id') FROM memories "
-        "WHERE NOT deleted AND json_extract_string(metadata, '$.doc') = ?",
-        [doc_id],
-    )
-    return {r[0] for r in rows if r[0]}
+    found = records.metadata_values(memory.kernel.db, "chunk_id", where={"doc": doc_id})
+    return {value for value in found if value}
 
 
 _RECORD_FIELDS = {

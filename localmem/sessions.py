@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from localmem import validate
 from localmem.errors import InputError, NotFoundError
 from localmem.store import records
 from localmem.store.db import utcnow
+from localmem.store.kernel import HasKernel, Kernel, kernel_of
 from localmem.types import Session, Thought
 
 if TYPE_CHECKING:
-    from localmem.memory import Memory
+    from localmem.store.memories import JobRequest
 
 OUTCOMES = ("success", "failure")
 _SESSION_COLUMNS = (
@@ -43,7 +45,7 @@ def _row_to_session(row) -> Session:
 
 
 def start_session(
-    memory: Memory,
+    memory: Kernel | HasKernel,
     title: str,
     *,
     user_id: str | None = None,
@@ -54,25 +56,22 @@ def start_session(
     title = validate.content(title, max_chars=500, what="session title")
     meta = validate.metadata(metadata)
     sid = "s_" + secrets.token_hex(6)
-    memory.store.db.execute(
-        "INSERT INTO sessions VALUES (?, ?, 'open', NULL, ?, NULL, ?, ?, ?)",
-        [
-            sid,
-            title.strip(),
-            utcnow(),
-            validate.scope_id(user_id, "user_id"),
-            validate.scope_id(agent_id, "agent_id"),
-            json.dumps(meta) if meta else None,
-        ],
-    )
-    return get_session(memory, sid)
+    user_id = validate.scope_id(user_id, "user_id")
+    agent_id = validate.scope_id(agent_id, "agent_id")
+    kernel = kernel_of(memory)
+    with kernel.writing() as write:
+        write.db.execute(
+            "INSERT INTO sessions VALUES (?, ?, 'open', NULL, ?, NULL, ?, ?, ?)",
+            [sid, title.strip(), utcnow(), user_id, agent_id, json.dumps(meta) if meta else None],
+        )
+    return get_session(kernel, sid)
 
 
-def get_session(memory: Memory, session_id: str) -> Session:
+def get_session(memory: Kernel | HasKernel, session_id: str) -> Session:
     """One session by id (or unique prefix)."""
     if not isinstance(session_id, str) or not session_id.strip():
         raise InputError("a session id must be a non-empty string")
-    db = memory.store.db
+    db = kernel_of(memory).db
     rows = db.fetchall(f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", [session_id])
     if not rows:
         rows = db.fetchall(
@@ -86,12 +85,14 @@ def get_session(memory: Memory, session_id: str) -> Session:
     return _row_to_session(rows[0])
 
 
-def list_sessions(memory: Memory, *, status: str | None = None, limit: int = 100) -> list[Session]:
+def list_sessions(
+    memory: Kernel | HasKernel, *, status: str | None = None, limit: int = 100
+) -> list[Session]:
     """Sessions, newest first."""
     where, params = "", []
     if status is not None:
         where, params = "WHERE s.status = ?", [status]
-    rows = memory.store.db.fetchall(
+    rows = kernel_of(memory).db.fetchall(
         f"SELECT {_SESSION_COLUMNS} FROM sessions s {where} ORDER BY s.created_at DESC "
         f"LIMIT {int(limit)}",
         params,
@@ -100,7 +101,7 @@ def list_sessions(memory: Memory, *, status: str | None = None, limit: int = 100
 
 
 def add_thought(
-    memory: Memory,
+    memory: Kernel | HasKernel,
     session_id: str,
     content: str,
     *,
@@ -109,8 +110,7 @@ def add_thought(
     revises: int | None = None,
     event_time: Any = None,
     metadata: dict[str, Any] | None = None,
-    mine: str | None = None,
-    evolve: bool | None = None,
+    jobs: Sequence[JobRequest] = (),
 ) -> Thought:
     """Add the next thought to an open session.
 
@@ -120,9 +120,11 @@ def add_thought(
         branch_id: name of the branch this thought is on (None: the main line).
         branch_from: the thought number the branch starts from.
         revises: the number of an earlier thought this one revises.
-        evolve: let the new thought evolve related memories (A-Mem).
+        jobs: the background jobs the add asks for (mining, evolution; see
+            :meth:`localmem.Memory.jobs_for_add`).
     """
-    session = get_session(memory, session_id)
+    kernel = kernel_of(memory)
+    session = get_session(kernel, session_id)
     if session.status != "open":
         raise InputError(f"session {session.id} is {session.status}; start a new one")
     for name, value in (("branch_from", branch_from), ("revises", revises)):
@@ -132,12 +134,12 @@ def add_thought(
             raise InputError(f"{name} must be a thought number (1 or more)")
     if branch_id is not None:
         validate.scope_id(branch_id, "branch_id")
-    db = memory.store.db
+    db = kernel.db
     count = int(db.scalar("SELECT count(*) FROM thoughts WHERE session_id = ?", [session.id]))
     for name, value in (("branch_from", branch_from), ("revises", revises)):
         if value is not None and value > count:
             raise InputError(f"{name}={value} but session {session.id} has {count} thought(s)")
-    prepared = memory._prepare(
+    prepared = kernel.memories.prepare(
         {"content": content, "event_time": event_time, "metadata": metadata},
         {
             "kind": "thought",
@@ -148,7 +150,7 @@ def add_thought(
     )
     numbered: list[int] = []
 
-    def insert_thought_row(rows) -> None:
+    def insert_thought_row(_, rows) -> None:
         # numbered inside the write transaction, so two writers never share a number
         number = 1 + int(
             db.scalar("SELECT count(*) FROM thoughts WHERE session_id = ?", [session.id])
@@ -159,30 +161,17 @@ def add_thought(
         )
         numbered.append(number)
 
-    item = memory._write([prepared], mine=mine, evolve=evolve, extra=insert_thought_row)[0]
+    item = kernel.memories.add([prepared], jobs=jobs, extra=insert_thought_row)[0]
     return Thought(item, numbered[0], branch_id, branch_from, revises)
 
 
-def complete_session(
-    memory: Memory,
-    session_id: str,
-    outcome: str = "success",
-    *,
-    notes: str | None = None,
-    abstract: bool = False,
-    level: str | None = None,
-) -> Session:
-    """Close a session with its outcome.
+def closing(
+    memory: Kernel | HasKernel, session_id: str, outcome: str, *, notes: str | None = None
+) -> tuple[Session, dict[str, Any]]:
+    """Check that a session can close with ``outcome``; returns it and its metadata to keep.
 
-    Args:
-        session_id: the session.
-        outcome: success or failure.
-        notes: kept in the session's metadata.
-        abstract: also abstract the session into a procedure (Mem^p); only a successful
-            session with thoughts can be. The session is closed and the procedure stored in one
-            transaction: when abstraction fails the session stays open. The procedure's id is
-            in the returned session's ``metadata["procedure_id"]``.
-        level: concrete, abstract or hybrid (default ``config.procedures.default_level``).
+    Raises:
+        InputError: an unknown outcome, or the session is not open.
     """
     if outcome not in OUTCOMES:
         raise InputError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
@@ -192,35 +181,45 @@ def complete_session(
     meta = dict(session.metadata)
     if notes:
         meta["notes"] = notes
-    if abstract:
-        memory.procedures.from_session(
-            session,
-            outcome=outcome,
-            level=level,
-            on_write=lambda pid: _close(memory, session.id, outcome, {**meta, "procedure_id": pid}),
-        )
-    else:
-        _close(memory, session.id, outcome, meta)
-    return get_session(memory, session.id)
+    return session, meta
 
 
-def _close(memory: Memory, session_id: str, outcome: str, meta: dict[str, Any]) -> None:
-    memory.store.db.execute(
+def close(memory: Kernel | HasKernel, session_id: str, outcome: str, meta: dict[str, Any]) -> None:
+    """Mark a session completed (inside the caller's ``kernel.writing()`` unit)."""
+    kernel_of(memory).db.execute(
         "UPDATE sessions SET status = 'completed', outcome = ?, completed_at = ?, metadata = ? "
         "WHERE id = ?",
         [outcome, utcnow(), json.dumps(meta) if meta else None, session_id],
     )
 
 
-def thoughts(memory: Memory, session_id: str) -> list[Thought]:
+def thought_of(memory: Kernel | HasKernel, memory_id: str) -> dict[str, Any] | None:
+    """Where a memory stands in its session (number, branch_id, branch_from, revises), or None
+    when it is not a thought."""
+    row = kernel_of(memory).db.fetchone(
+        "SELECT number, branch_id, branch_from, revises FROM thoughts WHERE memory_id = ?",
+        [memory_id],
+    )
+    if row is None:
+        return None
+    return dict(zip(("number", "branch_id", "branch_from", "revises"), row, strict=True))
+
+
+def count(memory: Kernel | HasKernel) -> int:
+    """How many sessions the store holds."""
+    return int(kernel_of(memory).db.scalar("SELECT count(*) FROM sessions"))
+
+
+def thoughts(memory: Kernel | HasKernel, session_id: str) -> list[Thought]:
     """The thoughts of a session, in order (deleted ones left out)."""
-    session = get_session(memory, session_id)
-    rows = memory.store.db.fetchall(
+    kernel = kernel_of(memory)
+    session = get_session(kernel, session_id)
+    rows = kernel.db.fetchall(
         "SELECT memory_id, number, branch_id, branch_from, revises FROM thoughts "
         "WHERE session_id = ? ORDER BY number",
         [session.id],
     )
-    items = records.fetch_by_ids(memory.store.db, [r[0] for r in rows])
+    items = kernel.memories.by_ids([r[0] for r in rows])
     return [
         Thought(items[r[0]], r[1], r[2], r[3], r[4])
         for r in rows

@@ -28,8 +28,8 @@ from localmem import Memory
 from localmem.cli.common import short
 from localmem.consolidation import sources_of
 from localmem.embed import make_embedder
-from localmem.eval.locomo import CATEGORIES, ingest_conversation, load_locomo
-from localmem.eval.report import provenance, write_section
+from localmem.experiments.locomo import CATEGORIES, ingest_conversation, load_locomo
+from localmem.experiments.report import provenance, write_section
 
 SETUPS = {
     "episodic only": {"levels": ["episodic"]},

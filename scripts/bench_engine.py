@@ -112,7 +112,7 @@ def to_markdown(
     load_avg: tuple[str, str] = ("n/a", "n/a"),
 ) -> str:
     """The benchmark's section of docs/benchmarks.md."""
-    from localmem.eval.report import provenance
+    from localmem.experiments.report import provenance
 
     lines = ["## Engine: per-task latency and throughput", "", provenance(command), ""]
     if tiny:
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
-    from localmem.eval.report import write_section
+    from localmem.experiments.report import write_section
     from localmem.llm.llama import LlamaEngine
     from localmem.llm.tasks import all_tasks
 

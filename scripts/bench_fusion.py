@@ -19,9 +19,9 @@ from pathlib import Path
 
 from localmem import Memory
 from localmem.embed import make_embedder
-from localmem.eval.locomo import ingest_conversation, load_locomo
-from localmem.eval.report import provenance, write_section
-from localmem.eval.retrieval import category_table, markdown_table, run_questions, summarize
+from localmem.experiments.locomo import ingest_conversation, load_locomo
+from localmem.experiments.report import provenance, write_section
+from localmem.experiments.retrieval import category_table, markdown_table, run_questions, summarize
 
 CONFIGS = {
     "dense": {"mode": "dense"},

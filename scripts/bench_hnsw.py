@@ -23,7 +23,7 @@ import bench_data
 from bench_store import queries
 
 from localmem.embed import make_embedder
-from localmem.eval.report import provenance, write_section
+from localmem.experiments.report import provenance, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -3,8 +3,8 @@
 Usage:
     python scripts/bench_mining.py [--n 1000] [--out docs/benchmarks.md]
 
-One run, the same synthetic texts (localmem.eval.synthetic, fresh texts per configuration so no
-cache is shared), the model-free miner. Reports seconds and memories per second for: mining off;
+One run, the same synthetic texts (localmem.experiments.synthetic, fresh texts per configuration so
+no cache is shared), the model-free miner. Reports seconds and memories per second for: mining off;
 inline (mined before add_many returns); deferred (add_many, then run_jobs); and the time of the
 search stage with attributes filter/boost against off. The ratios are the result; absolute
 numbers depend on the machine and its load. Writes the `mining` section.
@@ -23,8 +23,8 @@ from localmem import Memory
 from localmem.attributes.mining import miner_for
 from localmem.config import Config
 from localmem.embed import make_embedder
-from localmem.eval.report import provenance, write_section
-from localmem.eval.synthetic import synthetic_texts
+from localmem.experiments.report import provenance, write_section
+from localmem.experiments.synthetic import synthetic_texts
 
 QUERIES = [
     "who went hiking in the mountains",

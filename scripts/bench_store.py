@@ -32,8 +32,8 @@ import numpy as np
 from localmem import Memory
 from localmem.embed import make_embedder
 from localmem.embed.base import Embedder
-from localmem.eval.report import provenance, write_section
-from localmem.eval.synthetic import synthetic_texts
+from localmem.experiments.report import provenance, write_section
+from localmem.experiments.synthetic import synthetic_texts
 from localmem.text import content_hash
 
 
@@ -59,7 +59,7 @@ class CachedEmbedder(Embedder):
 
 
 def queries(n: int, seed: int = 7) -> list[str]:
-    from localmem.eval import synthetic as s
+    from localmem.experiments import synthetic as s
 
     rng = random.Random(seed)
     forms = [

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from localmem.eval.locomo import CATEGORIES, load_locomo
-from localmem.eval.report import provenance, write_section
-from localmem.eval.reranker_training import (
+from localmem.experiments.locomo import CATEGORIES, load_locomo
+from localmem.experiments.report import provenance, write_section
+from localmem.experiments.reranker_training import (
     DEFAULT_FEATURES,
     PIPELINE,
     collect,

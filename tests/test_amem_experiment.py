@@ -8,8 +8,8 @@ import pytest
 
 from localmem import InputError, Memory
 from localmem.cli import main
-from localmem.eval import amem, amem_report
-from localmem.eval.amem import LabelledQuery, pair_found, relevance_at, surfaced
+from localmem.experiments import amem, amem_report
+from localmem.experiments.amem import LabelledQuery, pair_found, relevance_at, surfaced
 
 
 def test_shipped_sessions_are_valid_and_long_enough():
@@ -113,7 +113,7 @@ def _tiny_locomo(path):
 @pytest.mark.slow
 def test_locomo_part_on_a_tiny_conversation(tmp_path, embedder):
     from localmem.config import Config
-    from localmem.eval.amem_locomo import CONFIGS, run_locomo
+    from localmem.experiments.amem_locomo import CONFIGS, run_locomo
 
     def make_memory(path, **evolution):
         config = Config().with_updates(evolution=evolution) if evolution else Config()

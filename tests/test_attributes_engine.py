@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from localmem.attributes import store
+from localmem.attributes import rows as attribute_rows
 from localmem.attributes.labels import SOFTWARE
 from localmem.config import Config
 from localmem.llm import run_task
@@ -26,7 +26,7 @@ def test_tiny_gguf_mines_memories_and_queries(open_memory, store_path, tiny_engi
         ["The rate limiter drops bursts at the gateway.", "Index the orders table by customer."]
     )
     assert mem.store.jobs.counts() == {"mine": {"done": 2}}
-    rows = store.read(mem.store.db, [i.id for i in items])
+    rows = attribute_rows.read(mem.store.db, [i.id for i in items])
     for found in rows.values():
         assert found.mined.miner == "llama:tiny"
         assert found.mined.first("intent") in SOFTWARE.names("intent")
@@ -83,7 +83,7 @@ def test_invalid_answers_are_retried_then_the_job_fails_and_can_be_retried(
     assert engine.answers == []  # asked twice: the answer and one retry
     status, error = mem.store.db.fetchone("SELECT status, error FROM jobs WHERE kind = 'mine'")
     assert status == "failed" and "after 2 attempts" in error
-    assert store.read(mem.store.db, [item.id]) == {}
+    assert attribute_rows.read(mem.store.db, [item.id]) == {}
     good = (
         '{"entities": ["slow query"], "intent": "debugging", "topic": "data", '
         '"priority": ["slow query"]}'
@@ -91,5 +91,5 @@ def test_invalid_answers_are_retried_then_the_job_fails_and_can_be_retried(
     engine.answers = [good]
     assert mem.store.jobs.retry_failed(["mine"]) == 1
     assert mem.run_jobs().done == 1
-    mined = store.read(mem.store.db, [item.id])[item.id].mined
+    mined = attribute_rows.read(mem.store.db, [item.id])[item.id].mined
     assert mined.first("topic") == "data" and mined.first("entities") == "slow query"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from localmem import InputError
-from localmem.attributes import store
+from localmem.attributes import rows as attribute_rows
 from localmem.attributes.jobs import mine_now, queue_mining
 from localmem.attributes.mining import Attribute, Mined, miner_for
 from localmem.config import Config
@@ -36,7 +36,7 @@ def _ids(result):
 
 
 def test_inline_mining_stores_rows_per_axis(mined):
-    counts = store.counts(mined.store.db)
+    counts = attribute_rows.counts(mined.store.db)
     assert counts == {
         "memories": 6,
         "mined": 6,
@@ -45,7 +45,7 @@ def test_inline_mining_stores_rows_per_axis(mined):
         "by_miner": {"model-free": 6},
     }
     item = mined.list(limit=1)[0]
-    found = store.read(mined.store.db, [item.id])[item.id]
+    found = attribute_rows.read(mined.store.db, [item.id])[item.id]
     axes = {a.axis for a in found.mined.attributes}
     assert axes == {"entities", "intent", "topic"}
     assert found.mined.label_set == "software" and not found.stale(item.content_hash)
@@ -55,17 +55,20 @@ def test_inline_mining_stores_rows_per_axis(mined):
 def test_deferred_mining_waits_for_run_jobs_and_delete_removes_attributes(open_memory, store_path):
     mem = open_memory(store_path, config=_config(mine_on_add="deferred"))
     items = mem.add_many(THOUGHTS[:3])
-    assert store.counts(mem.store.db)["mined"] == 0
+    assert attribute_rows.counts(mem.store.db)["mined"] == 0
     assert mem.store.jobs.pending(["mine"]) == 3
     mem.delete(items[2].id)  # its pending job is dropped with it
     report = mem.run_jobs()
     assert (report.done, report.failed, report.remaining) == (2, 0, 0)
-    assert set(store.read(mem.store.db, [i.id for i in items])) == {items[0].id, items[1].id}
+    assert set(attribute_rows.read(mem.store.db, [i.id for i in items])) == {
+        items[0].id,
+        items[1].id,
+    }
     mem.delete(items[0].id)
-    assert store.read(mem.store.db, [items[0].id]) == {}
+    assert attribute_rows.read(mem.store.db, [items[0].id]) == {}
     mem.restore(items[0].id)  # restored memories are mined again when mining is on
     assert mem.run_jobs().done == 1
-    assert items[0].id in store.read(mem.store.db, [items[0].id])
+    assert items[0].id in attribute_rows.read(mem.store.db, [items[0].id])
 
 
 def test_job_for_a_memory_deleted_meanwhile_is_dropped(open_memory, store_path):
@@ -73,7 +76,7 @@ def test_job_for_a_memory_deleted_meanwhile_is_dropped(open_memory, store_path):
     item = mem.add(THOUGHTS[0], mine="deferred")
     mem.store.db.execute("UPDATE memories SET deleted = true WHERE id = ?", [item.id])
     report = mem.run_jobs()
-    assert report.dropped == 1 and store.read(mem.store.db, [item.id]) == {}
+    assert report.dropped == 1 and attribute_rows.read(mem.store.db, [item.id]) == {}
 
 
 def test_update_marks_stale_and_remines(open_memory, store_path):
@@ -81,11 +84,13 @@ def test_update_marks_stale_and_remines(open_memory, store_path):
     item = mem.add(THOUGHTS[2])
     mine_now(mem, item.id)
     mem.update(item.id, content="The dashboard query needs an index on orders.user_id.")
-    assert store.counts(mem.store.db)["stale"] == 1  # mining is off: the rows stay, flagged
-    assert store.to_mine(mem.store.db, which="stale") == [item.id]
+    assert (
+        attribute_rows.counts(mem.store.db)["stale"] == 1
+    )  # mining is off: the rows stay, flagged
+    assert attribute_rows.to_mine(mem.store.db, which="stale") == [item.id]
     jobs = queue_mining(mem, which="outdated")
     assert len(jobs) == 1 and mem.run_jobs(job_ids=jobs).done == 1
-    assert store.counts(mem.store.db)["stale"] == 0
+    assert attribute_rows.counts(mem.store.db)["stale"] == 0
 
 
 def test_sql_match_folds_entities_and_respects_refined(memory):
@@ -101,20 +106,20 @@ def test_sql_match_folds_entities_and_respects_refined(memory):
         "software",
     )
     with memory.store.db.transaction():
-        store.write(memory.store.db, item.id, rows, item.content_hash)
+        attribute_rows.write(memory.store.db, item.id, rows, item.content_hash)
     query = [
         Attribute("entities", "redis", 0, 0.7, 0, ("redi",)),
         Attribute("intent", "analysis", 0, 0.8, 1),
         Attribute("topic", "performance", 0, 0.9, 2),
     ]
     kw = {"min_confidence": 0.3, "entity_match": 0.5}
-    refined, mined = store.match(
+    refined, mined = attribute_rows.match(
         memory.store.db, [item.label], query, strategy="refined", priority=False, **kw
     )
     assert mined == {item.label: "software"}
     assert set(refined[item.label]) == {"entities"}  # rank-1 intent and weak topic do not count
     assert refined[item.label]["entities"].strength == 1.0
-    full, _ = store.match(
+    full, _ = attribute_rows.match(
         memory.store.db, [item.label], query, strategy="comprehensive", priority=True, **kw
     )
     assert set(full[item.label]) == {"entities", "intent", "topic"}
@@ -199,4 +204,4 @@ def test_worker_thread_mines_deferred_jobs_while_adds_go_on(open_memory, store_p
         mem.add(THOUGHTS[3])
         assert worker.drain(timeout=120)
     assert worker.error is None and worker.done == 4
-    assert store.counts(mem.store.db)["mined"] == 4 and mem.store.jobs.pending() == 0
+    assert attribute_rows.counts(mem.store.db)["mined"] == 4 and mem.store.jobs.pending() == 0

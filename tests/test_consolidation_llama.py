@@ -11,7 +11,7 @@ import pytest
 from consolidation_helpers import CONVERSATION, _add_conversation, _links
 
 from localmem import Config
-from localmem.llm.prompts.consolidate import ConsolidateInput
+from localmem.consolidation.task import ConsolidateInput
 from localmem.llm.tasks import max_output_bytes
 
 PAINTING = [row for row in CONVERSATION if "atercolor" in row[1]]

@@ -16,7 +16,7 @@ from localmem.conversation import (
     pick_facts,
     truncate_tokens,
 )
-from localmem.entity_rules import RuleExtractor, extract_rules
+from localmem.conversation.entity_rules import RuleExtractor, extract_rules
 from localmem.errors import InputError
 
 T0 = datetime(2024, 5, 1, 12, 0)
@@ -30,7 +30,7 @@ def test_evictions_keep_the_newest() -> None:
 
 
 def test_stm_budget_and_order(memory) -> None:
-    stm = ShortTermMemory(memory.store.db, "c1", budget_tokens=64, tokenizer=memory.embedder)
+    stm = ShortTermMemory(memory, "c1", budget_tokens=64, tokenizer=memory.embedder)
     texts = [f"message number {i} about the sailing stones of Racetrack Playa" for i in range(12)]
     evicted = []
     for i, text in enumerate(texts):
@@ -43,7 +43,7 @@ def test_stm_budget_and_order(memory) -> None:
 
 
 def test_stm_message_longer_than_budget_is_cut(memory) -> None:
-    stm = ShortTermMemory(memory.store.db, "c2", budget_tokens=64, tokenizer=memory.embedder)
+    stm = ShortTermMemory(memory, "c2", budget_tokens=64, tokenizer=memory.embedder)
     stm.add("user", "short hello")
     stm.add("assistant", "word " * 500)
     kept = stm.messages()
@@ -53,27 +53,27 @@ def test_stm_message_longer_than_budget_is_cut(memory) -> None:
 
 def test_stm_persists_across_reopen(store_path, open_memory) -> None:
     mem = open_memory(store_path)
-    stm = ShortTermMemory(mem.store.db, "chat", budget_tokens=2000, tokenizer=mem.embedder)
+    stm = ShortTermMemory(mem, "chat", budget_tokens=2000, tokenizer=mem.embedder)
     stm.add("user", "What is Blood Falls?")
     stm.add("assistant", "A red outflow of brine in Antarctica.")
-    ShortTermMemory(mem.store.db, "other", tokenizer=mem.embedder).add("user", "unrelated")
+    ShortTermMemory(mem, "other", tokenizer=mem.embedder).add("user", "unrelated")
     mem.close()
     mem = open_memory(store_path)
-    again = ShortTermMemory(mem.store.db, "chat", budget_tokens=2000, tokenizer=mem.embedder)
+    again = ShortTermMemory(mem, "chat", budget_tokens=2000, tokenizer=mem.embedder)
     assert [(m.role, m.content) for m in again.messages()] == [
         ("user", "What is Blood Falls?"),
         ("assistant", "A red outflow of brine in Antarctica."),
     ]
     again.add("user", "Why is it red?")  # the conversation continues where it was
     assert [m.seq for m in again.messages()] == [1, 2, 3]
-    assert {c[0] for c in conversations(mem.store.db)} == {"chat", "other"}
+    assert {c[0] for c in conversations(mem)} == {"chat", "other"}
     assert again.clear() == 3 and again.messages() == []
 
 
 def test_stm_bad_input(memory) -> None:
     with pytest.raises(InputError):
-        ShortTermMemory(memory.store.db, " ", tokenizer=memory.embedder)
-    stm = ShortTermMemory(memory.store.db, "c", tokenizer=memory.embedder)
+        ShortTermMemory(memory, " ", tokenizer=memory.embedder)
+    stm = ShortTermMemory(memory, "c", tokenizer=memory.embedder)
     with pytest.raises(InputError, match="role"):
         stm.add("robot", "hi")
     with pytest.raises(InputError):
@@ -103,8 +103,7 @@ def test_pick_facts_by_relevance() -> None:
 
 
 def test_ltm_facts_and_scopes(memory) -> None:
-    db = memory.store.db
-    ltm = LongTermMemory(db, scope="u1", embed=memory.embedder.embed_batch)
+    ltm = LongTermMemory(memory, scope="u1", embed=memory.embedder.embed_batch)
     ltm.add_fact("Where is Lake Nyos?", "In Cameroon.", salience=0.7, success=True, now=T0)
     ltm.add_fact("Why do stones sail?", "Ice sheets push them.", salience=0.7, success=True, now=T0)
     ltm.add_fact("Who is Bob?", "The sources do not say.", salience=0.2, success=False, now=T0)
@@ -112,7 +111,7 @@ def test_ltm_facts_and_scopes(memory) -> None:
     query = memory.embedder.embed_query("What moves the rocks in the desert?")
     best = ltm.facts(limit=1, order="relevance", query_vector=query)[0]
     assert best.question == "Why do stones sail?"
-    other = LongTermMemory(db, scope="u2")
+    other = LongTermMemory(memory, scope="u2")
     assert other.facts() == [] and other.counts()["facts"] == 0
     with pytest.raises(InputError):
         ltm.add_fact("q", "a", salience=1.5, success=True)
@@ -121,7 +120,7 @@ def test_ltm_facts_and_scopes(memory) -> None:
 
 
 def test_ltm_entities_relations_merge(memory) -> None:
-    ltm = LongTermMemory(memory.store.db, scope="u1")
+    ltm = LongTermMemory(memory, scope="u1")
     ltm.remember(
         [("Blood Falls", "phenomenon", {"color": "red"}), ("Antarctica", "place", {})],
         [("Blood Falls", "occurs_in", "Antarctica")],

@@ -62,7 +62,7 @@ def test_token_budget_per_add_is_kept(store_path, open_memory, tiny_engine):
 
 
 def test_experiment_judge_runs_on_llama_cpp(tiny_engine):
-    from localmem.eval.amem import make_judge
+    from localmem.experiments.amem import make_judge
 
     scores = make_judge(tiny_engine)("sliding window", THOUGHTS[:2])
     assert len(scores) == 2 and all(1.0 <= s <= 5.0 for s in scores)

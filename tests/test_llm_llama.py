@@ -79,7 +79,7 @@ def test_context_overflow_trims_memories_with_a_warning(tiny_gguf, caplog):
 
 
 def test_task_schema_follows_the_trimmed_memories(tiny_gguf):
-    from localmem.llm.prompts.rerank import RerankInput
+    from localmem.retrieval.tasks.rerank import RerankInput
 
     engine = LlamaEngine(tiny_gguf, n_ctx=1000, n_threads=1)
     memories = [{"text": f"candidate {i} " + "detail " * 20} for i in range(12)]

@@ -6,14 +6,14 @@ from datetime import date
 
 import pytest
 
-from localmem.llm import run_task
-from localmem.llm.modelfree.answer import (
+from localmem.answers.extractive import (
     extract_answer,
     parse_date,
     resolve_relative,
     split_sentences,
 )
-from localmem.llm.modelfree.judge import judge_by_overlap, normalise, token_f1
+from localmem.experiments.judge_overlap import judge_by_overlap, normalise, token_f1
+from localmem.llm import run_task
 from localmem.llm.tasks import TaskContext
 
 MEMORIES = [

@@ -12,8 +12,8 @@ import json
 import pytest
 
 from localmem.cli import main
-from localmem.eval.answers import bleu1, f1_score, is_refusal
-from localmem.eval.locomo import load_locomo, split_evidence
+from localmem.experiments.answers import bleu1, f1_score, is_refusal
+from localmem.experiments.locomo import load_locomo, split_evidence
 
 SESSIONS = {
     "conv-a": (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localmem.eval.meminsight import (
+from localmem.experiments.meminsight import (
     BASELINE,
     SEED,
     VARIATIONS,

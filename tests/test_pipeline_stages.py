@@ -237,14 +237,14 @@ def test_engine_expansion_and_rerank_through_llama_cpp(llama_talk):
 
 # -- training the model-free reranker (pure) ----------------------------------------------
 def test_shipped_weights_load_and_name_known_features():
-    from localmem.eval.reranker_training import DEFAULT_FEATURES
+    from localmem.experiments.reranker_training import DEFAULT_FEATURES
 
     model = load_reranker(None)
     assert model.names == DEFAULT_FEATURES
 
 
 def test_fit_learns_which_feature_marks_evidence_and_holds_conversations_out():
-    from localmem.eval.reranker_training import (
+    from localmem.experiments.reranker_training import (
         Example,
         cross_validate,
         fit,

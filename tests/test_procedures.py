@@ -194,7 +194,7 @@ def test_empty_or_failed_sessions_are_refused_and_stay_open(memory):
 def test_an_engine_answer_without_steps_is_rejected_not_stored(memory):
     """A fake engine for the rule itself; the real llama.cpp path is in test_procedures_llama."""
     from localmem.llm.base import Generation, Usage
-    from localmem.llm.prompts.procedure import Procedure as ProcedureAnswer
+    from localmem.procedures.tasks.procedure import Procedure as ProcedureAnswer
 
     class NoSteps:
         name = "fake"
@@ -210,7 +210,7 @@ def test_an_engine_answer_without_steps_is_rejected_not_stored(memory):
             )
             return Generation(value, Usage(10, 5, 0.1), "fake")
 
-    memory._engine = NoSteps()
+    memory.kernel._engine = NoSteps()  # the engine this store's model tasks use
     s = session(memory)
     with pytest.raises(SchemaError, match="nothing was stored"):
         memory.complete_session(s.id, "success", abstract=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from localmem.errors import InputError
-from localmem.eval.memp_tasks import load_pairs, parse_pair
+from localmem.experiments.memp_tasks import load_pairs, parse_pair
 from localmem.procedures import extract, scoring
-from localmem.procedures.abstraction import clean_steps, model_free_revision_of
+from localmem.procedures.drafts import clean_steps, model_free_revision_of
 
 SEED_THOUGHTS = [
     "Reproduce with a request that has user=null: 500 confirmed.",

@@ -9,7 +9,7 @@ import pytest
 
 from localmem.cli import main
 from localmem.errors import InputError
-from localmem.eval.agentmemory import (
+from localmem.experiments.agentmemory import (
     Span,
     hit_rate,
     load_corpus,
@@ -17,7 +17,7 @@ from localmem.eval.agentmemory import (
     reciprocal_rank,
     relevant_by_overlap,
 )
-from localmem.eval.rag_experiment import QuestionRun, summarize
+from localmem.experiments.rag_experiment import QuestionRun, summarize
 
 ARTICLES = {
     "Blood Falls": (

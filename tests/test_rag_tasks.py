@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from localmem.config import Config, ConversationConfig
+from localmem.conversation.facts import extract_facts, salience
 from localmem.llm import run_task
-from localmem.llm.modelfree.facts import extract_facts, salience
 from localmem.llm.tasks import TaskContext
 
 

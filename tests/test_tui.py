@@ -116,7 +116,7 @@ def test_toggling_stages_reruns_the_search_and_reports_what_ran(demo):
         assert "candidates" in static_text(pilot.app, "#why-stages")
         await press(pilot, "f6")  # links: off -> on
         why = static_text(pilot.app, "#why-stages")
-        if "links" in available_stages():
+        if "links" in available_stages(pilot.app.memory):
             assert pane.last.options["links"] is True
             assert "links" in why
         else:  # searched without it, and said so

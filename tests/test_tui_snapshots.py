@@ -20,14 +20,14 @@ from localmem.tui.detail import MemoryScreen
 def steady_store(tmp_path_factory, embedder):
     """The demo's data with counted ids, frozen times, an evolved context, a link, attributes
     (built once; each test opens a copy)."""
-    import localmem.memory
     import localmem.sessions
+    import localmem.store.memories
     from localmem import Memory
 
     path = tmp_path_factory.mktemp("snapshots") / "store"
     ids, sessions = itertools.count(1), itertools.count(1)
     with pytest.MonkeyPatch.context() as mp, Memory.open(path, embedder=embedder) as memory:
-        mp.setattr(localmem.memory, "new_id", lambda: f"{next(ids):016x}")
+        mp.setattr(localmem.store.memories, "new_id", lambda: f"{next(ids):016x}")
         mp.setattr(localmem.sessions.secrets, "token_hex", lambda n: f"{next(sessions):0{2 * n}x}")
         fill(memory)
         session = next(s for s in memory.sessions() if s.title.startswith("API rate limiting"))
@@ -127,7 +127,7 @@ def test_help_screen(steady, snap_compare):
 def test_add_thought_form(steady, snap_compare, monkeypatch):
     # the form offers mining and evolution as switches when the build has them; the picture
     # shows them switchable whatever this build has, so it does not change as they land
-    monkeypatch.setattr("localmem.tui.forms.available_jobs", lambda: {"mine", "evolve"})
+    monkeypatch.setattr("localmem.tui.forms.available_jobs", lambda memory: {"mine", "evolve"})
 
     async def run_before(pilot) -> None:
         await _open_rate_limit_session(steady)(pilot)

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from localmem.store import records
 from localmem.types import HistoryEvent, MemoryItem, Session
 
 if TYPE_CHECKING:
@@ -75,14 +74,9 @@ class Detail:
 
 def sources(memory: Memory) -> list[Source]:
     """The browse list: all memories, then sessions (newest first), then user scopes."""
-    db = memory.store.db
     out = [Source("all", "All memories", memory.count())]
     out += [Source(f"s:{s.id}", s.title, s.thought_count, s) for s in memory.sessions(limit=200)]
-    users = db.fetchall(
-        "SELECT user_id, count(*) FROM memories WHERE NOT deleted AND user_id IS NOT NULL "
-        "AND session_id IS NULL GROUP BY 1 ORDER BY 1 LIMIT 200"
-    )
-    out += [Source(f"u:{user}", f"user {user}", int(n)) for user, n in users]
+    out += [Source(f"u:{user}", f"user {user}", n) for user, n in memory.users(limit=200)]
     return out
 
 
@@ -91,57 +85,49 @@ def rows(memory: Memory, key: str) -> list[Row]:
     if key.startswith("s:"):
         return [Row(t.memory, t.number) for t in memory.thoughts(key[2:])]
     if key.startswith("u:"):
-        items = records.fetch(
-            memory.store.db,
-            "NOT deleted AND user_id = ? AND session_id IS NULL",
-            [key[2:]],
-            order=f"ORDER BY coalesce(event_time, created_at), label LIMIT {LIST_LIMIT}",
-        )
+        items = memory.list(user_id=key[2:], in_session=False, oldest_first=True, limit=LIST_LIMIT)
         return [Row(i) for i in items]
     return [Row(i) for i in memory.list(limit=LIST_LIMIT)]
 
 
 def detail(memory: Memory, memory_id: str) -> Detail:
     """The memory with its session, attributes, links (both ways) and full history."""
+    from localmem import attributes, sessions
+
     item = memory.get(memory_id, include_deleted=True)
-    db = memory.store.db
     out = Detail(item, history=memory.history(item.id))
-    row = db.fetchone(
-        "SELECT session_id, number, branch_id, branch_from, revises FROM thoughts "
-        "WHERE memory_id = ?",
-        [item.id],
-    )
-    if row is not None:
-        names = ("number", "branch_id", "branch_from", "revises")
-        out.thought = dict(zip(names, row[1:], strict=True))
+    out.thought = sessions.thought_of(memory, item.id)
     if item.session_id:
         try:
             out.session = memory.get_session(item.session_id)
         except Exception:  # a memory may name a session that was never started here
             out.session = None
-    out.attributes = [
-        Attribute(axis, value, int(rank), score, miner)
-        for axis, value, rank, score, miner in db.fetchall(
-            "SELECT axis, value, rank, score, miner FROM attributes WHERE memory_id = ? "
-            "ORDER BY axis, rank, value",
-            [item.id],
+    mined = attributes.stored(memory, [item.id]).get(item.id)
+    if mined is not None:
+        out.attributes = sorted(
+            (
+                Attribute(a.axis, a.value, a.rank, a.score, mined.mined.miner)
+                for a in mined.mined.attributes
+            ),
+            key=lambda a: (a.axis, a.rank, a.value),
         )
-    ]
-    links = db.fetchall(
-        "SELECT src, dst, kind, weight, reason FROM links WHERE src = ? OR dst = ? "
-        "ORDER BY weight DESC, kind, src, dst",
-        [item.id, item.id],
+    links = sorted(
+        memory.links(item.id),
+        key=lambda ln: (
+            -ln.weight,
+            ln.kind,
+            *((item.id, ln.other) if ln.direction == "to" else (ln.other, item.id)),
+        ),
     )
-    others = records.fetch_by_ids(db, [dst if src == item.id else src for src, dst, *_ in links])
-    for src, dst, kind, weight, reason in links:
-        other_id = dst if src == item.id else src
+    others = {i.id: i for i in memory.get_many(sorted({ln.other for ln in links}))}
+    for ln in links:
         out.links.append(
             Link(
-                "out" if src == item.id else "in",
-                kind,
-                float(weight),
-                reason,
-                others.get(other_id),
+                "out" if ln.direction == "to" else "in",
+                ln.kind,
+                ln.weight,
+                ln.reason,
+                others.get(ln.other),
             )
         )
     return out

@@ -7,7 +7,7 @@ shows as a notification and the text typed so far stays in the form.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -19,14 +19,15 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static, Text
 from localmem.tui.common import background
 from localmem.types import KINDS
 
+if TYPE_CHECKING:
+    from localmem.memory import Memory
+
 Save = Callable[[dict[str, Any]], Any]
 
 
-def available_jobs() -> set[str]:
-    """Kinds of write-time job (mine, evolve) this build can run."""
-    from localmem.memory import job_handlers
-
-    return set(job_handlers())
+def available_jobs(memory: Memory) -> set[str]:
+    """The write-time mechanisms (mine, evolve) the open store offers."""
+    return set(memory.add_options)
 
 
 class FormScreen(ModalScreen[Any]):
@@ -91,7 +92,7 @@ class FormScreen(ModalScreen[Any]):
 
     def mechanism_fields(self) -> ComposeResult:
         """Switches for the write-time mechanisms (attribute mining, evolution) of this build."""
-        handlers = available_jobs()
+        handlers = available_jobs(self.app.memory)
         with Horizontal(classes="form-row"):
             for job, label in (("mine", "Mine attributes"), ("evolve", "Evolve neighbours")):
                 here = job in handlers
@@ -104,7 +105,7 @@ class FormScreen(ModalScreen[Any]):
 
     def mechanism_values(self) -> dict[str, Any]:
         """The ``mine`` / ``evolve`` options of an add, for the mechanisms this build has."""
-        handlers = available_jobs()
+        handlers = available_jobs(self.app.memory)
         out: dict[str, Any] = {}
         if "mine" in handlers:
             out["mine"] = "inline" if self.query_one("#with-mine", Checkbox).value else "off"

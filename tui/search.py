@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -15,6 +15,9 @@ from localmem.retrieval.options import ATTRIBUTE_MODES, EXPANSIONS, MODES, RERAN
 from localmem.tui.common import FitTable, OpenMemory, background, one_line, plain, section
 from localmem.tui.toggle import Cycle
 from localmem.types import SearchResult
+
+if TYPE_CHECKING:
+    from localmem.memory import Memory
 
 #: the toggles: (search option, label, values, the pipeline stage serving it or None for always)
 TOGGLES: list[tuple[str, str, tuple[str, ...], str | None]] = [
@@ -35,11 +38,9 @@ COLUMNS = [
 ]
 
 
-def available_stages() -> set[str]:
-    """Names of the stages this build's read pipeline has."""
-    from localmem.retrieval.pipeline import STAGES
-
-    return set(STAGES)
+def available_stages(memory: Memory) -> set[str]:
+    """Names of the stages the open store's read pipeline has (its mechanisms add some)."""
+    return set(memory.stage_names)
 
 
 def is_on(value: str) -> bool:
@@ -139,9 +140,10 @@ class SearchPane(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.last: SearchRun | None = None
-        self._stages = available_stages()
+        self._stages: set[str] = set()
 
     def compose(self) -> ComposeResult:
+        self._stages = available_stages(self.app.memory)
         yield Input(placeholder="Search memories… (Enter)", id="query")
         with Horizontal(id="toggles"):
             for option, label, values, stage in TOGGLES:

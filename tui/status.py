@@ -54,14 +54,12 @@ def gather(memory: Memory) -> StatusReport:
     embedder = dict(memory.embedder.describe())
     embedder["loaded"] = getattr(memory.embedder, "loaded", None)
     embedder["path"] = str(getattr(memory.embedder, "path", "") or "")
-    from localmem.retrieval.pipeline import STAGES
-
     return StatusReport(
         stats=stats,
         checks=checks,
         engines=engine_rows(memory),
         embedder=embedder,
-        stages=[(name, label) for name, (label, _) in STAGES.items()],
+        stages=[(stage.name, stage.implementation) for stage in memory.stages],
         notices=list(memory.store.notices),
     )
 

@@ -4,15 +4,50 @@ search.
 - :mod:`~localmem.attributes.labels`: label sets (intents, topics) with descriptions;
 - :mod:`~localmem.attributes.phrases`, :mod:`~localmem.attributes.normalise`: key-phrase
   candidates and entity normalisation (case, singular, aliases, stems);
-- :mod:`~localmem.attributes.mining`: the model-free and the model-engine miners;
-- :mod:`~localmem.attributes.store`: the ``attributes`` table and the SQL that matches a query;
+- :mod:`~localmem.attributes.mined`: what mining yields; :mod:`~localmem.attributes.modelfree`
+  and :mod:`~localmem.attributes.mining`: the model-free and the model-engine miners;
+- :mod:`~localmem.attributes.task`: the ``attributes`` model task (prompt, schema, model-free);
+- :mod:`~localmem.attributes.rows`: the ``attributes`` table and the SQL that matches a query;
 - :mod:`~localmem.attributes.jobs`: the ``mine`` background job, bulk mining;
-- :mod:`~localmem.attributes.stage`: the ``attributes`` stage of search (filter / boost).
+- :mod:`~localmem.attributes.stage`: the ``attributes`` stage of search (filter / boost);
+- :mod:`~localmem.attributes.plugin`: what the mechanism adds to a store.
 """
 
 from __future__ import annotations
 
-from localmem.attributes.labels import LABEL_SETS, Label, LabelSet
-from localmem.attributes.mining import Attribute, Mined, miner_for
+from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["LABEL_SETS", "Attribute", "Label", "LabelSet", "Mined", "miner_for"]
+from localmem.attributes import rows
+from localmem.attributes.jobs import mine_now, mine_pending, queue_mining
+from localmem.attributes.labels import LABEL_SETS, Label, LabelSet
+from localmem.attributes.mined import Attribute, Mined
+from localmem.attributes.mining import miner_for
+from localmem.attributes.rows import StoredAttributes
+from localmem.store.kernel import HasKernel, Kernel, kernel_of
+
+
+def stored(memory: Kernel | HasKernel, memory_ids: Sequence[str]) -> dict[str, StoredAttributes]:
+    """The attributes mined for some memories (those never mined are left out)."""
+    return rows.read(kernel_of(memory).db, list(memory_ids))
+
+
+def counts(memory: Kernel | HasKernel) -> dict[str, Any]:
+    """How many live memories are mined, not mined, or stale; and by which miner."""
+    return rows.counts(kernel_of(memory).db)
+
+
+__all__ = [
+    "LABEL_SETS",
+    "Attribute",
+    "Label",
+    "LabelSet",
+    "Mined",
+    "StoredAttributes",
+    "counts",
+    "mine_now",
+    "mine_pending",
+    "miner_for",
+    "queue_mining",
+    "stored",
+]

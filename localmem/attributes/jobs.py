@@ -9,79 +9,93 @@ model broke its schema twice, no engine) is marked ``failed`` and keeps its memo
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from localmem.attributes import store
-from localmem.attributes.mining import Mined, miner_for
+from localmem.attributes import rows
+from localmem.attributes.mined import Mined
+from localmem.attributes.mining import miner_for
+from localmem.errors import InputError
+from localmem.store.kernel import HasKernel, Kernel, kernel_of
 
 if TYPE_CHECKING:
-    from localmem.memory import Memory
     from localmem.store.jobs import Job
+    from localmem.store.memories import JobRequest
 
+KIND = "mine"
+MODES = ("off", "inline", "deferred")
 #: mine jobs looked ahead at, so a model-free miner embeds their phrases in one batch
 PREFETCH = 64
 
 
-def _prefetch(memory: Memory, miner) -> None:
-    """Let the miner batch the texts of the next queued mine jobs (phrase embeddings)."""
-    rows = memory.store.db.fetchall(
-        "SELECT m.content FROM jobs j JOIN memories m ON m.id = j.memory_id "
-        "WHERE j.kind = 'mine' AND j.status IN ('pending', 'running') AND NOT m.deleted "
-        "ORDER BY j.id LIMIT ?",
-        [PREFETCH],
-    )
-    miner.prepare([r[0] for r in rows])
+def jobs_for_add(kernel: Kernel, options: Mapping[str, Any]) -> list[JobRequest]:
+    """The ``mine`` job an add asks for (``mine=`` or else ``attributes.mine_on_add``)."""
+    mine = options.get("mine")
+    mine = mine if mine is not None else kernel.config.attributes.mine_on_add
+    if mine not in MODES:
+        raise InputError(f"mine must be off, inline or deferred, not {mine!r}")
+    return [] if mine == "off" else [(KIND, {}, mine)]
 
 
-def mine_job(memory: Memory, job: Job) -> None:
+def remine(kernel: Kernel, memory_id: str, what: str) -> None:
+    """Mine a changed or restored memory again when mining is on (stale rows otherwise)."""
+    mode = kernel.config.attributes.mine_on_add
+    if mode == "off":
+        return
+    with kernel.writing() as write:
+        job = write.enqueue(KIND, memory_id, {})
+    if mode == "inline":
+        kernel.run_jobs(job_ids=[job])
+
+
+def forget(write, memory_id: str) -> None:
+    """A deleted or purged memory's attributes go with it."""
+    rows.delete(write.db, memory_id)
+
+
+def mine_job(kernel: Kernel, job: Job) -> None:
     """The ``mine`` job: mine one memory's attributes and store them with the job's completion.
 
     The payload may name a miner (``{"miner": "model-free"}``); otherwise the config decides.
     A memory deleted in the meantime drops the job.
     """
-    db = memory.store.db
-    row = db.fetchone(
-        "SELECT content, context, content_hash, embedding, deleted FROM memories WHERE id = ?",
-        [job.memory_id],
-    )
-    if row is None or row[4]:
-        with db.transaction():
-            memory.store.jobs.drop(job.id, "memory deleted")
+    db = kernel.db
+    source = rows.source_of(db, job.memory_id)
+    if source is None or source[4]:
+        with kernel.writing():
+            kernel.store.jobs.drop(job.id, "memory deleted")
         return
-    content, context, chash, embedding, _ = row
-    miner = miner_for(memory, job.payload.get("miner"))
-    if not miner.prepared(content):
-        _prefetch(memory, miner)
+    content, context, chash, embedding, _ = source
+    miner = miner_for(kernel, job.payload.get("miner"))
+    if not miner.prepared(content):  # let the miner batch the texts of the next queued jobs
+        miner.prepare(rows.queued_texts(db, PREFETCH))
     # the stored vector is the content's own when there is no evolved context
     vector = np.asarray(embedding, np.float32) if embedding is not None and not context else None
     mined = miner.mine(content, vector=vector)
-    with db.transaction():
-        live = db.scalar("SELECT NOT deleted FROM memories WHERE id = ?", [job.memory_id])
-        if not live:
-            memory.store.jobs.drop(job.id, "memory deleted")
+    with kernel.writing() as write:
+        if not rows.is_live(write.db, job.memory_id):
+            kernel.store.jobs.drop(job.id, "memory deleted")
             return
-        store.write(db, job.memory_id, mined, chash)
-        memory.store.jobs.done(job.id)
+        rows.write(write.db, job.memory_id, mined, chash)
+        kernel.store.jobs.done(job.id)
 
 
-def mine_now(memory: Memory, memory_id: str, *, miner: str | None = None) -> Mined:
+def mine_now(memory: Kernel | HasKernel, memory_id: str, *, miner: str | None = None) -> Mined:
     """Mine one memory right away (no job) and store the result; returns it."""
-    item = memory.get(memory_id)
-    row = memory.store.db.fetchone("SELECT embedding FROM memories WHERE id = ?", [item.id])
-    vector = (
-        np.asarray(row[0], np.float32) if row and row[0] is not None and not item.context else None
-    )
-    mined = miner_for(memory, miner).mine(item.content, vector=vector)
-    with memory.store.db.transaction():
-        store.write(memory.store.db, item.id, mined, item.content_hash)
+    kernel = kernel_of(memory)
+    item = kernel.memories.get(memory_id)
+    stored = kernel.memories.vector(item.id)
+    vector = stored if stored is not None and not item.context else None
+    mined = miner_for(kernel, miner).mine(item.content, vector=vector)
+    with kernel.writing() as write:
+        rows.write(write.db, item.id, mined, item.content_hash)
     return mined
 
 
 def queue_mining(
-    memory: Memory,
+    memory: Kernel | HasKernel,
     *,
     which: str = "missing",
     miner: str | None = None,
@@ -95,35 +109,30 @@ def queue_mining(
         miner: force a miner for these jobs (default: the config's).
         limit: at most this many memories.
     """
+    kernel = kernel_of(memory)
     if which not in ("missing", "stale", "outdated", "all"):
-        from localmem.errors import InputError
-
         raise InputError(f"which must be missing, stale, outdated or all, not {which!r}")
     if miner is not None:
-        miner_for(memory, miner)  # fail now on an unknown or unavailable miner
-    db = memory.store.db
-    ids = store.to_mine(db, which=which, limit=limit)
-    pending = {
-        r[0]
-        for r in db.fetchall(
-            "SELECT memory_id FROM jobs WHERE kind = 'mine' AND status IN ('pending', 'running')"
-        )
-    }
+        miner_for(kernel, miner)  # fail now on an unknown or unavailable miner
+    ids = rows.to_mine(kernel.db, which=which, limit=limit)
+    pending = rows.queued_for_mining(kernel.db)
     payload = {"miner": miner} if miner else {}
-    with db.transaction():
-        return [
-            memory.store.jobs.enqueue("mine", mid, payload) for mid in ids if mid not in pending
-        ]
+    with kernel.writing() as write:
+        return [write.enqueue(KIND, mid, payload) for mid in ids if mid not in pending]
 
 
 def mine_pending(
-    memory: Memory, job_ids: list[int], *, progress: Callable[[int, int], None] | None = None
+    memory: Kernel | HasKernel,
+    job_ids: list[int],
+    *,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, int]:
     """Run the given mine jobs, reporting progress; returns done / failed / dropped counts."""
+    kernel = kernel_of(memory)
     totals = {"done": 0, "failed": 0, "dropped": 0}
     step = 64
     for start in range(0, len(job_ids), step):
-        report = memory.run_jobs(job_ids=job_ids[start : start + step])
+        report = kernel.run_jobs(job_ids=job_ids[start : start + step])
         totals["done"] += report.done
         totals["failed"] += report.failed
         totals["dropped"] += report.dropped

@@ -19,7 +19,7 @@ Every candidate gets evidence ``attr_matches`` (axes matched) and ``attr_<axis>`
 
 from __future__ import annotations
 
-from localmem.attributes import store
+from localmem.attributes import rows
 from localmem.attributes.mining import miner_for
 from localmem.retrieval.context import Candidate, SearchContext
 
@@ -48,19 +48,19 @@ def attributes_stage(ctx: SearchContext) -> dict | None:
     opts = ctx.options
     if opts.attributes == "off":
         return None
-    memory = ctx.memory
-    cfg = memory.config.attributes
-    miner = miner_for(memory)
+    kernel = ctx.kernel
+    cfg = kernel.config.attributes
+    miner = miner_for(kernel)
     vector = ctx.vector(ctx.query) if miner.name == "model-free" else None
     query = miner.mine(ctx.query, vector=vector, query=True)
-    rows = store.query_rows(
+    wanted = rows.query_rows(
         query, opts.axes, strategy=opts.strategy, min_confidence=cfg.refined_min_confidence
     )
     labels = list(ctx.candidates)
-    matches, mined = store.match(
-        memory.store.db,
+    matches, mined = rows.match(
+        kernel.db,
         labels,
-        rows,
+        wanted,
         strategy=opts.strategy,
         min_confidence=cfg.refined_min_confidence,
         entity_match=cfg.entity_match,

@@ -86,7 +86,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     from localmem.conversation import conversations
 
     with open_memory(args, create=False) as mem:
-        rows = conversations(mem.store.db)
+        rows = conversations(mem)
     if args.json:
         print_json([{"id": c, "messages": n, "tokens": t, "last": at} for c, n, t, at in rows])
         return 0

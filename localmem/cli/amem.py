@@ -91,8 +91,8 @@ def _make_memory_factory(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """localmem experiment amem"""
-    from localmem.eval import amem, amem_report
-    from localmem.eval.report import provenance
+    from localmem.experiments import amem, amem_report
+    from localmem.experiments.report import provenance
 
     if args.k < 3 or args.k > 50:
         raise CommandError("-k must be between 3 and 50")
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
                 _write(out, "amem-sessions", md)
             print(md)
         if args.locomo:
-            from localmem.eval.amem_locomo import run_locomo
+            from localmem.experiments.amem_locomo import run_locomo
 
             result = run_locomo(
                 args.locomo,
@@ -222,7 +222,7 @@ def _command(args: argparse.Namespace) -> str:
 
 
 def _locomo_markdown(result: dict, prov: str) -> str:
-    from localmem.eval.retrieval import category_table, markdown_table
+    from localmem.experiments.retrieval import category_table, markdown_table
 
     sums = result["summaries"]
     costs = result["evolution"]
@@ -256,7 +256,7 @@ def _locomo_markdown(result: dict, prov: str) -> str:
 
 
 def _write(folder: Path, name: str, markdown: str) -> None:
-    from localmem.eval.report import write_section
+    from localmem.experiments.report import write_section
 
     path = folder / DOC
     if not path.exists():

@@ -81,9 +81,9 @@ def print_mined(mined, *, indent: str = "") -> None:
 
 def show_attributes(mem, item) -> None:
     """The attributes section of `localmem show`."""
-    from localmem.attributes import store
+    from localmem import attributes
 
-    found = store.read(mem.store.db, [item.id]).get(item.id)
+    found = attributes.stored(mem, [item.id]).get(item.id)
     print("\nattributes:")
     if found is None:
         print("  (not mined: `localmem attributes ID --mine` or `localmem mine`)")
@@ -95,9 +95,7 @@ def show_attributes(mem, item) -> None:
 
 def cmd_attributes(args: argparse.Namespace) -> int:
     """localmem attributes"""
-    from localmem.attributes import store
-    from localmem.attributes.jobs import mine_now
-    from localmem.attributes.mining import miner_for
+    from localmem.attributes import counts, mine_now, miner_for, stored
 
     if args.text is not None and args.id:
         raise CommandError("give a memory id or --text, not both")
@@ -117,21 +115,21 @@ def cmd_attributes(args: argparse.Namespace) -> int:
                 print_mined(mined)
             return 0
         if not args.id:
-            counts = store.counts(mem.store.db)
+            found = counts(mem)
             if args.json:
-                print_json(counts)
+                print_json(found)
             else:
                 print(
-                    f"{counts['mined']} of {counts['memories']} memories mined "
-                    f"({counts['unmined']} not yet, {counts['stale']} stale)"
+                    f"{found['mined']} of {found['memories']} memories mined "
+                    f"({found['unmined']} not yet, {found['stale']} stale)"
                 )
-                for miner, n in counts["by_miner"].items():
+                for miner, n in found["by_miner"].items():
                     print(f"  {miner:<24}{n}")
             return 0
         item = mem.get(args.id)
         if args.mine:
             mine_now(mem, item.id, miner=args.miner)
-        found = store.read(mem.store.db, [item.id]).get(item.id)
+        found = stored(mem, [item.id]).get(item.id)
         if args.json:
             print_json(
                 {
@@ -151,7 +149,7 @@ def cmd_attributes(args: argparse.Namespace) -> int:
 
 def cmd_mine(args: argparse.Namespace) -> int:
     """localmem mine"""
-    from localmem.attributes.jobs import mine_pending, queue_mining
+    from localmem.attributes import mine_pending, queue_mining
 
     if args.limit is not None and args.limit < 1:
         raise CommandError("--limit must be 1 or more")

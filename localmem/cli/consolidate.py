@@ -64,13 +64,13 @@ def show_provenance(mem, item) -> None:
     """`localmem show`: what a consolidated memory was made from, and what was made from it."""
     from localmem.consolidation import derived_into, sources_of
 
-    sources = sources_of(mem.store.db, [item.id]).get(item.id, [])
+    sources = sources_of(mem, [item.id]).get(item.id, [])
     if sources:
         print(f"\nderived from ({len(sources)}):")
         for other in mem.get_many(sources):
             gone = " [deleted]" if other.deleted else ""
             print(f"  <- {other.id[:8]} {other.level:<8} {short(other.content, 70)}{gone}")
-    into = derived_into(mem.store.db, item.id)
+    into = derived_into(mem, item.id)
     if into:
         print(f"\nconsolidated into ({len(into)}):")
         for other in mem.get_many(into):

@@ -80,9 +80,9 @@ def _engine(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Run the experiments, then write results.json, the report and the plots."""
-    from localmem.eval.rag_experiment import run_experiment
-    from localmem.eval.rag_report import markdown, write_plots
-    from localmem.eval.report import provenance, write_section
+    from localmem.experiments.rag_experiment import run_experiment
+    from localmem.experiments.rag_report import markdown, write_plots
+    from localmem.experiments.report import provenance, write_section
 
     if args.k < 1:
         raise CommandError("--k must be at least 1")

@@ -50,11 +50,11 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark; print the tables, write JSON / PNG / markdown when asked."""
     from localmem.config import Config
-    from localmem.eval import locomo_bench as bench
-    from localmem.eval import locomo_report as report
-    from localmem.eval.answers import answer_questions, summarize_answers
-    from localmem.eval.locomo import load_locomo
-    from localmem.eval.report import provenance, write_section
+    from localmem.experiments import locomo_bench as bench
+    from localmem.experiments import locomo_report as report
+    from localmem.experiments.answers import answer_questions, summarize_answers
+    from localmem.experiments.locomo import load_locomo
+    from localmem.experiments.report import provenance, write_section
     from localmem.memory import Memory
 
     if args.list_configs:

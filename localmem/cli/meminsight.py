@@ -57,7 +57,7 @@ def _table(rows: dict[str, dict[str, float]], columns=COLUMNS) -> str:
 
 
 def _quick_hits(run) -> str:
-    from localmem.eval.meminsight import BASELINE, SEED
+    from localmem.experiments.meminsight import BASELINE, SEED
 
     out = []
     for name in (BASELINE, SEED):
@@ -75,8 +75,8 @@ def _quick_hits(run) -> str:
 
 def report_sessions(runs, command: str) -> str:
     """The markdown of the fixture part."""
-    from localmem.eval.meminsight import BASELINE, SEED, aggregate, breakdown, criteria
-    from localmem.eval.report import provenance
+    from localmem.experiments.meminsight import BASELINE, SEED, aggregate, breakdown, criteria
+    from localmem.experiments.report import provenance
 
     parts = [provenance(command), ""]
     for run in runs:
@@ -149,8 +149,8 @@ def run_locomo(path: str, *, limit: int | None, embedder, progress=None) -> dict
     from localmem.attributes.jobs import mine_pending, queue_mining
     from localmem.attributes.mining import miner_for
     from localmem.config import Config
-    from localmem.eval.locomo import ingest_conversation, load_locomo
-    from localmem.eval.retrieval import run_questions, summarize
+    from localmem.experiments.locomo import ingest_conversation, load_locomo
+    from localmem.experiments.retrieval import run_questions, summarize
 
     convs = load_locomo(path)[: limit or None]
     config = Config().with_updates(attributes={"label_set": "conversation", "miner": "model-free"})
@@ -196,8 +196,8 @@ def run_locomo(path: str, *, limit: int | None, embedder, progress=None) -> dict
 
 def report_locomo(data: dict, command: str) -> str:
     """The markdown of the LoCoMo part."""
-    from localmem.eval.report import provenance
-    from localmem.eval.retrieval import category_table, markdown_table
+    from localmem.experiments.report import provenance
+    from localmem.experiments.retrieval import category_table, markdown_table
 
     s = data["summaries"]
     return "\n".join(
@@ -225,8 +225,8 @@ def run(args: argparse.Namespace) -> int:
     """localmem experiment meminsight"""
     from localmem import Memory
     from localmem.embed import make_embedder
-    from localmem.eval import meminsight
-    from localmem.eval.report import write_section
+    from localmem.experiments import meminsight
+    from localmem.experiments.report import write_section
 
     if args.skip_sessions and not args.locomo:
         raise CommandError("--skip-sessions leaves nothing to run without --locomo")

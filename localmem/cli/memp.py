@@ -47,11 +47,11 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the experiment and write the report."""
     from localmem.config import Config
-    from localmem.eval.memp import MempSettings, run_memp
-    from localmem.eval.memp_agent import Bounds
-    from localmem.eval.memp_report import markdown
-    from localmem.eval.memp_tasks import load_pairs
-    from localmem.eval.report import provenance
+    from localmem.experiments.memp import MempSettings, run_memp
+    from localmem.experiments.memp_agent import Bounds
+    from localmem.experiments.memp_report import markdown
+    from localmem.experiments.memp_tasks import load_pairs
+    from localmem.experiments.report import provenance
     from localmem.memory import Memory
 
     for name in ("runs", "max_steps", "max_tokens", "thought_chars", "answer_chars"):

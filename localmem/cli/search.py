@@ -135,4 +135,4 @@ def _provenance(mem, hits) -> dict[str, list[str]]:
     from localmem.consolidation import sources_of
 
     ids = [h.memory.id for h in hits if h.memory.level != "episodic"]
-    return sources_of(mem.store.db, ids)
+    return sources_of(mem, ids)

@@ -12,6 +12,7 @@ at what is new. The whole run is written in one transaction (:mod:`.write`).
 
 from __future__ import annotations
 
+from localmem.consolidation import scope
 from localmem.consolidation.model import (
     DERIVED_FROM,
     SUPERSEDES,
@@ -19,7 +20,18 @@ from localmem.consolidation.model import (
     Derived,
 )
 from localmem.consolidation.run import consolidate
-from localmem.consolidation.scope import derived_into, sources_of
+from localmem.store.kernel import HasKernel, Kernel, kernel_of
+
+
+def sources_of(memory: Kernel | HasKernel, ids: list[str]) -> dict[str, list[str]]:
+    """For each of ``ids`` that was derived by consolidation, the memories it came from."""
+    return scope.sources_of(kernel_of(memory).db, ids)
+
+
+def derived_into(memory: Kernel | HasKernel, memory_id: str) -> list[str]:
+    """The consolidated memories a memory went into."""
+    return scope.derived_into(kernel_of(memory).db, memory_id)
+
 
 __all__ = [
     "DERIVED_FROM",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import time
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,17 +30,16 @@ from localmem.consolidation.plan import (
 from localmem.consolidation.write import write_plan
 from localmem.errors import EngineUnavailableError, InputError, SchemaError
 from localmem.llm.tasks import MODEL_FREE
+from localmem.store.kernel import HasKernel, Kernel, kernel_of
+from localmem.store.memories import new_id
 from localmem.types import embedding_text
-
-if TYPE_CHECKING:
-    from localmem.memory import Memory
 
 IMPLEMENTATIONS = ("auto", "model", "model-free")
 WITHIN = ("scope", "session")
 
 
 def consolidate(
-    memory: Memory,
+    memory: Kernel | HasKernel,
     *,
     user_id: str | None = None,
     agent_id: str | None = None,
@@ -74,12 +72,13 @@ def consolidate(
         SchemaError: The engine's output stayed invalid after a retry (nothing is written).
     """
     started = time.perf_counter()
-    settings = _settings(memory, within, window_days, threshold, implementation, meta)
+    kernel = kernel_of(memory)
+    settings = _settings(kernel, within, window_days, threshold, implementation, meta)
     user_id = validate.scope_id(user_id, "user_id")
     agent_id = validate.scope_id(agent_id, "agent_id")
-    db = memory.store.db
+    db = kernel.db
     scope.check_scope(db, user_id, agent_id)
-    if settings.implementation == "model" and memory.engine is None:
+    if settings.implementation == "model" and kernel.engine is None:
         raise EngineUnavailableError(
             "consolidation was asked to use a model but no engine is configured"
         )
@@ -89,7 +88,7 @@ def consolidate(
     known = scope.known_facts(db, user_id, agent_id)
     plan = Plan()
     by_id = {s.id: s for s in episodic}
-    engine_patterns = _plan_facts(memory, plan, pending, known, settings)
+    engine_patterns = _plan_facts(kernel, plan, pending, known, settings)
     if settings.meta and (plan.facts or plan.extend or known):
         subject = user_id if len({s.speaker for s in episodic} - {None}) == 0 else None
         plan_meta(
@@ -114,7 +113,7 @@ def consolidate(
     ids = {}
     if not dry_run and (plan.facts or plan.meta or plan.extend or plan.replaced):
         run_id, ids = write_plan(
-            memory,
+            kernel,
             plan,
             sources=by_id,
             user_id=user_id,
@@ -149,16 +148,17 @@ def consolidate(
 
 
 def _plan_facts(
-    memory: Memory, plan: Plan, pending: list[Source], known: list, settings: Settings
+    kernel: Kernel, plan: Plan, pending: list[Source], known: list, settings: Settings
 ) -> list[MetaDraft]:
     """Facts per cluster (through the task), then left-overs attached; returns engine patterns."""
+    from localmem.consolidation.task import SPEC
     from localmem.llm.tasks import TaskContext, run_task
 
     clusters = clusters_of(pending, settings.cluster)
     big = [c for c in clusters if len(c) >= settings.min_cluster]
     plan.clusters = len(big)
-    context = TaskContext(embedder=memory.embedder, config=memory.config)
-    engine = memory.engine if settings.implementation != MODEL_FREE else None
+    context = TaskContext(embedder=kernel.embedder, config=kernel.config)
+    engine = kernel.engine if settings.implementation != MODEL_FREE else None
     drafts: list[tuple[str, str, list[Source], list[Source], str]] = []
     patterns: list[MetaDraft] = []
     for cluster in big:
@@ -167,7 +167,7 @@ def _plan_facts(
         inputs = task_inputs(members, [f.content for _, f in near])
         try:
             result = run_task(
-                "consolidate",
+                SPEC,
                 inputs,
                 engine=engine,
                 context=context,
@@ -192,22 +192,20 @@ def _plan_facts(
             if cited and text:
                 key = "pattern:" + hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
                 patterns.append(MetaDraft(key, pat.kind, None, text, tuple(c.id for c in cited)))
-    _add_drafts(memory, plan, drafts, known, settings)
+    _add_drafts(kernel, plan, drafts, known, settings)
     clustered = {pending[i].id for c in big for i in c}
     leftovers = [s for s in pending if s.id not in clustered and s.id not in plan.consolidated]
     attach_leftovers(plan, leftovers, known, settings.attach_similarity)
     return patterns
 
 
-def _add_drafts(memory: Memory, plan: Plan, drafts: list, known: list, settings: Settings) -> None:
+def _add_drafts(kernel: Kernel, plan: Plan, drafts: list, known: list, settings: Settings) -> None:
     if not drafts:
         return
-    from localmem.memory import new_id
-
     names = names_of(list({m.id: m for _, _, _, ms, _ in drafts for m in ms}.values()))
     contexts = [fact_context(members, names=names) for _, _, _, members, _ in drafts]
     texts = [embedding_text(d[0], c) for d, c in zip(drafts, contexts, strict=True)]
-    vectors = np.asarray(memory.embedder.embed_batch(texts), dtype=np.float32)
+    vectors = np.asarray(kernel.embedder.embed_batch(texts), dtype=np.float32)
     hashes = {}
     for fact in known:
         hashes.setdefault(fact.content_hash, fact)
@@ -228,14 +226,14 @@ def _add_drafts(memory: Memory, plan: Plan, drafts: list, known: list, settings:
 
 
 def _settings(
-    memory: Memory,
+    kernel: Kernel,
     within: str | None,
     window_days: float | None,
     threshold: float | None,
     implementation: str | None,
     meta: bool,
 ) -> Settings:
-    cfg = memory.config.consolidation
+    cfg = kernel.config.consolidation
     within = within or cfg.within
     if within not in WITHIN:
         raise InputError(f"within must be one of {', '.join(WITHIN)}, not {within!r}")

@@ -14,16 +14,18 @@ import pyarrow as pa
 from localmem.consolidation.model import DERIVED_FROM, META_KEY, SUPERSEDES, Source
 from localmem.consolidation.plan import Plan
 from localmem.store.db import Database, utcnow
+from localmem.types import embedding_text
 
 if TYPE_CHECKING:
-    from localmem.memory import Memory
+    from localmem.store.kernel import Kernel
     from localmem.store.records import NewMemory
+    from localmem.store.unit import Write
 
 ACTOR = "consolidation"
 
 
 def write_plan(
-    memory: Memory,
+    kernel: Kernel,
     plan: Plan,
     *,
     sources: dict[str, Source],
@@ -33,9 +35,9 @@ def write_plan(
     params: dict[str, Any],
 ) -> tuple[int, dict[str, str]]:
     """Write ``plan``; returns the run id and the ids of the new meta memories by key."""
-    from localmem.memory import new_id, soft_delete_row
+    from localmem.store.memories import new_id
 
-    db = memory.store.db
+    db = kernel.db
     started = utcnow()
     run_id = int(db.scalar("SELECT nextval('consolidation_run_seq')"))
     meta_ids = {d.key: new_id() for d in plan.meta}
@@ -56,7 +58,7 @@ def write_plan(
             "metadata": {META_KEY: info},
             **scope,
         }
-        rows.append(replace(memory._prepare(item, {}), id=f.id))
+        rows.append(replace(kernel.memories.prepare(item), id=f.id))
     for d in plan.meta:
         info = {"run": run_id, "key": d.key, "pattern": d.kind, "subject": d.subject}
         item = {
@@ -66,10 +68,11 @@ def write_plan(
             "metadata": {META_KEY: info},
             **scope,
         }
-        rows.append(replace(memory._prepare(item, {}), id=meta_ids[d.key]))
+        rows.append(replace(kernel.memories.prepare(item), id=meta_ids[d.key]))
     replaced = {m.key: m for m in plan.replaced}
 
-    def write_rest(_: list[NewMemory]) -> None:
+    def write_rest(write: Write, _: list[NewMemory]) -> None:
+        db = write.db
         reason = f"consolidation run {run_id}"
         links: list[tuple[str, str, str, float, str]] = []
         for f in plan.facts:
@@ -88,7 +91,7 @@ def write_plan(
         _insert_consolidated(db, plan.consolidated, run_id)
         for old in plan.replaced:
             info = {"run": run_id, "replaced_by": meta_ids[old.key]}
-            soft_delete_row(memory.store, old.id, old.label, actor=ACTOR, info=info)
+            write.soft_delete(old.id, old.label, actor=ACTOR, info=info)
         _insert_history(db, rows, run_id)
         db.execute(
             "INSERT INTO consolidation_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::JSON)",
@@ -109,33 +112,21 @@ def write_plan(
             ],
         )
 
-    store = memory.store
     if rows:
-        vectors = _vectors(memory, plan, rows)
-        memory._write(rows, mine=None, evolve=None, extra=write_rest, vectors=vectors)
+        vectors = _vectors(kernel, plan, rows)
+        kernel.memories.add(rows, extra=write_rest, vectors=vectors)
     else:
-        with store._write_lock:
-            try:
-                with db.transaction():
-                    write_rest([])
-            except BaseException:
-                store.lexical.rollback()
-                raise
-    if plan.replaced:  # the commit is done: the old vectors leave the index
-        with store._write_lock:
-            store.vectors.mark_deleted([m.label for m in plan.replaced])
-            store.index_changed(len(plan.replaced))
+        with kernel.writing() as write:
+            write_rest(write, [])
     return run_id, meta_ids
 
 
-def _vectors(memory: Memory, plan: Plan, rows: list[NewMemory]) -> np.ndarray:
+def _vectors(kernel: Kernel, plan: Plan, rows: list[NewMemory]) -> np.ndarray:
     """The rows' vectors: the facts' were made while planning; the meta memories' now."""
-    from localmem.types import embedding_text
-
     meta = [embedding_text(r.content, r.context) for r in rows[len(plan.facts) :]]
     parts = [np.stack([f.vector for f in plan.facts])] if plan.facts else []
     if meta:
-        parts.append(np.asarray(memory.embedder.embed_batch(meta), dtype=np.float32))
+        parts.append(np.asarray(kernel.embedder.embed_batch(meta), dtype=np.float32))
     return np.concatenate(parts).astype(np.float32, copy=False)
 
 

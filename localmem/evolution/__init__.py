@@ -7,51 +7,49 @@ Changes land in ``memories.context`` (re-embedded), ``history`` (EVOLVE), ``link
 ``evolution_steps``. :func:`revert` undoes an evolution (REVERT).
 
 Modules: ``job`` (the job, step by step), ``neighbours``, ``decide`` (model or model-free),
-``modelfree`` and ``keyphrases`` (pure rules), ``links`` and ``steps`` (tables), ``undo``,
-``stage`` (the search stage ``links``).
+``task`` (the ``evolution`` model task), ``modelfree`` and ``keyphrases`` (pure rules),
+``steps`` (its table), ``undo``, ``stage`` (the search stage ``links``), ``plugin``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from localmem.errors import LocalMemError
 from localmem.evolution.job import KIND
-from localmem.evolution.links import Link, links_of
 from localmem.evolution.steps import Step, steps_of, steps_on
 from localmem.evolution.undo import ContextVersion, context_versions, revert
+from localmem.store.kernel import HasKernel, JobsReport, Kernel, kernel_of
+from localmem.store.links import Link, links_of
 
-if TYPE_CHECKING:
-    from localmem.memory import JobsReport, Memory
 
-
-def evolve(memory: Memory, memory_id: str) -> list[Step]:
+def evolve(memory: Kernel | HasKernel, memory_id: str) -> list[Step]:
     """Evolve the older neighbours of an existing memory now; returns the steps.
 
     A memory that has evolved others before is not evolved again (its steps are returned).
     """
-    item = memory.get(memory_id)
-    db = memory.store.db
-    if not steps_of(db, item.id):
-        with db.transaction():
-            job_id = memory.store.jobs.enqueue(KIND, item.id, {})
-        memory.run_jobs(job_ids=[job_id])
-        status, error = db.fetchone("SELECT status, error FROM jobs WHERE id = ?", [job_id])
-        if status == "failed":
+    kernel = kernel_of(memory)
+    item = kernel.memories.get(memory_id)
+    if not steps_of(kernel.db, item.id):
+        with kernel.writing() as write:
+            job_id = write.enqueue(KIND, item.id, {})
+        kernel.run_jobs(job_ids=[job_id])
+        job = kernel.store.jobs.get(job_id)
+        if job is not None and job.status == "failed":
             raise LocalMemError(
-                f"evolution of {item.id} failed: {error} (kept; `localmem jobs retry` resumes it)"
+                f"evolution of {item.id} failed: {job.error} (kept; `localmem jobs retry` "
+                "resumes it)"
             )
-    return steps_of(db, item.id)
+    return steps_of(kernel.db, item.id)
 
 
-def run_pending(memory: Memory, *, limit: int | None = None) -> JobsReport:
+def run_pending(memory: Kernel | HasKernel, *, limit: int | None = None) -> JobsReport:
     """Run the queued evolution jobs (``localmem evolve --pending``)."""
-    return memory.run_jobs(kinds=[KIND], limit=limit)
+    return kernel_of(memory).run_jobs(kinds=[KIND], limit=limit)
 
 
-def links(memory: Memory, memory_id: str) -> list[Link]:
+def links(memory: Kernel | HasKernel, memory_id: str) -> list[Link]:
     """Every link touching a memory (either end), newest first."""
-    return links_of(memory.store.db, memory.get(memory_id, include_deleted=True).id)
+    kernel = kernel_of(memory)
+    return links_of(kernel.db, kernel.memories.get(memory_id, include_deleted=True).id)
 
 
 __all__ = [

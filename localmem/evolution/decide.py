@@ -57,8 +57,8 @@ def ask(
     write (``max_output_tokens``) fit in ``tokens_left``, so an answer is never cut short by the
     budget (a retry after invalid output may still spend one call more).
     """
-    from localmem.llm.prompts.evolution import EvolutionInput
-    from localmem.llm.tasks import TaskContext, get_task, run_task
+    from localmem.evolution.task import SPEC, EvolutionInput
+    from localmem.llm.tasks import TaskContext, run_task
 
     inputs = EvolutionInput(
         new=new.content,
@@ -72,11 +72,11 @@ def ask(
     )
     max_tokens = config.evolution.max_output_tokens
     if engine is not None and tokens_left is not None:
-        prompt_tokens = engine.count_prompt_tokens(get_task(TASK).build_prompt(inputs))
+        prompt_tokens = engine.count_prompt_tokens(SPEC.build_prompt(inputs))
         if prompt_tokens + max_tokens > tokens_left:
             return None
     result = run_task(
-        TASK,
+        SPEC,
         inputs,
         engine=engine,
         context=TaskContext(config=config),

@@ -25,32 +25,31 @@ from localmem.evolution.keyphrases import (
     shared_phrases,
     stems_of,
 )
-from localmem.evolution.links import add_link
 from localmem.evolution.neighbours import find_neighbours
 from localmem.store import records
+from localmem.store.links import add_link
 from localmem.types import MemoryItem, embedding_text
 
 if TYPE_CHECKING:
-    from localmem.memory import Memory
     from localmem.store.jobs import Job
+    from localmem.store.kernel import Kernel
 
 KIND = "evolve"
 ACTOR = "evolution"
 
 
-def handle_evolve_job(memory: Memory, job: Job) -> None:
+def handle_evolve_job(kernel: Kernel, job: Job) -> None:
     """Run (or resume) the evolution a new memory causes; registered as job kind ``evolve``."""
-    db = memory.store.db
-    found = records.fetch(db, "id = ?", [job.memory_id])
-    if not found or found[0].deleted:
-        with db.transaction():
-            memory.store.jobs.drop(job.id, "memory deleted before it could evolve others")
+    db = kernel.db
+    source = _live(kernel, job.memory_id)
+    if source is None:
+        with kernel.writing():
+            kernel.store.jobs.drop(job.id, "memory deleted before it could evolve others")
         return
-    source = found[0]
     planned = steps.steps_of(db, source.id)
     if not planned:
-        planned = _plan(memory, source, job.id)
-    engine = memory.engine
+        planned = _plan(kernel, source, job.id)
+    engine = kernel.engine
     spent = sum(s.tokens for s in planned)
     todo = [s for s in planned if s.status == steps.PLANNED]
     # Model-free decisions are cheap: decide every step, then embed the new contexts in one
@@ -59,36 +58,41 @@ def handle_evolve_job(memory: Memory, job: Job) -> None:
     for start in range(0, len(todo), chunk):
         decided = []
         for step in todo[start : start + chunk]:
-            decided.append(_decide(memory, source, step, engine=engine, spent=spent))
+            decided.append(_decide(kernel, source, step, engine=engine, spent=spent))
             spent += decided[-1][2].tokens if decided[-1][2] else 0
-        vectors = _embed_new_contexts(memory, decided)
+        vectors = _embed_new_contexts(kernel, decided)
         for step, neighbour, outcome in decided:
-            _apply(memory, source, neighbour, step, outcome, vectors)
-    with db.transaction():
-        memory.store.jobs.done(job.id)
+            _apply(kernel, source, neighbour, step, outcome, vectors)
+    with kernel.writing():
+        kernel.store.jobs.done(job.id)
 
 
-def _plan(memory: Memory, source: MemoryItem, job_id: int) -> list[steps.Step]:
-    config = memory.config.evolution
+def _live(kernel: Kernel, memory_id: str) -> MemoryItem | None:
+    """A memory that exists and is not deleted (else None)."""
+    item = kernel.memories.by_ids([memory_id]).get(memory_id)
+    return None if item is None or item.deleted else item
+
+
+def _plan(kernel: Kernel, source: MemoryItem, job_id: int) -> list[steps.Step]:
+    config = kernel.config.evolution
     found = find_neighbours(
-        memory,
+        kernel,
         source,
         k=config.neighbours,
         scope=config.scope,
         min_similarity=config.min_similarity,
     )
-    db = memory.store.db
-    with db.transaction():
-        steps.plan(db, source.id, job_id, [(item.id, sim) for item, sim in found])
-    return steps.steps_of(db, source.id)
+    with kernel.writing() as write:
+        steps.plan(write.db, source.id, job_id, [(item.id, sim) for item, sim in found])
+    return steps.steps_of(kernel.db, source.id)
 
 
-def _phrases(memory: Memory, new: MemoryItem, old: MemoryItem) -> tuple[list[str], list[str]]:
+def _phrases(kernel: Kernel, new: MemoryItem, old: MemoryItem) -> tuple[list[str], list[str]]:
     """Key phrases the memories share (rare enough in the store to mean something), and the
     ones the new memory adds to the old."""
-    lexical = memory.store.lexical
+    lexical = kernel.store.lexical
     df = lexical.document_frequencies(stems_of([new.content]))
-    is_rare = rare_filter(df, lexical.doc_count, max_share=memory.config.evolution.rare_share)
+    is_rare = rare_filter(df, lexical.doc_count, max_share=kernel.config.evolution.rare_share)
     n = max(lexical.doc_count, 1)
 
     def weight(s: str) -> float:
@@ -100,53 +104,52 @@ def _phrases(memory: Memory, new: MemoryItem, old: MemoryItem) -> tuple[list[str
 
 
 def _decide(
-    memory: Memory, source: MemoryItem, step: steps.Step, *, engine: Any, spent: int
+    kernel: Kernel, source: MemoryItem, step: steps.Step, *, engine: Any, spent: int
 ) -> tuple[steps.Step, MemoryItem | None, decide.Outcome | None]:
     """The decision about one step: (step, neighbour or None if gone, outcome or None if over
     the token budget)."""
-    config = memory.config.evolution
-    found = records.fetch(memory.store.db, "id = ?", [step.neighbour])
-    if not found or found[0].deleted:
+    config = kernel.config.evolution
+    neighbour = _live(kernel, step.neighbour)
+    if neighbour is None:
         return step, None, None
-    neighbour = found[0]
-    shared, adds = _phrases(memory, source, neighbour)
+    shared, adds = _phrases(kernel, source, neighbour)
     outcome = decide.ask(
         source,
         neighbour,
         similarity=step.similarity,
         shared=shared,
         adds=adds,
-        config=memory.config,
+        config=kernel.config,
         engine=engine,
         tokens_left=config.max_tokens_per_add - spent,
     )
     return step, neighbour, outcome
 
 
-def _rewrites(memory: Memory, neighbour: MemoryItem | None, outcome) -> bool:
+def _rewrites(kernel: Kernel, neighbour: MemoryItem | None, outcome) -> bool:
     return (
         neighbour is not None
         and outcome is not None
         and outcome.decision.update
-        and memory.config.evolution.rewrite_context
+        and kernel.config.evolution.rewrite_context
         and (outcome.decision.context or "") != (neighbour.context or "")
     )
 
 
-def _embed_new_contexts(memory: Memory, decided) -> dict[str, Any]:
+def _embed_new_contexts(kernel: Kernel, decided) -> dict[str, Any]:
     """Vectors of the neighbours' texts with their new contexts, embedded in one batch."""
     texts = [
         embedding_text(nb.content, out.decision.context)
         for _, nb, out in decided
-        if _rewrites(memory, nb, out)
+        if _rewrites(kernel, nb, out)
     ]
     if not texts:
         return {}
-    return dict(zip(texts, memory.embedder.embed_batch(texts), strict=True))
+    return dict(zip(texts, kernel.embedder.embed_batch(texts), strict=True))
 
 
 def _apply(
-    memory: Memory,
+    kernel: Kernel,
     source: MemoryItem,
     neighbour: MemoryItem | None,
     step: steps.Step,
@@ -154,19 +157,19 @@ def _apply(
     vectors: dict[str, Any],
 ) -> None:
     """Write one step's decision: context + history + link + step outcome, atomically."""
-    db = memory.store.db
-    config = memory.config.evolution
+    db = kernel.db
+    config = kernel.config.evolution
     if neighbour is None or outcome is None:
         status, why = (
             (steps.GONE, "neighbour deleted before its step ran")
             if neighbour is None
             else (steps.OVER_BUDGET, f"token budget of {config.max_tokens_per_add} per add spent")
         )
-        with db.transaction():
+        with kernel.writing():
             steps.record(db, step, status, reason=why)
         return
     decision = outcome.decision
-    rewrite = decision.update and memory.config.evolution.rewrite_context
+    rewrite = decision.update and config.rewrite_context
     link = decision.link or rewrite
     cost = {
         "served_by": outcome.served_by,
@@ -187,18 +190,15 @@ def _apply(
         status = steps.UPDATED if history_id else (steps.LINKED if link else steps.UNCHANGED)
         steps.record(db, step, status, history_id=history_id, **cost)
 
-    if not _rewrites(memory, neighbour, outcome):
-        with db.transaction():
+    if not _rewrites(kernel, neighbour, outcome):
+        with kernel.writing():
             write_rest(None)
         return
 
     def within_update() -> None:
-        history_id = db.scalar(
-            "SELECT max(id) FROM history WHERE memory_id = ? AND event = 'EVOLVE'", [neighbour.id]
-        )
-        write_rest(int(history_id))
+        write_rest(records.latest_history_id(db, neighbour.id, event="EVOLVE"))
 
-    memory.update(
+    kernel.memories.update(
         neighbour.id,
         context=decision.context,
         actor=ACTOR,

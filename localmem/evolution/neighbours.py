@@ -11,22 +11,21 @@ from localmem.store.vectors import exact_search
 from localmem.types import MemoryItem
 
 if TYPE_CHECKING:
-    from localmem.memory import Memory
+    from localmem.store.kernel import Kernel
 
 _SCOPE_COLUMN = {"user": "user_id", "session": "session_id", "store": None}
 
 
-def memory_vector(memory: Memory, item: MemoryItem) -> np.ndarray | None:
+def memory_vector(kernel: Kernel, item: MemoryItem) -> np.ndarray | None:
     """The stored vector of a memory (from the index, else from DuckDB)."""
     try:
-        return memory.store.vectors.get([item.label])[0]
+        return kernel.store.vectors.get([item.label])[0]
     except KeyError:
-        row = memory.store.db.fetchone("SELECT embedding FROM memories WHERE id = ?", [item.id])
-        return None if row is None or row[0] is None else np.asarray(row[0], dtype=np.float32)
+        return kernel.memories.vector(item.id)
 
 
 def find_neighbours(
-    memory: Memory,
+    kernel: Kernel,
     item: MemoryItem,
     *,
     k: int,
@@ -38,23 +37,17 @@ def find_neighbours(
     Older means added before it (a smaller label): evolution lets a new memory change how the
     older ones read, never the other way round. Returns (memory, cosine similarity), best first.
     """
-    vec = memory_vector(memory, item)
+    vec = memory_vector(kernel, item)
     if vec is None:
         return []
-    where = ["NOT deleted", "embedding IS NOT NULL", "label < ?"]
-    params: list = [item.label]
     column = _SCOPE_COLUMN[scope]
-    if column is not None:
-        where.append(f"{column} IS NOT DISTINCT FROM ?")
-        params.append(getattr(item, column))
-    rows = memory.store.db.fetchall(
-        f"SELECT label FROM memories WHERE {' AND '.join(where)}", params
+    allowed = records.older_labels(
+        kernel.db, item.label, column, getattr(item, column) if column else None
     )
-    allowed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     if len(allowed) == 0:
         return []
-    vectors = memory.store.vectors
-    if len(allowed) <= memory.config.search.brute_force_below:
+    vectors = kernel.store.vectors
+    if len(allowed) <= kernel.config.search.brute_force_below:
         labels, sims = exact_search(vec, vectors.get(allowed), allowed, k)
     else:  # a big scope: walk the graph, over-fetching, and keep the allowed labels
         keep = set(allowed.tolist())
@@ -62,5 +55,5 @@ def find_neighbours(
         mask = np.fromiter((x in keep for x in labels.tolist()), bool, len(labels))
         labels, sims = labels[mask][:k], sims[mask][:k]
     chosen = [(int(x), float(s)) for x, s in zip(labels, sims, strict=True) if s >= min_similarity]
-    items = records.fetch_by_labels(memory.store.db, [x for x, _ in chosen])
+    items = kernel.memories.by_labels([x for x, _ in chosen])
     return [(items[x], s) for x, s in chosen if x in items]

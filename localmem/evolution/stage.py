@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from localmem.evolution.links import linked_ids
-from localmem.store import records
+from localmem.retrieval.context import Candidate
+from localmem.store.links import linked_ids
 
 if TYPE_CHECKING:
     from localmem.retrieval.context import SearchContext
@@ -55,14 +55,14 @@ def links_stage(ctx: SearchContext) -> dict | None:
     """The ``links`` stage of the read pipeline (switched on by ``links=True``)."""
     if not ctx.options.links or not ctx.candidates:
         return None
-    config = ctx.memory.config.evolution
+    config = ctx.kernel.config.evolution
     top = ctx.ranked()[: config.link_hits]
     items = ctx.items([c.label for c in top])
     label_of_id = {items[c.label].id: c.label for c in top if c.label in items}
-    rows = linked_ids(ctx.memory.store.db, list(label_of_id))
+    rows = linked_ids(ctx.kernel.db, list(label_of_id))
     if not rows:
         return {"expanded": len(top), "links": 0, "added": 0, "raised": 0}
-    others = records.fetch_by_ids(ctx.memory.store.db, sorted({other for _, other, _ in rows}))
+    others = ctx.kernel.memories.by_ids(sorted({other for _, other, _ in rows}))
     allowed = None if ctx.allowed is None else set(ctx.allowed.tolist())
     neighbours: dict[int, list[tuple[int, float]]] = {}
     for src_id, other_id, weight in rows:
@@ -76,8 +76,6 @@ def links_stage(ctx: SearchContext) -> dict | None:
         decay=config.link_decay,
         fanout=config.link_fanout,
     )
-    from localmem.retrieval.context import Candidate  # here: retrieval imports this module
-
     added = raised = 0
     for label, (score, _) in earned.items():
         cand = ctx.candidates.get(label)

@@ -80,6 +80,23 @@ def steps_on(db: Database, neighbour: str) -> list[Step]:
     return [_step(r) for r in rows]
 
 
+def rewrites_by(db: Database, source: str) -> list[tuple[str, int]]:
+    """(neighbour, history event) of every context this memory rewrote and that stands."""
+    rows = db.fetchall(
+        "SELECT neighbour, history_id FROM evolution_steps "
+        "WHERE source = ? AND status = 'updated' AND history_id IS NOT NULL",
+        [source],
+    )
+    return [(r[0], int(r[1])) for r in rows]
+
+
+def forget(db: Database, memory_id: str) -> None:
+    """Remove every step a memory took part in (it is being purged)."""
+    db.execute(
+        "DELETE FROM evolution_steps WHERE source = ? OR neighbour = ?", [memory_id, memory_id]
+    )
+
+
 def mark_reverted(db: Database, source: str, neighbour: str) -> None:
     """Note that a person undid the step ``source -> neighbour``."""
     db.execute(

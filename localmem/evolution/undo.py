@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-import json
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from localmem.errors import InputError
 from localmem.evolution import steps
-from localmem.evolution.links import remove_link
+from localmem.store import records
+from localmem.store.kernel import HasKernel, Kernel, kernel_of
+from localmem.store.links import remove_link
 
 if TYPE_CHECKING:
-    from localmem.memory import Memory
+    from localmem.store.unit import Write
     from localmem.types import HistoryEvent, MemoryItem
+
+log = logging.getLogger("localmem")
 
 
 @dataclass(frozen=True)
@@ -29,16 +33,17 @@ class ContextVersion:
     info: dict[str, Any]
 
 
-def _context_events(memory: Memory, memory_id: str) -> tuple[MemoryItem, list[HistoryEvent]]:
-    item = memory.get(memory_id)
-    events = [e for e in memory.history(item.id) if e.field == "context"]
+def _context_events(kernel: Kernel, memory_id: str) -> tuple[MemoryItem, list[HistoryEvent]]:
+    item = kernel.memories.get(memory_id)
+    events = [e for e in kernel.memories.history(item.id) if e.field == "context"]
     return item, events
 
 
-def context_versions(memory: Memory, memory_id: str) -> list[ContextVersion]:
+def context_versions(memory: Kernel | HasKernel, memory_id: str) -> list[ContextVersion]:
     """The context as added, then after every change, oldest first."""
-    item, events = _context_events(memory, memory_id)
-    added = next(e for e in memory.history(item.id) if e.event == "ADD")
+    kernel = kernel_of(memory)
+    item, events = _context_events(kernel, memory_id)
+    added = next(e for e in kernel.memories.history(item.id) if e.event == "ADD")
     first = events[0].old_value if events else item.context
     out = [ContextVersion(0, first, "ADD", added.id, added.actor, added.at, {})]
     for n, e in enumerate(events, start=1):
@@ -47,7 +52,7 @@ def context_versions(memory: Memory, memory_id: str) -> list[ContextVersion]:
 
 
 def revert(
-    memory: Memory, memory_id: str, *, to: int | None = None, actor: str = "user"
+    memory: Kernel | HasKernel, memory_id: str, *, to: int | None = None, actor: str = "user"
 ) -> MemoryItem:
     """Undo evolution of a memory's context; the undo itself is a REVERT event.
 
@@ -60,7 +65,8 @@ def revert(
         InputError: nothing to revert, or ``to`` is not a context change of this memory.
         NotFoundError: no such memory.
     """
-    item, events = _context_events(memory, memory_id)
+    kernel = kernel_of(memory)
+    item, events = _context_events(kernel, memory_id)
     if not events:
         raise InputError(f"memory {item.id} has no context change to revert")
     if to is None:
@@ -79,14 +85,14 @@ def revert(
         undone = events[index:]
     target = undone[0].old_value
     sources = [e.info["source"] for e in undone if e.event == "EVOLVE" and e.info.get("source")]
-    db = memory.store.db
+    db = kernel.db
 
     def unlink() -> None:
         for source in sources:
             remove_link(db, source, item.id)
             steps.mark_reverted(db, source, item.id)
 
-    return memory.update(
+    return kernel.memories.update(
         item.id,
         context=target if target is not None else "",
         actor=actor,
@@ -96,7 +102,7 @@ def revert(
     )
 
 
-def forget_source(memory: Memory, memory_id: str) -> list[str]:
+def forget_source(kernel: Kernel, memory_id: str) -> list[str]:
     """Before a memory is purged: undo the contexts it evolved, so its words leave them too.
 
     Each context this memory rewrote is reverted (REVERT by ``purge``) when that rewrite is
@@ -104,30 +110,31 @@ def forget_source(memory: Memory, memory_id: str) -> list[str]:
     memories whose context changed again since (or that are deleted): their current context
     may still carry words of the purged memory, and is left for a person to check.
     """
-    db = memory.store.db
-    rows = db.fetchall(
-        "SELECT neighbour, history_id FROM evolution_steps "
-        "WHERE source = ? AND status = 'updated' AND history_id IS NOT NULL",
-        [memory_id],
-    )
+    db = kernel.db
     left = []
-    for neighbour, history_id in rows:
-        deleted = db.scalar("SELECT deleted FROM memories WHERE id = ?", [neighbour])
-        latest = db.scalar(
-            "SELECT max(id) FROM history WHERE memory_id = ? AND field = 'context'", [neighbour]
-        )
-        if deleted or latest != history_id:
+    for neighbour, history_id in steps.rewrites_by(db, memory_id):
+        item = kernel.memories.by_ids([neighbour]).get(neighbour)
+        latest = records.latest_history_id(db, neighbour, field="context")
+        if item is None or item.deleted or latest != history_id:
             left.append(neighbour)
             continue
-        revert(memory, neighbour, actor="purge")
-        with db.transaction():  # the rewrite and its undo held the purged memory's words
-            db.execute(
-                "UPDATE history SET new_value = NULL, info = ?::JSON WHERE id = ?",
-                [json.dumps({"source": memory_id, "scrubbed": True}), history_id],
+        revert(kernel, neighbour, actor="purge")
+        with kernel.writing() as write:  # the rewrite and its undo held the purged memory's words
+            records.scrub_history(
+                write.db, history_id, new=True, info={"source": memory_id, "scrubbed": True}
             )
-            db.execute(
-                "UPDATE history SET old_value = NULL WHERE id = (SELECT max(id) FROM history "
-                "WHERE memory_id = ? AND event = 'REVERT')",
-                [neighbour],
-            )
+            undo = records.latest_history_id(write.db, neighbour, event="REVERT")
+            if undo is not None:
+                records.scrub_history(write.db, undo, old=True)
     return left
+
+
+def before_purge(kernel: Kernel, memory_id: str) -> None:
+    """The purge hook: contexts the memory evolved lose its words (see :func:`forget_source`)."""
+    for other in forget_source(kernel, memory_id):
+        log.warning("purge: the context of %s changed since %s evolved it", other, memory_id)
+
+
+def on_purge(write: Write, memory_id: str) -> None:
+    """The purge hook inside the purge's unit: the memory's evolution steps go."""
+    steps.forget(write.db, memory_id)

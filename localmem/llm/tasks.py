@@ -1,18 +1,20 @@
-"""The task framework: every model task is a registered :class:`TaskSpec`, run by :func:`run_task`.
+"""The task framework: a model task is a :class:`TaskSpec`, run by :func:`run_task`.
 
 A task has a name and a version, typed inputs, a pydantic output schema, a prompt builder, and
 optionally a model-free implementation. :func:`run_task` sends the prompt to the engine when
 there is one and uses the model-free implementation otherwise; the result always says which
 implementation served it.
 
-Adding a model-free implementation (the hook)
----------------------------------------------
+Tasks belong to the mechanisms that use them: each one's module (prompt, schema, model-free
+implementation side by side) lives in its mechanism's package, and the mechanism runs it by
+passing its spec. :func:`register` keeps a registry by name for the tools that list every task
+(``localmem doctor``, the engine benchmark); :mod:`localmem.mechanisms` fills it.
+
 A model-free implementation is a function ``(inputs, ctx) -> output``: ``inputs`` is the task's
 input model, ``ctx`` a :class:`TaskContext` (embedder, config, ``now``), and the result an
-instance of the task's output schema. Put it in ``localmem/llm/modelfree/<task>.py`` and name it
-in the task's ``SPEC`` (``model_free=...``) in ``localmem/llm/prompts/<task>.py``. The tasks
-whose ``model_free`` is still None raise :class:`~localmem.errors.EngineUnavailableError` when no
-engine is configured; ``localmem doctor`` shows them as ``unavailable``.
+instance of the task's output schema; it is named in the task's ``SPEC`` (``model_free=...``).
+A task without one raises :class:`~localmem.errors.EngineUnavailableError` when no engine is
+configured; ``localmem doctor`` shows it as ``unavailable``.
 """
 
 from __future__ import annotations
@@ -115,13 +117,8 @@ def register(spec: TaskSpec) -> TaskSpec:
     return spec
 
 
-def _ensure_loaded() -> None:
-    import localmem.llm.prompts  # noqa: F401 - registers every task on import
-
-
 def get_task(name: str) -> TaskSpec:
-    """The spec of a task; an unknown name lists the known ones."""
-    _ensure_loaded()
+    """The spec of a registered task; an unknown name lists the known ones."""
     try:
         return _TASKS[name]
     except KeyError:
@@ -130,7 +127,6 @@ def get_task(name: str) -> TaskSpec:
 
 def all_tasks() -> list[TaskSpec]:
     """Every registered task, by name."""
-    _ensure_loaded()
     return [_TASKS[n] for n in sorted(_TASKS)]
 
 
@@ -146,8 +142,13 @@ def _inputs(spec: TaskSpec, inputs: BaseModel | dict[str, Any]) -> BaseModel:
         raise InputError(f"task {spec.name}: invalid input {where}: {first['msg']}") from None
 
 
+def spec_of(task: str | TaskSpec) -> TaskSpec:
+    """A task given by its spec or by its registered name."""
+    return task if isinstance(task, TaskSpec) else get_task(task)
+
+
 def run_task(
-    name: str,
+    task: str | TaskSpec,
     inputs: BaseModel | dict[str, Any],
     *,
     engine: Engine | None,
@@ -158,7 +159,7 @@ def run_task(
     """Run one model task with the engine, or model-free when there is no engine.
 
     Args:
-        name: A registered task (see :func:`all_tasks`).
+        task: The task's spec, or the name of a registered one (see :func:`all_tasks`).
         inputs: The task's input model, or a dict of its fields.
         engine: The engine, or None for model-free.
         context: Embedder, config and ``now`` for a model-free implementation.
@@ -172,7 +173,8 @@ def run_task(
         SchemaError: The model's output stayed invalid after a retry.
         InputError: Bad inputs, or a prompt that cannot fit the context.
     """
-    spec = get_task(name)
+    spec = spec_of(task)
+    name = spec.name
     data = _inputs(spec, inputs)
     use_model = engine is not None and implementation != MODEL_FREE
     if implementation == "model" and engine is None:
@@ -219,15 +221,17 @@ def _run_with_engine(
     )
 
 
-def task_schema(name: str, inputs: BaseModel | dict[str, Any], *, shown: int | None = None):
+def task_schema(
+    task: str | TaskSpec, inputs: BaseModel | dict[str, Any], *, shown: int | None = None
+):
     """The output schema the model is held to for these inputs.
 
     Args:
-        name: The task.
+        task: The task (spec or registered name).
         inputs: Its inputs.
         shown: Memories visible to the model (default: all of them, i.e. no trimming).
     """
-    spec = get_task(name)
+    spec = spec_of(task)
     data = _inputs(spec, inputs)
     if spec.schema_for is None:
         return spec.output
@@ -236,7 +240,7 @@ def task_schema(name: str, inputs: BaseModel | dict[str, Any], *, shown: int | N
     return spec.schema_for(data, shown)
 
 
-def max_output_bytes(name: str, inputs: BaseModel | dict[str, Any]) -> int:
+def max_output_bytes(task: str | TaskSpec, inputs: BaseModel | dict[str, Any]) -> int:
     """The longest output (in bytes) the task's grammar admits for these inputs.
 
     A byte-level model needs at most this many tokens, so a ``max_tokens`` of this size can
@@ -244,4 +248,4 @@ def max_output_bytes(name: str, inputs: BaseModel | dict[str, Any]) -> int:
     """
     from localmem.llm.grammar import grammar_for_model
 
-    return grammar_for_model(task_schema(name, inputs)).max_bytes
+    return grammar_for_model(task_schema(task, inputs)).max_bytes

@@ -16,16 +16,17 @@ from localmem.errors import InputError
 from localmem.procedures import rows, scoring
 from localmem.procedures.model import ProcedureMatch
 from localmem.procedures.tasktypes import check_task_type, classify
+from localmem.retrieval.pipeline import search
 
 if TYPE_CHECKING:
-    from localmem.memory import Memory
+    from localmem.store.kernel import Kernel
 
 #: where a task that needs several procedures splits into parts
 _PARTS = re.compile(r"\n+|;\s+|\.\s+(?=[A-Z])|,?\s+(?:and then|then|after that|finally)\s+")
 
 
 def matches(
-    memory: Memory,
+    kernel: Kernel,
     task: str,
     *,
     k: int = 10,
@@ -34,14 +35,15 @@ def matches(
     agent_id: str | None = None,
 ) -> list[ProcedureMatch]:
     """Active procedures scored for ``task``, best first, no threshold applied."""
-    task = validate.content(task, max_chars=memory.config.store.max_content_chars, what="task")
+    task = validate.content(task, max_chars=kernel.config.store.max_content_chars, what="task")
     validate.positive_int(k, "k", maximum=1000)
-    wanted = task_type_of(memory, task, task_type)
-    db = memory.store.db
+    wanted = task_type_of(kernel, task, task_type)
+    db = kernel.db
     if not db.scalar("SELECT count(*) FROM procedures WHERE status = 'active'"):
         return []
-    cfg = memory.config.procedures
-    hits = memory.search(
+    cfg = kernel.config.procedures
+    hits = search(
+        kernel,
         task,
         k=max(k, cfg.candidates),
         mode="dense",
@@ -68,28 +70,28 @@ def matches(
 
 
 def find(
-    memory: Memory, task: str, *, threshold: float | None = None, **options: Any
+    kernel: Kernel, task: str, *, threshold: float | None = None, **options: Any
 ) -> ProcedureMatch | None:
     """The best match if its score reaches the threshold, else None."""
-    limit = threshold_of(memory, threshold)
-    best = matches(memory, task, k=1, **options)
+    limit = threshold_of(kernel, threshold)
+    best = matches(kernel, task, k=1, **options)
     return best[0] if best and best[0].score >= limit else None
 
 
 def find_many(
-    memory: Memory, task: str, *, k: int = 3, threshold: float | None = None, **options: Any
+    kernel: Kernel, task: str, *, k: int = 3, threshold: float | None = None, **options: Any
 ) -> list[ProcedureMatch]:
     """Procedures for the parts of a task, in the order of the parts (see ``ProcedureStore``)."""
-    task = validate.content(task, max_chars=memory.config.store.max_content_chars, what="task")
+    task = validate.content(task, max_chars=kernel.config.store.max_content_chars, what="task")
     validate.positive_int(k, "k", maximum=100)
-    limit = threshold_of(memory, threshold)
+    limit = threshold_of(kernel, threshold)
     parts = split_task(task)
     if len(parts) < 2:
-        return [m for m in matches(memory, task, k=k, **options) if m.score >= limit]
+        return [m for m in matches(kernel, task, k=k, **options) if m.score >= limit]
     chosen: list[ProcedureMatch] = []
     for part in parts:
         taken = {c.procedure.id for c in chosen}
-        for m in matches(memory, part, k=k + len(chosen), **options):
+        for m in matches(kernel, part, k=k + len(chosen), **options):
             if m.score < limit:
                 break
             if m.procedure.id not in taken:
@@ -105,19 +107,19 @@ def split_task(task: str) -> list[str]:
     return [p.strip(" .") for p in _PARTS.split(task.strip()) if len(p.split()) >= 2]
 
 
-def task_type_of(memory: Memory, task: str, task_type: str | None) -> str | None:
+def task_type_of(kernel: Kernel, task: str, task_type: str | None) -> str | None:
     """The task's type: as given, None for "any", else classified model-free (None if unclear)."""
     if task_type == "any":
         return None
     if task_type is not None:
         return check_task_type(task_type)
-    return classify(memory.embedder, task).name
+    return classify(kernel.embedder, task).name
 
 
-def threshold_of(memory: Memory, threshold: Any) -> float:
+def threshold_of(kernel: Kernel, threshold: Any) -> float:
     """The threshold asked for, or the configured one."""
     if threshold is None:
-        return memory.config.procedures.threshold
+        return kernel.config.procedures.threshold
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
         raise InputError("threshold must be a number")
     if not 0.0 <= threshold <= 2.0:

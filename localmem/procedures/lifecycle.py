@@ -11,14 +11,14 @@ import secrets
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from localmem import validate
+from localmem import sessions, validate
 from localmem.errors import InputError
 from localmem.procedures import abstraction, rows, scoring
 from localmem.procedures.model import LEVELS, Procedure, RecordResult
 from localmem.store.db import utcnow
 
 if TYPE_CHECKING:
-    from localmem.memory import Memory
+    from localmem.store.kernel import Kernel
     from localmem.types import Session
 
 MAX_TRACE_ITEMS = 50
@@ -26,7 +26,7 @@ MAX_TRACE_CHARS = 2000
 
 
 def from_session(
-    memory: Memory,
+    kernel: Kernel,
     session: Session,
     *,
     outcome: str,
@@ -40,19 +40,19 @@ def from_session(
             "session is abstracted into a procedure (a failed use of a procedure is recorded "
             "with procedures.record)"
         )
-    cfg = memory.config.procedures
+    cfg = kernel.config.procedures
     level = check_level(level or cfg.default_level)
-    thoughts = session_thoughts(memory, session.id)
+    thoughts = session_thoughts(kernel, session.id)
     if not thoughts:
         raise InputError(f"session {session.id} has no thoughts; there is nothing to abstract")
     try:
         draft = abstraction.draft_procedure(
-            memory, session.title, thoughts, level=level, max_steps=cfg.max_steps
+            kernel, session.title, thoughts, level=level, max_steps=cfg.max_steps
         )
     except InputError as exc:
         raise InputError(f"session {session.id}: {exc}") from None
     return create(
-        memory,
+        kernel,
         draft,
         session_id=session.id,
         user_id=session.user_id,
@@ -62,7 +62,7 @@ def from_session(
 
 
 def create(
-    memory: Memory,
+    kernel: Kernel,
     draft: abstraction.Draft,
     *,
     session_id: str | None,
@@ -73,13 +73,13 @@ def create(
     """Store a draft: the trigger memory, the procedure, its first version and a CREATE event,
     in one transaction (``on_write(procedure_id)`` runs inside it)."""
     pid = "p_" + secrets.token_hex(6)
-    prepared = memory._prepare(
+    prepared = kernel.memories.prepare(
         {"content": draft.trigger, "metadata": {"procedure_id": pid, "task_type": draft.task_type}},
         {"kind": "procedure", "level": "semantic", "user_id": user_id, "agent_id": agent_id},
     )
-    db = memory.store.db
+    db = kernel.db
 
-    def write_rows(new_rows) -> None:
+    def write_rows(_, new_rows) -> None:
         now = utcnow()
         fields = dict(
             task_type=draft.task_type,
@@ -98,12 +98,12 @@ def create(
         if on_write:
             on_write(pid)
 
-    memory._write([prepared], mine=None, evolve=None, extra=write_rows)
+    kernel.memories.add([prepared], extra=write_rows)
     return rows.get(db, pid)
 
 
 def record(
-    memory: Memory,
+    kernel: Kernel,
     procedure_id: str,
     success: Any,
     trace: Any = None,
@@ -116,28 +116,27 @@ def record(
     """Count one use; on failure revise by reflection; retire when the record is too poor."""
     if not isinstance(success, bool):
         raise InputError("success must be True or False")
-    db = memory.store.db
+    db = kernel.db
     proc = rows.get(db, procedure_id)
     if proc.retired:
         raise InputError(f"procedure {proc.id} is retired; restore it before using it")
-    limit = memory.config.store.max_content_chars
+    limit = kernel.config.store.max_content_chars
     task = validate.optional_text(task, max_chars=limit, what="task")
     note = validate.optional_text(note, max_chars=limit, what="note")
     attempt = check_trace(trace)
     if session_id is not None:
-        session_id = memory.get_session(session_id).id
-        attempt = attempt or session_thoughts(memory, session_id)
+        session_id = sessions.get_session(kernel, session_id).id
+        attempt = attempt or session_thoughts(kernel, session_id)
     # the engine call comes first: if it fails nothing is written and the caller can retry
     revision = None
     if not success and reflect:
-        revision = abstraction.revise_procedure(memory, proc, task or "", attempt, note)
+        revision = abstraction.revise_procedure(kernel, proc, task or "", attempt, note)
     uses, wins = proc.use_count + 1, proc.success_count + int(success)
-    cfg = memory.config.procedures
+    cfg = kernel.config.procedures
     retire = scoring.should_retire(
         uses, wins, after_uses=cfg.retire_after_uses, below=cfg.retire_below
     )
-    store = memory.store
-    with store._write_lock, db.transaction():
+    with kernel.writing():
         now = utcnow()
         db.execute(
             "UPDATE procedures SET use_count = ?, success_count = ?, failure_count = ?, "
@@ -151,9 +150,9 @@ def record(
             "trace": [t[:MAX_TRACE_CHARS] for t in attempt[:MAX_TRACE_ITEMS]],
         }
         rows.insert_event(db, proc.id, "USE", proc.version, success=success, info=info)
-        version = revise(memory, proc, revision) if revision else proc.version
+        version = revise(kernel, proc, revision) if revision else proc.version
         if retire:
-            set_status(memory, proc, "retired", version, {"uses": uses, "successes": wins})
+            set_status(kernel, proc, "retired", version, {"uses": uses, "successes": wins})
     return RecordResult(
         procedure=rows.get(db, proc.id),
         revised=revision is not None,
@@ -163,9 +162,9 @@ def record(
     )
 
 
-def revise(memory: Memory, proc: Procedure, revision: abstraction.Revision) -> int:
+def revise(kernel: Kernel, proc: Procedure, revision: abstraction.Revision) -> int:
     """Inside a transaction: write the next version of ``proc``; returns its number."""
-    db = memory.store.db
+    db = kernel.db
     caveats = list(proc.caveats)
     if revision.caveat and revision.caveat not in caveats:
         caveats = [*caveats, revision.caveat][-abstraction.MAX_CAVEATS :]
@@ -202,61 +201,58 @@ def revise(memory: Memory, proc: Procedure, revision: abstraction.Revision) -> i
     return version
 
 
-def retire(memory: Memory, procedure_id: str, *, reason: str | None = None) -> Procedure:
+def retire(kernel: Kernel, procedure_id: str, *, reason: str | None = None) -> Procedure:
     """Take a procedure out of find(); a retired one stays and can be restored."""
-    db = memory.store.db
+    db = kernel.db
     proc = rows.get(db, procedure_id)
     if not proc.retired:
-        with memory.store._write_lock, db.transaction():
-            set_status(memory, proc, "retired", proc.version, {"reason": reason or "by hand"})
+        with kernel.writing():
+            set_status(kernel, proc, "retired", proc.version, {"reason": reason or "by hand"})
     return rows.get(db, proc.id)
 
 
-def restore(memory: Memory, procedure_id: str, *, reset_counts: bool = False) -> Procedure:
+def restore(kernel: Kernel, procedure_id: str, *, reset_counts: bool = False) -> Procedure:
     """Bring a retired procedure back (``reset_counts``: with a fresh record)."""
-    db = memory.store.db
+    db = kernel.db
     proc = rows.get(db, procedure_id)
     if not proc.retired and not reset_counts:
         return proc
-    has_vector = db.scalar(
-        "SELECT embedding IS NOT NULL FROM memories WHERE id = ?", [proc.memory_id]
-    )
-    if not has_vector:
+    if kernel.memories.vector(proc.memory_id) is None:
         raise InputError(
             f"the trigger memory of procedure {proc.id} was purged, so it cannot be found "
             "again; add the procedure anew"
         )
-    with memory.store._write_lock, db.transaction():
+    with kernel.writing():
         if reset_counts:
             db.execute(
                 "UPDATE procedures SET use_count = 0, success_count = 0, failure_count = 0 "
                 "WHERE id = ?",
                 [proc.id],
             )
-        set_status(memory, proc, "active", proc.version, {"reset_counts": reset_counts})
+        set_status(kernel, proc, "active", proc.version, {"reset_counts": reset_counts})
     return rows.get(db, proc.id)
 
 
-def set_status(memory: Memory, proc: Procedure, status: str, version: int, info: dict) -> None:
+def set_status(kernel: Kernel, proc: Procedure, status: str, version: int, info: dict) -> None:
     """Inside a transaction: change the status, log it, hide or show the trigger memory."""
-    db = memory.store.db
+    db = kernel.db
     db.execute(
         "UPDATE procedures SET status = ?, updated_at = ? WHERE id = ?",
         [status, utcnow(), proc.id],
     )
     event = "RETIRE" if status == "retired" else "RESTORE"
     rows.insert_event(db, proc.id, event, version, info=info)
-    trigger = memory._lookup(proc.memory_id)
+    trigger = kernel.memories.lookup(proc.memory_id)
     # last: after the trigger memory changes nothing else can fail before the commit
     if status == "retired" and not trigger.deleted:
-        memory.delete(trigger.id, actor="procedures")
+        kernel.memories.delete(trigger.id, actor="procedures")
     elif status == "active" and trigger.deleted:
-        memory.restore(trigger.id, actor="procedures")
+        kernel.memories.restore(trigger.id, actor="procedures")
 
 
-def session_thoughts(memory: Memory, session_id: str) -> list[str]:
+def session_thoughts(kernel: Kernel, session_id: str) -> list[str]:
     """A session's thoughts in order, each revision standing in for the thought it revises."""
-    thoughts = memory.thoughts(session_id)
+    thoughts = sessions.thoughts(kernel, session_id)
     text = {t.number: t.memory.content for t in thoughts}
     revised_by = {t.revises: t.number for t in thoughts if t.revises in text}
     out = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from localmem import validate
+from localmem import sessions, validate
 from localmem.errors import InputError
 from localmem.procedures import abstraction, finding, lifecycle, rows
 from localmem.procedures.model import (
@@ -23,7 +23,7 @@ from localmem.procedures.model import (
 from localmem.procedures.tasktypes import check_task_type
 
 if TYPE_CHECKING:
-    from localmem.memory import Memory
+    from localmem.store.kernel import Kernel
     from localmem.types import Session
 
 
@@ -40,8 +40,8 @@ class ProcedureStore:
             mem.procedures.record(match.procedure.id, success=False, trace=thoughts)
     """
 
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
 
     # -- reading -----------------------------------------------------------------------------
     def get(self, procedure_id: str) -> Procedure:
@@ -50,7 +50,7 @@ class ProcedureStore:
         Raises:
             NotFoundError: no such procedure.
         """
-        return rows.get(self.memory.store.db, procedure_id)
+        return rows.get(self.kernel.db, procedure_id)
 
     def list(
         self,
@@ -69,7 +69,7 @@ class ProcedureStore:
             limit: at most this many.
         """
         return rows.listing(
-            self.memory.store.db,
+            self.kernel.db,
             status=status,
             task_type=check_task_type(task_type) if task_type is not None else None,
             session_id=session_id,
@@ -79,12 +79,12 @@ class ProcedureStore:
     def versions(self, procedure_id: str) -> list[ProcedureVersion]:
         """Every version of a procedure, oldest first (the last is the current one)."""
         proc = self.get(procedure_id)
-        return rows.versions(self.memory.store.db, proc.id)
+        return rows.versions(self.kernel.db, proc.id)
 
     def history(self, procedure_id: str) -> list[ProcedureEvent]:
         """What happened to a procedure, oldest first: CREATE, USE, REVISE, RETIRE, RESTORE."""
         proc = self.get(procedure_id)
-        return rows.events(self.memory.store.db, proc.id)
+        return rows.events(self.kernel.db, proc.id)
 
     # -- finding -----------------------------------------------------------------------------
     def matches(self, task: str, *, k: int = 10, **options: Any) -> list[ProcedureMatch]:
@@ -99,7 +99,7 @@ class ProcedureStore:
             **options: ``task_type`` (the task's type if known; "any" ignores types; default:
                 classified model-free), ``user_id``, ``agent_id`` (scope filters).
         """
-        return finding.matches(self.memory, task, k=k, **options)
+        return finding.matches(self.kernel, task, k=k, **options)
 
     def find(
         self, task: str, *, threshold: float | None = None, **options: Any
@@ -111,7 +111,7 @@ class ProcedureStore:
             threshold: least score (default ``config.procedures.threshold``).
             **options: as in :meth:`matches`.
         """
-        return finding.find(self.memory, task, threshold=threshold, **options)
+        return finding.find(self.kernel, task, threshold=threshold, **options)
 
     def find_many(
         self, task: str, *, k: int = 3, threshold: float | None = None, **options: Any
@@ -122,7 +122,7 @@ class ProcedureStore:
         best procedure over the threshold (each procedure once), in the order of the parts. A
         task of one part gets up to ``k`` procedures over the threshold, best first.
         """
-        return finding.find_many(self.memory, task, k=k, threshold=threshold, **options)
+        return finding.find_many(self.kernel, task, k=k, threshold=threshold, **options)
 
     @staticmethod
     def render(procedure: Procedure | ProcedureMatch) -> str:
@@ -149,7 +149,7 @@ class ProcedureStore:
         trigger = validate.content(trigger, max_chars=abstraction.MAX_TRIGGER_CHARS, what="trigger")
         if isinstance(steps, str) or not isinstance(steps, Sequence):
             raise InputError("steps must be a list of strings")
-        cleaned = abstraction.clean_steps(steps, max_steps=self.memory.config.procedures.max_steps)
+        cleaned = abstraction.clean_steps(steps, max_steps=self.kernel.config.procedures.max_steps)
         if len(cleaned) < abstraction.MIN_STEPS:
             raise InputError(f"a procedure needs at least {abstraction.MIN_STEPS} non-empty steps")
         example = validate.optional_text(
@@ -164,7 +164,7 @@ class ProcedureStore:
             served_by="user",
         )
         return lifecycle.create(
-            self.memory, draft, session_id=None, user_id=user_id, agent_id=agent_id
+            self.kernel, draft, session_id=None, user_id=user_id, agent_id=agent_id
         )
 
     def abstract(self, session_id: str, *, level: str | None = None) -> Procedure:
@@ -174,14 +174,14 @@ class ProcedureStore:
             InputError: the session is open, failed, or has no usable thoughts.
             SchemaError: the engine's answer had no usable steps (nothing is stored).
         """
-        session = self.memory.get_session(session_id)
+        session = sessions.get_session(self.kernel, session_id)
         if session.status == "open":
             raise InputError(
                 f"session {session.id} is still open; complete it with abstract=True "
                 "(`localmem session complete --abstract`)"
             )
         return lifecycle.from_session(
-            self.memory, session, outcome=session.outcome or "", level=level
+            self.kernel, session, outcome=session.outcome or "", level=level
         )
 
     def from_session(
@@ -200,7 +200,7 @@ class ProcedureStore:
             SchemaError: the engine's answer had no usable steps (nothing is stored).
         """
         return lifecycle.from_session(
-            self.memory, session, outcome=outcome, level=level, on_write=on_write
+            self.kernel, session, outcome=outcome, level=level, on_write=on_write
         )
 
     def record(
@@ -235,7 +235,7 @@ class ProcedureStore:
             SchemaError: the engine's revision was unusable (nothing is recorded then).
         """
         return lifecycle.record(
-            self.memory,
+            self.kernel,
             procedure_id,
             success,
             trace,
@@ -247,8 +247,8 @@ class ProcedureStore:
 
     def retire(self, procedure_id: str, *, reason: str | None = None) -> Procedure:
         """Take a procedure out of find() (not deleted: :meth:`restore` brings it back)."""
-        return lifecycle.retire(self.memory, procedure_id, reason=reason)
+        return lifecycle.retire(self.kernel, procedure_id, reason=reason)
 
     def restore(self, procedure_id: str, *, reset_counts: bool = False) -> Procedure:
         """Bring a retired procedure back; ``reset_counts`` gives it a fresh record."""
-        return lifecycle.restore(self.memory, procedure_id, reset_counts=reset_counts)
+        return lifecycle.restore(self.kernel, procedure_id, reset_counts=reset_counts)

@@ -1,4 +1,5 @@
-"""The read pipeline: query expansion, candidates, filters, temporal weighting, links, rerank."""
+"""The read pipeline: query expansion, filters, candidates, temporal weighting, rerank, packing;
+mechanisms add their stages (attributes, links) through their plugins."""
 
 from __future__ import annotations
 
@@ -7,9 +8,20 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from localmem.retrieval.context import Candidate, Query, SearchContext
     from localmem.retrieval.options import SearchOptions
-    from localmem.retrieval.pipeline import STAGES, search
+    from localmem.retrieval.pipeline import CORE_STAGES, search
+    from localmem.retrieval.query import ParsedQuery
+    from localmem.retrieval.stages import StageSpec
 
-__all__ = ["STAGES", "Candidate", "Query", "SearchContext", "SearchOptions", "search"]
+__all__ = [
+    "CORE_STAGES",
+    "Candidate",
+    "ParsedQuery",
+    "Query",
+    "SearchContext",
+    "SearchOptions",
+    "StageSpec",
+    "search",
+]
 
 # imported on first use: the CLI reads the option names (retrieval.options) to build its parser
 # and must not pay for the whole pipeline (numpy, hnswlib, DuckDB) to print --help
@@ -18,7 +30,9 @@ _LAZY = {
     "Query": "localmem.retrieval.context",
     "SearchContext": "localmem.retrieval.context",
     "SearchOptions": "localmem.retrieval.options",
-    "STAGES": "localmem.retrieval.pipeline",
+    "CORE_STAGES": "localmem.retrieval.pipeline",
+    "ParsedQuery": "localmem.retrieval.query",
+    "StageSpec": "localmem.retrieval.stages",
     "search": "localmem.retrieval.pipeline",
 }
 

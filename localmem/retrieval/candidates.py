@@ -6,6 +6,7 @@ import numpy as np
 
 from localmem.retrieval.context import Candidate, SearchContext
 from localmem.retrieval.fusion import FUSERS, RankedList
+from localmem.store.lexical import LexicalIndex
 from localmem.store.vectors import exact_search
 
 
@@ -15,12 +16,12 @@ def dense(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarray
 
 
 def _dense(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarray]:
-    store = ctx.memory.store
+    store = ctx.kernel.store
     vec = ctx.vector(text)
     allowed = ctx.allowed
     if allowed is None:
         return store.vectors.search(vec, n)
-    if len(allowed) <= ctx.memory.config.search.brute_force_below:
+    if len(allowed) <= ctx.kernel.config.search.brute_force_below:
         return exact_search(vec, ctx.allowed_vectors(), allowed, n)
     keep = set(allowed.tolist())
     labels, sims = store.vectors.search(vec, n * 4)  # over-fetch, then filter
@@ -31,7 +32,8 @@ def _dense(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarra
 def lexical(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Top-n labels by BM25."""
     return ctx.once(
-        ("bm25", text, n), lambda: ctx.memory.store.lexical.search(text, n, allowed=ctx.allowed)
+        ("bm25", text, n),
+        lambda: LexicalIndex.top(ctx.bm25_scores(text), n, allowed=ctx.allowed),
     )
 
 

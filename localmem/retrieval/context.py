@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from localmem.retrieval.options import SearchOptions
-from localmem.store import records
+from localmem.retrieval.query import ParsedQuery
 from localmem.types import MemoryItem, StageReport
 
 if TYPE_CHECKING:
-    from localmem.memory import Memory
+    from localmem.store.kernel import Kernel
 
 
 @dataclass
@@ -40,9 +40,13 @@ class Query:
 
 @dataclass
 class SearchContext:
-    """What the stages read and change: queries, allowed labels, candidates, reports."""
+    """What the stages read and change: queries, allowed labels, candidates, reports.
 
-    memory: Memory
+    ``kernel`` is the open store (its memories, indexes, embedder, config and engine);
+    ``parsed`` is the query parsed once (words, terms, dates) for every stage.
+    """
+
+    kernel: Kernel
     query: str
     options: SearchOptions
     now: datetime
@@ -55,6 +59,10 @@ class SearchContext:
     _vectors: dict[str, np.ndarray] = field(default_factory=dict)
     _allowed_vectors: np.ndarray | None = None
     _once: dict[tuple, Any] = field(default_factory=dict)
+    parsed: ParsedQuery = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.parsed = ParsedQuery(self.query, self.now)
 
     def once(self, key: tuple, make: Callable[[], Any]) -> Any:
         """A value computed once per search (a retriever's list when expansion asks twice)."""
@@ -66,32 +74,36 @@ class SearchContext:
         """The embedding of a query text (each text embedded once per search, and cached)."""
         vec = self._vectors.get(text)
         if vec is None:
-            vec = self._vectors[text] = self.memory.embedder.embed_query(text)
+            vec = self._vectors[text] = self.kernel.embedder.embed_query(text)
         return vec
+
+    def bm25_scores(self, text: str) -> np.ndarray:
+        """The BM25 score of every memory for a query text, by label (scored once per text)."""
+        return self.once(("bm25-scores", text), lambda: self.kernel.store.lexical.scores(text))
 
     def allowed_vectors(self) -> np.ndarray:
         """The stored vectors of the allowed labels, in their order (fetched once per search)."""
         if self._allowed_vectors is None:
             assert self.allowed is not None, "no filter: every label is allowed"
-            self._allowed_vectors = self.memory.store.vectors.get(self.allowed)
+            self._allowed_vectors = self.kernel.store.vectors.get(self.allowed)
         return self._allowed_vectors
 
     def label_vectors(self, labels) -> np.ndarray:
         """Stored vectors of some labels (from the allowed set's copy when it has them)."""
         labels = np.asarray(labels, dtype=np.int64)
         if len(labels) == 0:
-            return np.zeros((0, self.memory.embedder.dim), dtype=np.float32)
+            return np.zeros((0, self.kernel.embedder.dim), dtype=np.float32)
         if self._allowed_vectors is not None and self.allowed is not None and len(self.allowed):
             at = np.searchsorted(self.allowed, labels).clip(0, len(self.allowed) - 1)
             if bool(np.all(self.allowed[at] == labels)):
                 return self._allowed_vectors[at]
-        return self.memory.store.vectors.get(labels)
+        return self.kernel.store.vectors.get(labels)
 
     def items(self, labels) -> dict[int, MemoryItem]:
         """Memories by label, fetched from DuckDB once and kept for later stages."""
         missing = [int(x) for x in labels if int(x) not in self._items]
         if missing:
-            self._items.update(records.fetch_by_labels(self.memory.store.db, missing))
+            self._items.update(self.kernel.memories.by_labels(missing))
         return {int(x): self._items[int(x)] for x in labels if int(x) in self._items}
 
     def ranked(self) -> list[Candidate]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 from localmem.retrieval import candidates, filters
 from localmem.retrieval.context import Query, SearchContext
@@ -26,7 +26,7 @@ def expand_stage(ctx: SearchContext) -> dict | None:
     if mode == "off":
         return None
     if mode == "auto":
-        mode = "engine" if ctx.memory.engine is not None else "prf"
+        mode = "engine" if ctx.kernel.engine is not None else "prf"
     if mode == "engine":
         return _engine_expansion(ctx)
     return _prf_expansion(ctx)
@@ -41,6 +41,7 @@ def feedback_terms(
     *,
     n_terms: int,
     doc_weights: Sequence[float] | None = None,
+    query_stems: Set[str] | None = None,
 ) -> list[tuple[str, float]]:
     """The best expansion words from feedback documents, with their weights (pure).
 
@@ -56,11 +57,13 @@ def feedback_terms(
         n_docs: Documents in the store.
         n_terms: How many words to return.
         doc_weights: Weight of each document (default: equal).
+        query_stems: The stems of the query's words, when the caller has them already.
 
     Returns:
         ``[(surface word, weight)]``, best first.
     """
-    query_stems = {stem(w) for w in words(query)}
+    if query_stems is None:
+        query_stems = {stem(w) for w in words(query)}
     weights = doc_weights or [1.0] * len(docs)
     score: dict[str, float] = defaultdict(float)
     seen_in: Counter[str] = Counter()
@@ -87,9 +90,9 @@ def feedback_terms(
 
 
 def _prf_expansion(ctx: SearchContext) -> dict:
-    cfg = ctx.memory.config.search
+    cfg = ctx.kernel.config.search
     if ctx.options.has_filters and ctx.allowed is None:  # feedback must respect the scope
-        ctx.allowed = filters.allowed_labels(ctx.memory, ctx.options)
+        ctx.allowed = filters.allowed_labels(ctx.kernel, ctx.options)
     candidates.generate(ctx)  # the first pass; the candidate stage searches again with more
     ranked = ctx.ranked()
     top = ranked[: cfg.prf_docs]
@@ -101,7 +104,7 @@ def _prf_expansion(ctx: SearchContext) -> dict:
     docs = [items[c.label].content for c in top if c.label in items]
     weights = [1.0 / (1 + i) for i in range(len(docs))]  # trust the first ones more
     stems = {stem(w) for d in docs for w in words(d)}
-    lexical = ctx.memory.store.lexical
+    lexical = ctx.kernel.store.lexical
     chosen = feedback_terms(
         docs,
         ctx.query,
@@ -109,6 +112,7 @@ def _prf_expansion(ctx: SearchContext) -> dict:
         lexical.doc_count,
         n_terms=cfg.prf_terms,
         doc_weights=weights,
+        query_stems=ctx.parsed.stems,
     )
     if chosen:
         text = " ".join(w for w, _ in chosen)
@@ -123,17 +127,18 @@ def _prf_expansion(ctx: SearchContext) -> dict:
 
 # -- engine: rewrites -----------------------------------------------------------------------
 def _engine_expansion(ctx: SearchContext) -> dict:
-    from localmem.llm import run_task  # the model stack loads only when used
-    from localmem.llm.prompts.expand_query import Expansion
+    from localmem.llm.tasks import run_task  # the model stack loads only when used
+    from localmem.retrieval.tasks.expand_query import SPEC as EXPAND_QUERY
+    from localmem.retrieval.tasks.expand_query import Expansion
 
     result = run_task(
-        "expand_query",
+        EXPAND_QUERY,
         {"query": ctx.query, "now": ctx.now.date().isoformat()},
-        engine=ctx.memory.engine,
+        engine=ctx.kernel.engine,
         implementation="model",
     )
     value: Expansion = result.value
-    weight = ctx.memory.config.search.rewrite_weight
+    weight = ctx.kernel.config.search.rewrite_weight
     rewrites = value.queries(ctx.query)
     focus = {" ".join(r.query.lower().split()): r.focus for r in value.rewrites}
     for text in rewrites:

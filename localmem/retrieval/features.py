@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from localmem.retrieval.context import Candidate, SearchContext
+from localmem.store import records
 from localmem.text import terms, words
 from localmem.types import MemoryItem
 
@@ -92,10 +93,11 @@ def _cosine(pool: Pool) -> np.ndarray:
 
 
 def _bm25(pool: Pool) -> np.ndarray:
-    order = np.sort(pool.labels)
-    labels, scores = pool.ctx.memory.store.lexical.search(pool.ctx.query, len(order), allowed=order)
-    by_label = dict(zip(labels.tolist(), scores.tolist(), strict=True))
-    return np.array([by_label.get(int(x), 0.0) for x in pool.labels], dtype=np.float64)
+    scores = pool.ctx.bm25_scores(pool.ctx.query)  # scored once, by the candidate stage
+    return np.array(
+        [float(scores[x]) if x < len(scores) else 0.0 for x in pool.labels.tolist()],
+        dtype=np.float64,
+    )
 
 
 def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
@@ -106,12 +108,7 @@ def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
     sessions = sorted({item.session_id for item in pool.items if item.session_id})
     if not sessions:
         return prev, nxt
-    rows = pool.ctx.memory.store.db.fetchall(
-        "SELECT label, session_id FROM memories WHERE NOT deleted AND embedding IS NOT NULL "
-        "AND session_id IN (SELECT unnest(?::VARCHAR[])) "
-        "ORDER BY session_id, coalesce(event_time, created_at), label",
-        [sessions],
-    )
+    rows = records.session_order(pool.ctx.kernel.db, sessions)
     before: dict[int, int] = {}
     after: dict[int, int] = {}
     for (a, sa), (b, sb) in itertools.pairwise(rows):
@@ -162,9 +159,9 @@ def f_session(pool: Pool) -> np.ndarray:
     return out
 
 
-def named_speakers(query: str, speakers: set[str]) -> set[str]:
-    """The speakers a query names by their first name (pure)."""
-    said = set(words(query))
+def named_speakers(query: str | Set[str], speakers: set[str]) -> set[str]:
+    """The speakers a query (its text, or its set of words) names by first name (pure)."""
+    said = set(words(query)) if isinstance(query, str) else query
     return {s for s in speakers if s and words(s)[:1] and words(s)[0] in said}
 
 
@@ -173,7 +170,7 @@ def _speakers(pool: Pool) -> tuple[list[str | None], set[str]]:
         str(item.metadata.get("speaker")) if item.metadata.get("speaker") else None
         for item in pool.items
     ]
-    return who, named_speakers(pool.ctx.query, {w for w in who if w})
+    return who, named_speakers(pool.ctx.parsed.word_set, {w for w in who if w})
 
 
 def f_speaker(pool: Pool) -> np.ndarray:

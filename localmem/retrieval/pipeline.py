@@ -1,40 +1,36 @@
 """The read pipeline: named stages run in order, each reporting what it did.
 
-A stage is a function ``stage(ctx) -> dict | None``: it reads and changes the
-:class:`SearchContext`; returning None means it did not run (switched off), returning a dict
-(possibly empty) records a :class:`StageReport` with those notes. Stages are listed explicitly in
-:data:`STAGES`, in the order they run.
+The core stages are :data:`CORE_STAGES`; the facade hands :func:`search` the full list, with
+the stages its mechanisms add placed among them (:func:`localmem.retrieval.stages.compose`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from localmem.evolution.stage import links_stage
 from localmem.retrieval import candidates, filters
 from localmem.retrieval.context import Query, SearchContext
 from localmem.retrieval.expansion import expand_stage
 from localmem.retrieval.options import SearchOptions
 from localmem.retrieval.packing import pack
 from localmem.retrieval.rerank import rerank_stage
+from localmem.retrieval.stages import StageSpec
 from localmem.retrieval.temporal import temporal_stage
 from localmem.store.db import utcnow
 from localmem.store.records import aware
 from localmem.types import Hit, SearchResult, StageReport
 
 if TYPE_CHECKING:
-    from localmem.memory import Memory
-
-Stage = Callable[[SearchContext], "dict[str, Any] | None"]
+    from localmem.store.kernel import Kernel
 
 
 def _filter_stage(ctx: SearchContext) -> dict | None:
     if not ctx.options.has_filters:
         return None
     if ctx.allowed is None:  # query expansion may have needed it first
-        ctx.allowed = filters.allowed_labels(ctx.memory, ctx.options)
+        ctx.allowed = filters.allowed_labels(ctx.kernel, ctx.options)
     return {"allowed": len(ctx.allowed)}
 
 
@@ -42,10 +38,8 @@ def _candidate_stage(ctx: SearchContext) -> dict:
     return candidates.generate(ctx)
 
 
-def _attributes_stage(ctx: SearchContext) -> dict | None:
-    from localmem.attributes.stage import attributes_stage  # MemInsight (seed 000)
-
-    return attributes_stage(ctx)
+def _retrievers(ctx: SearchContext) -> str:
+    return {"hybrid": "hnsw+bm25", "dense": "hnsw", "lexical": "bm25"}[ctx.options.mode]
 
 
 def _pack_stage(ctx: SearchContext) -> dict | None:
@@ -53,7 +47,7 @@ def _pack_stage(ctx: SearchContext) -> dict | None:
     top = ctx.ranked()[: ctx.options.k]
     items = ctx.items([c.label for c in top])
     counts = [
-        ctx.memory.embedder.count_tokens(items[c.label].text_for_embedding)
+        ctx.kernel.embedder.count_tokens(items[c.label].text_for_embedding)
         for c in top
         if c.label in items
     ]
@@ -66,52 +60,58 @@ def _pack_stage(ctx: SearchContext) -> dict | None:
     return {"budget": budget, "tokens": used}
 
 
-#: name -> (implementation label, stage); the order here is the order they run
-STAGES: dict[str, tuple[str, Stage]] = {
-    "expand": ("prf", expand_stage),
-    "filter": ("sql", _filter_stage),
-    "candidates": ("hnsw+bm25", _candidate_stage),
-    "attributes": ("model-free", _attributes_stage),
-    "temporal": ("dates", temporal_stage),
-    "links": ("evolution-links", links_stage),
-    "rerank": ("model-free", rerank_stage),
-    "pack": ("tokenizer", _pack_stage),
-}
+#: the stages of every search, in the order they run (mechanisms add theirs among them)
+CORE_STAGES: tuple[StageSpec, ...] = (
+    StageSpec("expand", expand_stage, "prf"),
+    StageSpec("filter", _filter_stage, "sql"),
+    StageSpec("candidates", _candidate_stage, "hnsw+bm25", served=_retrievers),
+    StageSpec("temporal", temporal_stage, "dates"),
+    StageSpec("rerank", rerank_stage, "model-free"),
+    StageSpec("pack", _pack_stage, "tokenizer"),
+)
 
 
-def implementation(ctx: SearchContext, name: str) -> str:
-    """What served a stage: a fixed label, or for candidates the retrievers the mode uses."""
-    if name == "candidates":
-        return {"hybrid": "hnsw+bm25", "dense": "hnsw", "lexical": "bm25"}[ctx.options.mode]
-    return STAGES[name][0]
-
-
-def search(memory: Memory, query: str, *, k: int = 5, **kwargs: Any) -> SearchResult:
-    """Run the pipeline for ``query`` and return the best ``k`` hits with their explanation."""
+def start(kernel: Kernel, query: str, *, k: int = 5, **kwargs: Any) -> SearchContext:
+    """A search's context: the query validated and parsed, the options checked."""
     from localmem import validate
 
-    started = time.perf_counter()
-    text = validate.content(query, max_chars=memory.config.store.max_content_chars, what="query")
-    options = SearchOptions.build(memory.config.search, k=k, **kwargs)
+    text = validate.content(query, max_chars=kernel.config.store.max_content_chars, what="query")
+    options = SearchOptions.build(kernel.config.search, k=k, **kwargs)
     now = options.now or aware(utcnow())
-    ctx = SearchContext(memory, text, options, now, queries=[Query(text)])
-    for name, (_, stage) in STAGES.items():
+    return SearchContext(kernel, text, options, now, queries=[Query(text)])
+
+
+def run_stages(
+    ctx: SearchContext, stages: Sequence[StageSpec], *, until: str | None = None
+) -> None:
+    """Run the stages in order (stopping before the one named ``until``), recording reports."""
+    for stage in stages:
+        if stage.name == until:
+            return
         before = len(ctx.candidates)
         t0 = time.perf_counter()
-        notes = stage(ctx)
+        notes = stage.run(ctx)
         if notes is not None:
             ms = (time.perf_counter() - t0) * 1000
+            served = notes.pop("implementation", None) or stage.served_by(ctx)
             ctx.reports.append(
-                StageReport(
-                    name,
-                    notes.pop("implementation", None) or implementation(ctx, name),
-                    before,
-                    len(ctx.candidates),
-                    ms,
-                    notes,
-                )
+                StageReport(stage.name, served, before, len(ctx.candidates), ms, notes)
             )
-    top = ctx.ranked()[: options.k]
+
+
+def search(
+    kernel: Kernel,
+    query: str,
+    *,
+    stages: Sequence[StageSpec] = CORE_STAGES,
+    k: int = 5,
+    **kwargs: Any,
+) -> SearchResult:
+    """Run the pipeline for ``query`` and return the best ``k`` hits with their explanation."""
+    started = time.perf_counter()
+    ctx = start(kernel, query, k=k, **kwargs)
+    run_stages(ctx, stages)
+    top = ctx.ranked()[: ctx.options.k]
     items = ctx.items([c.label for c in top])
     hits = [
         Hit(items[c.label], c.score, rank, dict(c.evidence), tuple(sorted(c.flags)))
@@ -119,4 +119,4 @@ def search(memory: Memory, query: str, *, k: int = 5, **kwargs: Any) -> SearchRe
         if not items[c.label].deleted
     ]
     total = (time.perf_counter() - started) * 1000
-    return SearchResult(text, hits, ctx.reports, total, ctx.packed_tokens)
+    return SearchResult(ctx.query, hits, ctx.reports, total, ctx.packed_tokens)

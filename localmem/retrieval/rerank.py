@@ -17,16 +17,12 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from localmem.errors import InputError
-from localmem.retrieval.context import Candidate, Query, SearchContext
+from localmem.retrieval.context import Candidate, SearchContext
 from localmem.retrieval.features import build_pool, feature_matrix
-
-if TYPE_CHECKING:
-    from localmem.memory import Memory
 
 WEIGHTS_FILE = Path(__file__).with_name("reranker.json")
 
@@ -74,7 +70,7 @@ def rerank_stage(ctx: SearchContext) -> dict | None:
     if mode == "off":
         return None
     if mode == "auto":
-        mode = "engine" if ctx.memory.engine is not None else "model-free"
+        mode = "engine" if ctx.kernel.engine is not None else "model-free"
     if not ctx.candidates:
         return {"implementation": mode}
     if mode == "engine":
@@ -96,7 +92,7 @@ def _reorder(ctx: SearchContext, scored: list[tuple[Candidate, float]], name: st
 
 
 def _model_free_rerank(ctx: SearchContext) -> dict:
-    cfg = ctx.memory.config.search
+    cfg = ctx.kernel.config.search
     model = load_reranker(cfg.reranker_weights)
     cands = ctx.ranked()[: cfg.rerank_pool]
     pool = build_pool(ctx, cands)
@@ -106,10 +102,11 @@ def _model_free_rerank(ctx: SearchContext) -> dict:
 
 
 def _engine_rerank(ctx: SearchContext) -> dict:
-    from localmem.llm import run_task  # the model stack loads only when used
-    from localmem.llm.prompts._shared import MemoryLine
+    from localmem.llm.schema import MemoryLine
+    from localmem.llm.tasks import run_task  # the model stack loads only when used
+    from localmem.retrieval.tasks.rerank import SPEC as RERANK
 
-    cfg = ctx.memory.config.search
+    cfg = ctx.kernel.config.search
     top = ctx.ranked()[: cfg.rerank_depth]
     items = ctx.items([c.label for c in top])
     top = [c for c in top if c.label in items]
@@ -125,9 +122,9 @@ def _engine_rerank(ctx: SearchContext) -> dict:
             for c in batch
         )
         result = run_task(
-            "rerank",
+            RERANK,
             {"query": ctx.query, "memories": lines},
-            engine=ctx.memory.engine,
+            engine=ctx.kernel.engine,
             implementation="model",
         )
         served = result.served_by
@@ -145,26 +142,3 @@ def _engine_rerank(ctx: SearchContext) -> dict:
         "calls": calls,
         "tokens": tokens,
     }
-
-
-def collect_features(
-    memory: Memory, query: str, *, names: list[str], **options: Any
-) -> tuple[list[Candidate], list[Any], np.ndarray]:
-    """Run the pipeline up to the reranker and return its pool, their memories and features.
-
-    Used to train the model-free reranker (``scripts/train_reranker.py``) on exactly the
-    evidence it sees at search time.
-    """
-    from localmem.retrieval.options import SearchOptions
-    from localmem.retrieval.pipeline import STAGES
-    from localmem.store.db import utcnow
-    from localmem.store.records import aware
-
-    opts = SearchOptions.build(memory.config.search, **options)
-    ctx = SearchContext(memory, query, opts, opts.now or aware(utcnow()), queries=[Query(query)])
-    for name, (_, stage) in STAGES.items():
-        if name in ("rerank", "pack"):
-            break
-        stage(ctx)
-    pool = build_pool(ctx, ctx.ranked()[: memory.config.search.rerank_pool])
-    return pool.cands, pool.items, feature_matrix(pool, names)

@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from datetime import date, datetime
 
-from localmem.dates import Span, distance_days, find_spans, is_temporal_question
+from localmem.dates import Span, distance_days, find_spans
 from localmem.retrieval.context import SearchContext
 
 #: how quickly closeness fades, in days, by the unit of the time asked about
@@ -32,11 +32,6 @@ FADE_DAYS = {
     "year": 60.0,
     "vague": 10.0,
 }
-
-
-def asked_spans(query: str, now: datetime) -> tuple[Span, ...]:
-    """The times a query names, relative ones resolved against ``now``."""
-    return find_spans(query, now.date())
 
 
 def memory_spans(text: str, when: datetime | None) -> tuple[Span, ...]:
@@ -69,12 +64,12 @@ def temporal_stage(ctx: SearchContext) -> dict | None:
     """Weight candidates by time (the stage ``temporal``)."""
     if not ctx.options.temporal:
         return None
-    temporal = is_temporal_question(ctx.query)
-    asked = asked_spans(ctx.query, ctx.now)
+    temporal = ctx.parsed.temporal
+    asked = ctx.parsed.spans
     notes: dict = {"temporal_question": temporal, "asked": [_show(s) for s in asked]}
     if not ctx.candidates or not (temporal or asked):
         return notes
-    cfg = ctx.memory.config.search
+    cfg = ctx.kernel.config.search
     items = ctx.items(list(ctx.candidates))
     scores = [c.score for c in ctx.candidates.values()]
     lo, hi = min(scores), max(scores)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import resources
@@ -17,6 +17,7 @@ import duckdb
 from localmem.errors import StoreError
 
 DB_FILE = "localmem.duckdb"
+CORE_MIGRATIONS = "localmem.store.migrations"
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.(sql|py)$")
 
 
@@ -25,19 +26,22 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
-def list_migrations() -> list[tuple[str, str]]:
-    """The migrations shipped with localmem as (name, kind), in the order they apply.
+def list_migrations(packages: Sequence[str] = ()) -> list[tuple[str, str, str]]:
+    """The migrations of the core and of ``packages`` as (name, kind, package), in the order
+    they apply: by their number, whichever package holds them.
 
-    A migration is a file in ``localmem/store/migrations``: ``NNNN_name.sql`` (statements) or
-    ``NNNN_name.py`` (a module with ``migrate(con)``). Each runs once, in its own transaction.
+    A migration is a file ``NNNN_name.sql`` (statements) or ``NNNN_name.py`` (a module with
+    ``migrate(con)``) in ``localmem/store/migrations`` (the core tables) or in a mechanism's
+    ``migrations`` package (its own tables). Each runs once, in its own transaction.
     """
     found = []
-    for entry in resources.files("localmem.store.migrations").iterdir():
-        m = _MIGRATION_NAME.match(entry.name)
-        if m:
-            found.append((entry.name.rsplit(".", 1)[0], m.group(2)))
+    for package in dict.fromkeys([CORE_MIGRATIONS, *packages]):
+        for entry in resources.files(package).iterdir():
+            m = _MIGRATION_NAME.match(entry.name)
+            if m:
+                found.append((entry.name.rsplit(".", 1)[0], m.group(2), package))
     found.sort()
-    numbers = [name[:4] for name, _ in found]
+    numbers = [name[:4] for name, _, _ in found]
     if len(numbers) != len(set(numbers)):
         raise StoreError(f"two migrations share a number: {sorted(numbers)}")
     return found
@@ -161,8 +165,9 @@ class Database:
             return []
         return [r[0] for r in self.fetchall("SELECT name FROM schema_migrations ORDER BY name")]
 
-    def migrate(self) -> list[str]:
-        """Apply every migration not applied yet, each in its own transaction; returns them."""
+    def migrate(self, packages: Sequence[str] = ()) -> list[str]:
+        """Apply every migration (core and ``packages``) not applied yet, each in its own
+        transaction; returns them."""
         with self.lock:
             self.con.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -170,16 +175,16 @@ class Database:
             )
             done = set(self.applied_migrations())
             applied = []
-            for name, kind in list_migrations():
+            for name, kind, package in list_migrations(packages):
                 if name in done:
                     continue
                 with self.transaction():
                     if kind == "sql":
-                        sql = resources.files("localmem.store.migrations").joinpath(f"{name}.sql")
+                        sql = resources.files(package).joinpath(f"{name}.sql")
                         for statement in _split_sql(sql.read_text(encoding="utf-8")):
                             self.con.execute(statement)
                     else:
-                        module = importlib.import_module(f"localmem.store.migrations.{name}")
+                        module = importlib.import_module(f"{package}.{name}")
                         module.migrate(self.con)
                     self.con.execute(
                         "INSERT INTO schema_migrations VALUES (?, ?)", [name, utcnow()]

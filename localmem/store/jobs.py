@@ -8,7 +8,7 @@ open) or keeps all of it: no step is applied twice.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -85,27 +85,34 @@ class JobQueue:
                 return None
             return self._claim_row(row[0])
 
-    def _claim_row(self, job_id: int) -> Job:
+    def get(self, job_id: int) -> Job | None:
+        """One job as it stands (None when there is no such job)."""
         row = self.db.fetchone(
             "SELECT id, kind, memory_id, payload, status, attempts, error, created_at FROM jobs "
             "WHERE id = ?",
             [job_id],
         )
-        self.db.execute(
-            "UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? "
-            "WHERE id = ?",
-            [utcnow(), job_id],
-        )
+        if row is None:
+            return None
         return Job(
             id=row[0],
             kind=row[1],
             memory_id=row[2],
             payload=json.loads(row[3]) if row[3] else {},
-            status=RUNNING,
-            attempts=row[5] + 1,
+            status=row[4],
+            attempts=row[5],
             error=row[6],
             created_at=row[7],
         )
+
+    def _claim_row(self, job_id: int) -> Job:
+        job = self.get(job_id)
+        self.db.execute(
+            "UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? "
+            "WHERE id = ?",
+            [utcnow(), job_id],
+        )
+        return replace(job, status=RUNNING, attempts=job.attempts + 1)
 
     def _set(self, job_id: int, status: str, error: str | None = None) -> None:
         self.db.execute(
@@ -125,6 +132,14 @@ class JobQueue:
         """Give a job up for good (e.g. its memory was deleted meanwhile)."""
         self._set(job_id, DROPPED, reason[:2000])
 
+    def drop_for(self, memory_id: str, reason: str) -> None:
+        """Give up the waiting jobs of a memory (it was deleted); in the caller's transaction."""
+        self.db.execute(
+            "UPDATE jobs SET status = 'dropped', error = ? "
+            "WHERE memory_id = ? AND status IN ('pending', 'failed')",
+            [reason, memory_id],
+        )
+
     def retry_failed(self, kinds: list[str] | None = None) -> int:
         """Failed jobs become pending again; returns how many."""
         where, params = "status = 'failed'", []
@@ -135,6 +150,10 @@ class JobQueue:
             n = self.db.scalar(f"SELECT count(*) FROM jobs WHERE {where}", params)
             self.db.execute(f"UPDATE jobs SET status = 'pending' WHERE {where}", params)
         return int(n or 0)
+
+    def status(self, job_id: int) -> str | None:
+        """A job's status (None when there is no such job)."""
+        return self.db.scalar("SELECT status FROM jobs WHERE id = ?", [job_id])
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Jobs by kind and status."""

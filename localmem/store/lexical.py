@@ -187,19 +187,21 @@ class LexicalIndex:
             tfs = np.concatenate([tfs, d[:, 1].astype(np.float32)])
         return labels, tfs
 
-    def search(
-        self, query: str, k: int, *, allowed: np.ndarray | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Top-k labels by BM25 score, best first (only among ``allowed`` labels if given)."""
+    def scores(self, query: str) -> np.ndarray:
+        """The BM25 score of every document for ``query``, indexed by label (0: no match).
+
+        A search keeps this array, so later stages read any memory's score without scoring
+        the query again.
+        """
         self._ensure_loaded()
         with self._lock:
             q_terms = list(dict.fromkeys(terms(query)))
             ids = self._ensure_terms()
             tids = [ids[t] for t in q_terms if t in ids]
-            if not tids or self._n_docs == 0:
-                return np.empty(0, np.int64), np.empty(0, np.float32)
-            avgdl = self._total_len / max(self._n_docs, 1)
             scores = np.zeros(len(self._doc_len), dtype=np.float32)
+            if not tids or self._n_docs == 0:
+                return scores
+            avgdl = self._total_len / max(self._n_docs, 1)
             for tid in tids:
                 labels, tfs = self._postings(tid)
                 if len(labels) == 0:
@@ -208,20 +210,34 @@ class LexicalIndex:
                 idf = np.log(1.0 + (self._n_docs - df + 0.5) / (df + 0.5))
                 dl = self._doc_len[labels]
                 scores[labels] += idf * tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * dl / avgdl))
-            if allowed is not None:
-                allowed = allowed[allowed < len(scores)]
-                sub = scores[allowed]
-                nz = np.flatnonzero(sub > 0)
-                cand_labels, cand_scores = allowed[nz], sub[nz]
-            else:
-                cand_labels = np.flatnonzero(scores > 0)
-                cand_scores = scores[cand_labels]
-            if len(cand_labels) == 0:
-                return np.empty(0, np.int64), np.empty(0, np.float32)
-            n = min(k, len(cand_labels))
-            top = np.argpartition(-cand_scores, n - 1)[:n]
-            top = top[np.argsort(-cand_scores[top], kind="stable")]
-            return cand_labels[top].astype(np.int64), cand_scores[top]
+            return scores
+
+    @staticmethod
+    def top(
+        scores: np.ndarray, k: int, *, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` best labels of a :meth:`scores` array, best first (only ``allowed`` ones
+        if given; documents that do not match are never returned)."""
+        if allowed is not None:
+            allowed = allowed[allowed < len(scores)]
+            sub = scores[allowed]
+            nz = np.flatnonzero(sub > 0)
+            cand_labels, cand_scores = allowed[nz], sub[nz]
+        else:
+            cand_labels = np.flatnonzero(scores > 0)
+            cand_scores = scores[cand_labels]
+        if len(cand_labels) == 0:
+            return np.empty(0, np.int64), np.empty(0, np.float32)
+        n = min(k, len(cand_labels))
+        top = np.argpartition(-cand_scores, n - 1)[:n]
+        top = top[np.argsort(-cand_scores[top], kind="stable")]
+        return cand_labels[top].astype(np.int64), cand_scores[top]
+
+    def search(
+        self, query: str, k: int, *, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k labels by BM25 score, best first (only among ``allowed`` labels if given)."""
+        return self.top(self.scores(query), k, allowed=allowed)
 
     def document_frequencies(self, stems: Iterable[str]) -> dict[str, int]:
         """How many indexed memories hold each term (terms as :func:`localmem.text.terms`)."""

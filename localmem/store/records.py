@@ -216,6 +216,122 @@ def history(db: Database, memory_id: str) -> list[HistoryEvent]:
     ]
 
 
+def latest_history_id(
+    db: Database, memory_id: str, *, event: str | None = None, field: str | None = None
+) -> int | None:
+    """The id of a memory's latest history event (of one kind, or touching one field)."""
+    where, params = ["memory_id = ?"], [memory_id]
+    if event is not None:
+        where.append("event = ?")
+        params.append(event)
+    if field is not None:
+        where.append("field = ?")
+        params.append(field)
+    found = db.scalar(f"SELECT max(id) FROM history WHERE {' AND '.join(where)}", params)
+    return None if found is None else int(found)
+
+
+def scrub_history(
+    db: Database,
+    event_id: int,
+    *,
+    old: bool = False,
+    new: bool = False,
+    info: dict[str, Any] | None = None,
+) -> None:
+    """Blank the old and/or new value of one history event (a purge took its words); ``info``
+    replaces the event's info when given."""
+    sets = [name for name, on in (("old_value = NULL", old), ("new_value = NULL", new)) if on]
+    params: list[Any] = []
+    if info is not None:
+        sets.append("info = ?::JSON")
+        params.append(json.dumps(info))
+    if sets:
+        db.execute(f"UPDATE history SET {', '.join(sets)} WHERE id = ?", [*params, event_id])
+
+
+def metadata_values(db: Database, key: str, *, where: dict[str, str]) -> list[str | None]:
+    """The metadata value under ``key`` of every live memory whose metadata has the given
+    string values (``where``: key -> value)."""
+    conditions = ["NOT deleted"] + [
+        f"json_extract_string(metadata, '$.{name}') = ?" for name in where
+    ]
+    rows = db.fetchall(
+        f"SELECT json_extract_string(metadata, '$.{key}') FROM memories "
+        f"WHERE {' AND '.join(conditions)}",
+        list(where.values()),
+    )
+    return [r[0] for r in rows]
+
+
+def filtered_labels(
+    db: Database,
+    *,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    session_id: str | None = None,
+    kinds: Sequence[str] | None = None,
+    levels: Sequence[str] | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> np.ndarray:
+    """Labels of the live, embedded memories that pass every filter given, sorted."""
+    where, params = ["NOT deleted", "embedding IS NOT NULL"], []
+    for col, value in (("user_id", user_id), ("agent_id", agent_id), ("session_id", session_id)):
+        if value is not None:
+            where.append(f"{col} = ?")
+            params.append(value)
+    for col, values in (("kind", kinds), ("level", levels)):
+        if values is not None:
+            where.append(f"{col} IN ({', '.join('?' for _ in values)})")
+            params += list(values)
+    if since is not None:
+        where.append("coalesce(event_time, created_at) >= ?")
+        params.append(to_db_time(since))
+    if until is not None:
+        where.append("coalesce(event_time, created_at) <= ?")
+        params.append(to_db_time(until))
+    for key, value in (metadata or {}).items():
+        where.append(f"json_extract_string(metadata, '$.{key}') = ?")
+        params.append(
+            value
+            if isinstance(value, str)
+            else str(value).lower()
+            if isinstance(value, bool)
+            else str(value)
+        )
+    tbl = db.arrow(f"SELECT label FROM memories WHERE {' AND '.join(where)} ORDER BY label", params)
+    return tbl.column(0).to_numpy().astype(np.int64)
+
+
+def older_labels(
+    db: Database, label: int, column: str | None = None, value: str | None = None
+) -> np.ndarray:
+    """Labels of the live, embedded memories added before ``label`` (and, when ``column`` is
+    ``user_id``, ``agent_id`` or ``session_id``, with the same ``value`` there, None included)."""
+    where, params = ["NOT deleted", "embedding IS NOT NULL", "label < ?"], [label]
+    if column is not None:
+        if column not in ("user_id", "agent_id", "session_id"):
+            raise ValueError(f"not a scope column: {column}")
+        where.append(f"{column} IS NOT DISTINCT FROM ?")
+        params.append(value)
+    rows = db.fetchall(f"SELECT label FROM memories WHERE {' AND '.join(where)}", params)
+    return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+
+def session_order(db: Database, sessions: Sequence[str]) -> list[tuple[int, str]]:
+    """(label, session) of the live memories of these sessions, in each session's order
+    (event time, then insertion)."""
+    rows = db.fetchall(
+        "SELECT label, session_id FROM memories WHERE NOT deleted AND embedding IS NOT NULL "
+        "AND session_id IN (SELECT unnest(?::VARCHAR[])) "
+        "ORDER BY session_id, coalesce(event_time, created_at), label",
+        [list(sessions)],
+    )
+    return [(int(label), sid) for label, sid in rows]
+
+
 def bump_vec_seq(db: Database, memory_id: str) -> None:
     """Mark a memory's vector as changed, so an index saved earlier catches up on open."""
     db.execute("UPDATE memories SET vec_seq = nextval('vec_seq') WHERE id = ?", [memory_id])

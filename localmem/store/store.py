@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +41,7 @@ class Store:
         self.dim: int | None = None
         self.notices: list[str] = []
         self._changes_since_save = 0
-        self._write_lock = threading.RLock()
+        self.write_lock = threading.RLock()  # held by every write (units, index saves)
         self._closed = False
 
     # -- opening -----------------------------------------------------------------------------
@@ -54,10 +55,12 @@ class Store:
         dim: int | None,
         create: bool = True,
         check_model: bool = True,
+        migrations: Sequence[str] = (),
     ) -> Store:
         """Open (or create) the store in ``folder`` for an embedding model of ``dim`` dimensions.
 
         ``model=None`` accepts whatever model the store records (maintenance: reembed, doctor).
+        ``migrations`` names the migration packages of the mechanisms in use (their tables).
 
         Raises:
             StoreError: the folder is not a store, or was built with another embedding model.
@@ -89,18 +92,26 @@ class Store:
             raise
         self = cls(folder, db, lock, config)
         try:
-            self._prepare(model, dim, new=not is_store, check_model=check_model)
+            self._prepare(
+                model, dim, new=not is_store, check_model=check_model, migrations=migrations
+            )
         except BaseException:
             self.close(save=False)
             raise
         return self
 
     def _prepare(
-        self, model: str | None, dim: int | None, *, new: bool, check_model: bool = True
+        self,
+        model: str | None,
+        dim: int | None,
+        *,
+        new: bool,
+        check_model: bool = True,
+        migrations: Sequence[str] = (),
     ) -> None:
         if not new and not self.db.applied_migrations():
             raise StoreError(f"{self.folder} holds a DuckDB file that is not a localmem store")
-        self.db.migrate()
+        self.db.migrate(migrations)
         recorded_model = self.db.get_meta("embed_model")
         recorded_dim = self.db.get_meta("embed_dim")
         if recorded_model is None:
@@ -232,7 +243,7 @@ class Store:
         """Write the vector index to disk (atomically) with the change sequence it has seen."""
         if self.vectors is None:
             return
-        with self._write_lock:
+        with self.write_lock:
             seq = self.db.scalar("SELECT coalesce(max(vec_seq), 0) FROM memories")
             self.vectors.save(self.folder / INDEX_FILE, {"vec_seq": int(seq), "model": self.model})
             self._changes_since_save = 0
@@ -278,6 +289,23 @@ class Store:
             "embed_model": self.model,
             "embed_dim": self.dim,
             "migrations": self.db.applied_migrations(),
+        }
+
+    def stats(self) -> dict:
+        """Counts and sizes: memories (live, deleted, by kind), links, waiting jobs, bytes."""
+        db = self.db
+        by_kind = dict(
+            db.fetchall(
+                "SELECT kind, count(*) FROM memories WHERE NOT deleted GROUP BY 1 ORDER BY 1"
+            )
+        )
+        return {
+            "memories": sum(by_kind.values()),
+            "deleted": int(db.scalar("SELECT count(*) FROM memories WHERE deleted")),
+            "by_kind": by_kind,
+            "links": int(db.scalar("SELECT count(*) FROM links")),
+            "jobs_pending": self.jobs.pending(),
+            "bytes_on_disk": sum(p.stat().st_size for p in self.folder.iterdir() if p.is_file()),
         }
 
     # -- closing -------------------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""This mechanism's migrations (named and ordered with every other; see localmem.store.db)."""

@@ -1,0 +1,1 @@
+"""The model tasks of the conversation memory: entities and relations, question-answer facts."""

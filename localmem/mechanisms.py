@@ -1,0 +1,47 @@
+"""The mechanisms a store is composed of, in the order their hooks and search stages apply.
+
+Adding a mechanism is adding its package (with a ``plugin.py`` that declares its ``PLUGIN``)
+and one line in :data:`BUILTIN`; see docs/architecture.md, "Adding a mechanism". Importing
+this module also registers every built-in model task by name (``localmem doctor`` and the
+engine benchmark list them).
+"""
+
+from __future__ import annotations
+
+from localmem.answers.plugin import PLUGIN as ANSWERS
+from localmem.attributes.plugin import PLUGIN as ATTRIBUTES
+from localmem.consolidation.plugin import PLUGIN as CONSOLIDATION
+from localmem.conversation.plugin import PLUGIN as CONVERSATION
+from localmem.evolution.plugin import PLUGIN as EVOLUTION
+from localmem.llm.tasks import TaskSpec, get_task, register
+from localmem.plugin import Plugin
+from localmem.procedures.plugin import PLUGIN as PROCEDURES
+from localmem.retrieval.tasks import expand_query, rerank
+
+#: every built-in mechanism; attributes' stage runs after candidates, evolution's after temporal
+BUILTIN: tuple[Plugin, ...] = (
+    ATTRIBUTES,  # MemInsight (seed 000)
+    EVOLUTION,  # A-Mem (seed 001)
+    PROCEDURES,  # Mem^p (seed 002)
+    CONVERSATION,  # agent memory with RAG (seed 003)
+    CONSOLIDATION,  # hierarchical consolidation (seed 004)
+    ANSWERS,  # answer prompts (seeds 003, 004)
+)
+
+#: the model tasks of retrieval itself (seed 004's query expansion and reranking)
+RETRIEVAL_TASKS: tuple[TaskSpec, ...] = (expand_query.SPEC, rerank.SPEC)
+
+
+def register_tasks(specs: tuple[TaskSpec, ...]) -> None:
+    """Register tasks by name (again importing this module registers nothing twice)."""
+    for spec in specs:
+        try:
+            known = get_task(spec.name)
+        except Exception:  # not registered yet
+            register(spec)
+        else:
+            if known is not spec:
+                raise ValueError(f"two tasks are named {spec.name!r}")
+
+
+register_tasks((*RETRIEVAL_TASKS, *(spec for plugin in BUILTIN for spec in plugin.tasks)))

@@ -1,0 +1,1 @@
+"""The model tasks of retrieval: query expansion and reranking by the engine."""

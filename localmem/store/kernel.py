@@ -1,0 +1,223 @@
+"""The kernel of a store: the one place that writes, and what every mechanism works through.
+
+A :class:`Kernel` owns an open :class:`~localmem.store.store.Store`, its embedder and its config.
+It gives the layers above it:
+
+- :meth:`Kernel.writing`: the write rule, written once. Inside it, one lock and one DuckDB
+  transaction; BM25 postings in the same transaction; vectors into hnswlib after the commit;
+  on failure the in-memory postings reload. Units nest: an inner ``writing()`` joins the outer
+  one, so a mechanism's rows and the memories they touch commit together.
+- :attr:`Kernel.memories`: memory rows (add, update, delete, restore, purge, reads), embedding
+  through the cache of stored vectors.
+- :meth:`Kernel.run_jobs`: the durable job queue, run by the handlers the mechanisms register.
+- :class:`Hooks`: what mechanisms register to keep their own tables in step (a deleted
+  memory's mined data goes, a purge also clears what it evolved, a changed text is mined again).
+
+The facade (:class:`localmem.Memory`) builds a kernel and fills its hooks from the plugins it
+composes; the kernel itself knows no mechanism.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from localmem.config import Config
+from localmem.store.db import Database
+from localmem.store.jobs import Job
+from localmem.store.memories import Memories
+from localmem.store.unit import Write
+
+if TYPE_CHECKING:
+    from localmem.embed.base import Embedder
+    from localmem.store.store import Store
+
+log = logging.getLogger("localmem")
+
+#: what a background job of some kind runs: ``handler(kernel, job)``; it writes its results and
+#: marks the job done (``write.kernel.store.jobs.done``) inside one ``kernel.writing()`` unit
+JobHandler = Callable[["Kernel", Job], None]
+
+
+@dataclass
+class Hooks:
+    """What the mechanisms of a store ask the kernel to call.
+
+    Attributes:
+        on_delete: ``(write, memory_id)`` inside the unit that deletes or purges a memory: drop
+            the data derived from it.
+        before_purge: ``(kernel, memory_id)`` before a purge's unit: undo what the memory
+            changed elsewhere (in units of its own).
+        on_purge: ``(write, memory_id)`` inside a purge's unit, after ``on_delete``.
+        on_change: ``(kernel, memory_id, what)`` after a committed change a mechanism may want
+            to redo work for: ``what`` is ``"content"`` (its text changed) or ``"restore"``.
+        jobs: job kind -> handler.
+    """
+
+    on_delete: list[Callable[[Write, str], None]] = field(default_factory=list)
+    before_purge: list[Callable[[Kernel, str], None]] = field(default_factory=list)
+    on_purge: list[Callable[[Write, str], None]] = field(default_factory=list)
+    on_change: list[Callable[[Kernel, str, str], None]] = field(default_factory=list)
+    jobs: dict[str, JobHandler] = field(default_factory=dict)
+
+
+class HasKernel(Protocol):
+    """Anything that carries an open store's kernel (the facade :class:`localmem.Memory`)."""
+
+    kernel: Kernel
+
+
+def kernel_of(store: Kernel | HasKernel) -> Kernel:
+    """The kernel itself, or the kernel a facade carries (so a mechanism's public functions
+    take either ``memory`` or ``memory.kernel``)."""
+    return store if isinstance(store, Kernel) else store.kernel
+
+
+@dataclass(frozen=True)
+class JobsReport:
+    """What a run of background jobs did."""
+
+    done: int
+    failed: int
+    dropped: int
+    remaining: int
+
+
+class Kernel:
+    """An open store with its embedder, config, model engine and mechanism hooks.
+
+    Args:
+        store: the open store.
+        embedder: embeds memories and queries (the store's model).
+        config: the store's configuration.
+        engine: a model engine, or None to make one on first use with ``make_engine``.
+        make_engine: ``() -> engine or None``, called once when the engine is first needed.
+        hooks: the mechanisms' hooks and job handlers.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        config: Config,
+        *,
+        engine: Any = None,
+        make_engine: Callable[[], Any] | None = None,
+        hooks: Hooks | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.config = config
+        self.hooks = hooks or Hooks()
+        self.memories = Memories(self)
+        self._engine = engine
+        self._make_engine = make_engine
+        self._unit: Write | None = None
+        self._unit_owner: int | None = None
+        self._state: dict[str, Any] = {}
+
+    @property
+    def db(self) -> Database:
+        """The store's DuckDB connection (for the mechanisms' own data modules)."""
+        return self.store.db
+
+    @property
+    def folder(self) -> Path:
+        """The store folder."""
+        return self.store.folder
+
+    @property
+    def engine(self) -> Any:
+        """The model engine for model tasks, or None when only model-free ones are available."""
+        if self._engine is None:
+            self._engine = (self._make_engine() if self._make_engine else None) or False
+        return self._engine or None
+
+    def state(self, key: str, make: Callable[[], Any]) -> Any:
+        """A value a mechanism keeps for this open store (a miner with its caches), made once."""
+        with self.store.write_lock:
+            if key not in self._state:
+                self._state[key] = make()
+            return self._state[key]
+
+    # -- the write rule ---------------------------------------------------------------------
+    @contextmanager
+    def writing(self) -> Iterator[Write]:
+        """One unit of writing: lock, transaction, postings, then vectors after the commit.
+
+        Everything written inside commits together or not at all. A ``writing()`` inside
+        another (same thread) joins it: its vectors wait for the outer commit.
+        """
+        if self._unit is not None and self._unit_owner == threading.get_ident():
+            yield self._unit
+            return
+        with self.store.write_lock:
+            unit = Write(self)
+            self._unit, self._unit_owner = unit, threading.get_ident()
+            try:
+                try:
+                    with self.db.transaction():
+                        yield unit
+                except BaseException:
+                    self.store.lexical.rollback()  # its in-memory rows saw uncommitted postings
+                    raise
+                self._unit = self._unit_owner = None
+                unit.finish()
+            finally:
+                self._unit = self._unit_owner = None
+
+    # -- background jobs --------------------------------------------------------------------
+    def run_jobs(
+        self,
+        *,
+        kinds: Sequence[str] | None = None,
+        limit: int | None = None,
+        job_ids: Sequence[int] | None = None,
+    ) -> JobsReport:
+        """Run queued background jobs; a failure leaves its job retryable."""
+        handlers = self.hooks.jobs
+        queue = self.store.jobs
+        done = failed = dropped = 0
+        wanted = set(job_ids) if job_ids is not None else None
+        kinds = list(kinds) if kinds else None
+        while limit is None or done + failed + dropped < limit:
+            job = queue.claim(kinds) if wanted is None else queue.claim_ids(sorted(wanted))
+            if job is None:
+                break
+            if wanted is not None:
+                wanted.discard(job.id)
+            handler = handlers.get(job.kind)
+            if handler is None:
+                queue.fail(job.id, f"no handler for jobs of kind {job.kind!r}")
+                failed += 1
+                continue
+            try:
+                handler(self, job)
+            except Exception as exc:  # a job failing must not lose the others; it stays retryable
+                log.warning("job %s (%s) failed: %s", job.id, job.kind, exc)
+                queue.fail(job.id, f"{type(exc).__name__}: {exc}")
+                failed += 1
+                continue
+            status = queue.status(job.id)
+            if status == "running":  # the handler forgot to close it: it did its work
+                queue.done(job.id)
+            if status == "dropped":
+                dropped += 1
+            else:
+                done += 1
+        return JobsReport(done, failed, dropped, queue.pending(kinds))
+
+    def changed(self, memory_id: str, what: str) -> None:
+        """Tell the mechanisms a committed change happened (``content`` or ``restore``)."""
+        for hook in self.hooks.on_change:
+            hook(self, memory_id, what)
+
+    # -- closing ----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Save the index and release the store."""
+        self.store.close()

@@ -1,0 +1,140 @@
+"""One unit of writing: everything a change does to a store, committed together or not at all.
+
+A :class:`Write` is what :meth:`localmem.store.kernel.Kernel.writing` hands to the code inside
+it. SQL statements run on ``write.db`` inside the transaction; the BM25 postings are written in
+the same transaction (:meth:`index`, :meth:`unindex`); changes to the vector index are queued
+(:meth:`add_vectors`, :meth:`drop_vectors`) and applied only after the commit, because the
+hnswlib index cannot roll back (a crash between the two is repaired from DuckDB on open).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from localmem.store import records
+from localmem.store.db import Database, utcnow
+from localmem.store.records import NewMemory
+from localmem.types import embedding_text
+
+if TYPE_CHECKING:
+    from localmem.store.kernel import Kernel
+
+
+class Write:
+    """The open unit of writing (see :meth:`Kernel.writing`)."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.db: Database = kernel.db
+        self._vector_ops: list[tuple[str, list[int], np.ndarray | None]] = []
+        self._after: list[Callable[[], None]] = []
+
+    # -- memory rows ---------------------------------------------------------------------------
+    def insert(self, rows: Sequence[NewMemory], vectors: np.ndarray) -> datetime:
+        """Write new memories (labelled), their ADD history, postings and (after the commit)
+        vectors; returns the time they were stored."""
+        now = records.insert_memories(self.db, rows, vectors)
+        labels = [r.label for r in rows]
+        self.index(labels, [embedding_text(r.content, r.context) for r in rows])
+        self.add_vectors(labels, vectors)
+        return now
+
+    def soft_delete(
+        self, memory_id: str, label: int, *, actor: str, info: dict[str, Any] | None = None
+    ) -> None:
+        """Hide a memory: the row is marked deleted, its postings, mined data and pending jobs
+        go, a DELETE event is recorded and its vector leaves the index after the commit."""
+        self.db.execute(
+            "UPDATE memories SET deleted = true, updated_at = ?, "
+            "vec_seq = nextval('vec_seq') WHERE id = ?",
+            [utcnow(), memory_id],
+        )
+        self.unindex([label])
+        self.forget_derived(memory_id)
+        self.record(memory_id, "DELETE", actor=actor, info=info)
+        self.drop_vectors([label])
+
+    def forget_derived(self, memory_id: str) -> None:
+        """Data derived from a memory goes with it: each mechanism's (its delete hooks) and its
+        pending background jobs."""
+        for hook in self.kernel.hooks.on_delete:
+            hook(self, memory_id)
+        self.kernel.store.jobs.drop_for(memory_id, "memory deleted")
+
+    def record(
+        self,
+        memory_id: str,
+        event: str,
+        *,
+        field: str | None = None,
+        old: str | None = None,
+        new: str | None = None,
+        actor: str = "user",
+        info: dict[str, Any] | None = None,
+    ) -> None:
+        """Append one change to a memory's history."""
+        records.record_history(
+            self.db, memory_id, event, field=field, old=old, new=new, actor=actor, info=info
+        )
+
+    def enqueue(self, kind: str, memory_id: str | None = None, payload: dict | None = None) -> int:
+        """Queue a background job that commits with this unit; returns its id."""
+        return self.kernel.store.jobs.enqueue(kind, memory_id, payload)
+
+    # -- side indexes ---------------------------------------------------------------------------
+    def index(self, labels: Sequence[int], texts: Sequence[str]) -> None:
+        """BM25 postings for these memories (in this transaction)."""
+        self.kernel.store.lexical.add(list(labels), list(texts))
+
+    def unindex(self, labels: Sequence[int]) -> None:
+        """Remove these memories' postings (in this transaction)."""
+        self.kernel.store.lexical.remove(list(labels))
+
+    def add_vectors(self, labels: Sequence[int], vectors: np.ndarray) -> None:
+        """Put vectors in the index once the unit has committed."""
+        self._vector_ops.append(("add", [int(x) for x in labels], vectors))
+
+    def drop_vectors(self, labels: Sequence[int]) -> None:
+        """Take vectors out of the index once the unit has committed."""
+        self._vector_ops.append(("drop", [int(x) for x in labels], None))
+
+    def after_commit(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` once the unit has committed (and its vectors are in the index)."""
+        self._after.append(fn)
+
+    # -- the end of the unit (called by the kernel) ---------------------------------------------
+    def finish(self) -> None:
+        """After the commit: apply the queued vector changes, count them, run the callbacks."""
+        store = self.kernel.store
+        changed = 0
+        for op, labels, vectors in self._vector_ops:
+            if op == "add":
+                store.vectors.add(labels, vectors)
+            else:
+                store.vectors.mark_deleted(labels)
+            changed += len(labels)
+        if changed:
+            store.index_changed(changed)
+        for fn in self._after:
+            fn()
+
+
+def as_text(value: Any) -> str | None:
+    """A field value as history keeps it (ISO times, sorted JSON)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return as_json(value)
+    return str(value)
+
+
+def as_json(value: Any) -> str:
+    """JSON with sorted keys (how metadata is compared and kept in history)."""
+    return json.dumps(value, sort_keys=True)
