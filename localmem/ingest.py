@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from localmem.chunking import TextChunk, chunk_id, fixed_chunks, recursive_chunks, tokenizer_for
 from localmem.errors import InputError
-from localmem.store import records
+from localmem.store import memories, records
 from localmem.text import content_hash
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def ingest_file(
         records = []
         for number, record in _jsonl_records(text, report):
             try:
-                memory.kernel.memories.prepare(record, defaults)  # validate each line alone
+                memories.prepare(memory.kernel, record, defaults)  # validate each line alone
             except InputError as exc:
                 report.skipped += 1
                 report.errors.append(f"line {number}: {exc}")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from localmem import validate
 from localmem.errors import InputError, NotFoundError
-from localmem.store import records
+from localmem.store import memories, records
 from localmem.store.db import utcnow
 from localmem.store.kernel import HasKernel, Kernel, kernel_of
 from localmem.types import Session, Thought
@@ -139,7 +139,8 @@ def add_thought(
     for name, value in (("branch_from", branch_from), ("revises", revises)):
         if value is not None and value > count:
             raise InputError(f"{name}={value} but session {session.id} has {count} thought(s)")
-    prepared = kernel.memories.prepare(
+    prepared = memories.prepare(
+        kernel,
         {"content": content, "event_time": event_time, "metadata": metadata},
         {
             "kind": "thought",
@@ -161,7 +162,7 @@ def add_thought(
         )
         numbered.append(number)
 
-    item = kernel.memories.add([prepared], jobs=jobs, extra=insert_thought_row)[0]
+    item = memories.add(kernel, [prepared], jobs=jobs, extra=insert_thought_row)[0]
     return Thought(item, numbered[0], branch_id, branch_from, revises)
 
 
@@ -219,7 +220,7 @@ def thoughts(memory: Kernel | HasKernel, session_id: str) -> list[Thought]:
         "WHERE session_id = ? ORDER BY number",
         [session.id],
     )
-    items = kernel.memories.by_ids([r[0] for r in rows])
+    items = memories.by_ids(kernel, [r[0] for r in rows])
     return [
         Thought(items[r[0]], r[1], r[2], r[3], r[4])
         for r in rows

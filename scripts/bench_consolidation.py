@@ -25,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from localmem import Memory
-from localmem.cli.common import short
+from localmem.console import short
 from localmem.consolidation import sources_of
 from localmem.embed import make_embedder
 from localmem.experiments.locomo import CATEGORIES, ingest_conversation, load_locomo

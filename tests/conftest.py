@@ -10,6 +10,11 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+# every model task registered by name (the built-in mechanisms' and the experiments' judge),
+# as `localmem doctor` and the engine benchmark see them
+import localmem.experiments.judge
+import localmem.mechanisms  # noqa: F401
+
 
 @pytest.fixture(autouse=True, scope="session")
 def shared_embed_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:

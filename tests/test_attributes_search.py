@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from localmem import InputError
+from localmem.attributes import Attribute, Mined, miner_for
 from localmem.attributes import rows as attribute_rows
 from localmem.attributes.jobs import mine_now, queue_mining
-from localmem.attributes.mining import Attribute, Mined, miner_for
 from localmem.config import Config
 
 THOUGHTS = [

@@ -13,22 +13,27 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
-def _package_folders() -> set[str]:
-    found = set()
-    for init in (ROOT / "localmem").rglob("__init__.py"):
-        rel = init.parent.relative_to(ROOT)
-        found.add(".".join(rel.parts))
-    for init in (ROOT / "tui").rglob("__init__.py"):
-        rel = init.parent.relative_to(ROOT / "tui")
-        found.add(".".join(("localmem", "tui", *rel.parts)))
-    return found
+def test_every_data_file_of_the_package_is_shipped():
+    """Files the library reads at run time (migrations, label sets, experiment data, styles)
+    match a package-data pattern, so a non-editable install has them too."""
+    from fnmatch import fnmatch
 
-
-def test_every_package_is_listed_in_pyproject():
-    listed = set(
-        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
-    )
-    assert _package_folders() <= listed, sorted(_package_folders() - listed)
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"
+    ]["localmem"]
+    package = ROOT / "localmem"
+    data = [
+        p.relative_to(package).as_posix()
+        for p in package.rglob("*")
+        if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts
+    ]
+    assert data, "the package has data files"
+    unshipped = [
+        f
+        for f in data
+        if not any(fnmatch(f, pat) or fnmatch(f, pat.removeprefix("**/")) for pat in patterns)
+    ]
+    assert unshipped == []
 
 
 def test_torch_is_pinned_to_the_cpu_wheel():
@@ -39,4 +44,4 @@ def test_torch_is_pinned_to_the_cpu_wheel():
 def test_tui_imports_as_localmem_tui():
     import localmem.tui
 
-    assert Path(localmem.tui.__file__).parent == ROOT / "tui"
+    assert Path(localmem.tui.__file__).parent == ROOT / "localmem" / "tui"

@@ -298,8 +298,9 @@ def test_ingest_a_file_with_progress_in_a_worker(memory, tmp_path):
 
 
 def test_an_experiment_runs_in_a_worker_with_progress_and_output(memory, monkeypatch):
-    from localmem.cli import experiment
-    from localmem.cli.common import Progress
+    from localmem.console import Progress
+    from localmem.experiments.command import Experiment
+    from localmem.experiments.registry import EXPERIMENTS
 
     seen = {}
 
@@ -314,9 +315,7 @@ def test_an_experiment_runs_in_a_worker_with_progress_and_output(memory, monkeyp
         print(f"toy experiment did {args.steps} steps")
         return 0
 
-    monkeypatch.setitem(
-        experiment.EXPERIMENTS, "toy", experiment.Experiment("a toy", configure, run)
-    )
+    monkeypatch.setitem(EXPERIMENTS, "toy", Experiment("a toy", configure, run))
 
     async def scenario(pilot):
         app = pilot.app

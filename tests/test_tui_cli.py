@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from localmem.cli import main
-from localmem.cli.common import CommandError
 from localmem.cli.tui import choose_store
+from localmem.console import CommandError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,10 +52,11 @@ def test_the_stylesheet_ships_with_the_package():
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
+    from importlib.resources import files
 
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert "*.tcss" in data["tool"]["setuptools"]["package-data"]["localmem.tui"]
-    assert (ROOT / "tui" / "localmem.tcss").exists()
+    assert "**/*.tcss" in data["tool"]["setuptools"]["package-data"]["localmem"]
+    assert files("localmem.tui").joinpath("localmem.tcss").is_file()
 
 
 @pytest.mark.slow

@@ -18,6 +18,7 @@ from localmem.attributes import rows
 from localmem.attributes.mined import Mined
 from localmem.attributes.mining import miner_for
 from localmem.errors import InputError
+from localmem.store import memories
 from localmem.store.kernel import HasKernel, Kernel, kernel_of
 
 if TYPE_CHECKING:
@@ -85,8 +86,8 @@ def mine_job(kernel: Kernel, job: Job) -> None:
 def mine_now(memory: Kernel | HasKernel, memory_id: str, *, miner: str | None = None) -> Mined:
     """Mine one memory right away (no job) and store the result; returns it."""
     kernel = kernel_of(memory)
-    item = kernel.memories.get(memory_id)
-    stored = kernel.memories.vector(item.id)
+    item = memories.get(kernel, memory_id)
+    stored = memories.stored_vector(kernel, item.id)
     vector = stored if stored is not None and not item.context else None
     mined = miner_for(kernel, miner).mine(item.content, vector=vector)
     with kernel.writing() as write:

@@ -28,7 +28,7 @@ from localmem.cli import (
     sessions,
     tui,
 )
-from localmem.cli.common import CommandError, fail
+from localmem.console import CommandError, fail
 from localmem.errors import LocalMemError
 
 #: command modules, in the order their commands appear in --help

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from localmem.cli.common import Progress, open_memory, print_json, store_options, store_path
+from localmem.console import Progress, open_memory, print_json, store_options, store_path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,7 +60,7 @@ def doctor_report(path) -> dict:
     """Everything `localmem doctor` checks, as data (the TUI status screen shows it too)."""
     from localmem.config import CONFIG_FILE, Config
     from localmem.errors import LocalMemError
-    from localmem.maintenance import check_store
+    from localmem.store.maintenance import check_store
 
     report: dict = {"store": str(path), "checks": []}
 
@@ -140,7 +140,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_reembed(args: argparse.Namespace) -> int:
     """localmem reembed"""
     from localmem.config import EmbedderConfig
-    from localmem.maintenance import reembed
+    from localmem.store.maintenance import reembed
 
     result = reembed(
         store_path(args),

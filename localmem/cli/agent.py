@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from localmem.cli.common import CommandError, open_memory, print_json, short, store_options
+from localmem.console import CommandError, open_memory, print_json, short, store_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from localmem.cli.common import CommandError, Progress, open_memory, print_json, store_options
+from localmem.console import CommandError, Progress, open_memory, print_json, store_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:

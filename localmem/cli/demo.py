@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from localmem.cli.common import open_memory, short, store_options
+from localmem.console import open_memory, short, store_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from localmem.cli.common import CommandError, open_memory, print_json, short, store_options
 from localmem.cli.memories import SHOW_SECTIONS
+from localmem.console import CommandError, open_memory, print_json, short, store_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:

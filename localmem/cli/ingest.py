@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from localmem.cli.common import Progress, open_memory, print_json, store_options
+from localmem.console import Progress, open_memory, print_json, store_options
 from localmem.types import KINDS
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from localmem.cli.common import (
+from localmem.console import (
     CommandError,
     open_memory,
     print_json,

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from localmem.cli.common import print_json, store_options, store_path
+from localmem.console import print_json, store_options, store_path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -70,7 +70,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     """localmem models [list | verify PATH]"""
     if args.action == "verify" or args.path:
         if not args.path:
-            from localmem.cli.common import CommandError
+            from localmem.console import CommandError
 
             raise CommandError("models verify needs the path of a GGUF file")
         return _verify(Path(args.path), load=args.load, as_json=args.json)

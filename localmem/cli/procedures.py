@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from localmem.cli import memories
-from localmem.cli.common import CommandError, open_memory, print_json, short, store_options
+from localmem.console import CommandError, open_memory, print_json, short, store_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from localmem.cli.common import CommandError, open_memory, print_json, short, store_options
+from localmem.console import CommandError, open_memory, print_json, short, store_options
 from localmem.retrieval.options import EXPANSIONS, FUSIONS, MODES, RERANKERS, STRATEGIES
 from localmem.types import KINDS, LEVELS
 

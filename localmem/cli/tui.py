@@ -6,9 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from localmem.cli.common import CommandError
-
-DB_FILE = "localmem.duckdb"
+from localmem.console import CommandError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,20 +66,10 @@ def choose_store(store: str | None, *, demo: bool) -> tuple[Path, bool, list[str
 
 
 def _is_empty(path: Path) -> bool:
-    if not (path / DB_FILE).exists():
-        return True
-    import duckdb
+    from localmem.memory import Memory
 
-    try:  # read-only peek; a store another process holds open is not empty for our purpose
-        con = duckdb.connect(str(path / DB_FILE), read_only=True)
-    except duckdb.Error:
-        return False
-    try:
-        return con.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
-    except duckdb.Error:
-        return False
-    finally:
-        con.close()
+    # a store another process holds open (None) is not empty for our purpose
+    return Memory.peek_count(path) == 0
 
 
 def cmd_tui(args: argparse.Namespace) -> int:

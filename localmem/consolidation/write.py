@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from localmem.consolidation.model import DERIVED_FROM, META_KEY, SUPERSEDES, Source
 from localmem.consolidation.plan import Plan
+from localmem.store import memories
 from localmem.store.db import Database, utcnow
 from localmem.types import embedding_text
 
@@ -58,7 +59,7 @@ def write_plan(
             "metadata": {META_KEY: info},
             **scope,
         }
-        rows.append(replace(kernel.memories.prepare(item), id=f.id))
+        rows.append(replace(memories.prepare(kernel, item), id=f.id))
     for d in plan.meta:
         info = {"run": run_id, "key": d.key, "pattern": d.kind, "subject": d.subject}
         item = {
@@ -68,7 +69,7 @@ def write_plan(
             "metadata": {META_KEY: info},
             **scope,
         }
-        rows.append(replace(kernel.memories.prepare(item), id=meta_ids[d.key]))
+        rows.append(replace(memories.prepare(kernel, item), id=meta_ids[d.key]))
     replaced = {m.key: m for m in plan.replaced}
 
     def write_rest(write: Write, _: list[NewMemory]) -> None:
@@ -114,7 +115,7 @@ def write_plan(
 
     if rows:
         vectors = _vectors(kernel, plan, rows)
-        kernel.memories.add(rows, extra=write_rest, vectors=vectors)
+        memories.add(kernel, rows, extra=write_rest, vectors=vectors)
     else:
         with kernel.writing() as write:
             write_rest(write, [])

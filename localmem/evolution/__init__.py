@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from localmem.errors import LocalMemError
 from localmem.evolution.job import KIND
-from localmem.evolution.steps import Step, steps_of, steps_on
+from localmem.evolution.steps import Step, Totals, steps_of, steps_on
+from localmem.evolution.steps import totals as steps_totals
 from localmem.evolution.undo import ContextVersion, context_versions, revert
+from localmem.store import memories
 from localmem.store.kernel import HasKernel, JobsReport, Kernel, kernel_of
-from localmem.store.links import Link, links_of
+from localmem.store.links import EVOLUTION, Link, links_of, pairs
 
 
 def evolve(memory: Kernel | HasKernel, memory_id: str) -> list[Step]:
@@ -27,7 +29,7 @@ def evolve(memory: Kernel | HasKernel, memory_id: str) -> list[Step]:
     A memory that has evolved others before is not evolved again (its steps are returned).
     """
     kernel = kernel_of(memory)
-    item = kernel.memories.get(memory_id)
+    item = memories.get(kernel, memory_id)
     if not steps_of(kernel.db, item.id):
         with kernel.writing() as write:
             job_id = write.enqueue(KIND, item.id, {})
@@ -41,6 +43,25 @@ def evolve(memory: Kernel | HasKernel, memory_id: str) -> list[Step]:
     return steps_of(kernel.db, item.id)
 
 
+def queue(memory: Kernel | HasKernel, memory_ids: list[str]) -> list[int]:
+    """Queue an ``evolve`` job for each memory (as ``add(..., evolve=True)`` does in deferred
+    mode); returns the job ids."""
+    kernel = kernel_of(memory)
+    with kernel.writing() as write:
+        return [write.enqueue(KIND, mid, {}) for mid in memory_ids]
+
+
+def totals(memory: Kernel | HasKernel, *, rewrites: int = 3) -> Totals:
+    """What evolution did in the store: steps by status, tokens, implementations, and the first
+    ``rewrites`` contexts it wrote."""
+    return steps_totals(kernel_of(memory).db, rewrites=rewrites)
+
+
+def links_between(memory: Kernel | HasKernel) -> list[tuple[str, str]]:
+    """(new memory, older memory) of every link evolution made."""
+    return pairs(kernel_of(memory).db, kind=EVOLUTION)
+
+
 def run_pending(memory: Kernel | HasKernel, *, limit: int | None = None) -> JobsReport:
     """Run the queued evolution jobs (``localmem evolve --pending``)."""
     return kernel_of(memory).run_jobs(kinds=[KIND], limit=limit)
@@ -49,7 +70,7 @@ def run_pending(memory: Kernel | HasKernel, *, limit: int | None = None) -> Jobs
 def links(memory: Kernel | HasKernel, memory_id: str) -> list[Link]:
     """Every link touching a memory (either end), newest first."""
     kernel = kernel_of(memory)
-    return links_of(kernel.db, kernel.memories.get(memory_id, include_deleted=True).id)
+    return links_of(kernel.db, memories.get(kernel, memory_id, include_deleted=True).id)
 
 
 __all__ = [
@@ -57,11 +78,15 @@ __all__ = [
     "ContextVersion",
     "Link",
     "Step",
+    "Totals",
     "context_versions",
     "evolve",
     "links",
+    "links_between",
+    "queue",
     "revert",
     "run_pending",
     "steps_of",
     "steps_on",
+    "totals",
 ]

@@ -26,7 +26,7 @@ from localmem.evolution.keyphrases import (
     stems_of,
 )
 from localmem.evolution.neighbours import find_neighbours
-from localmem.store import records
+from localmem.store import memories, records
 from localmem.store.links import add_link
 from localmem.types import MemoryItem, embedding_text
 
@@ -69,7 +69,7 @@ def handle_evolve_job(kernel: Kernel, job: Job) -> None:
 
 def _live(kernel: Kernel, memory_id: str) -> MemoryItem | None:
     """A memory that exists and is not deleted (else None)."""
-    item = kernel.memories.by_ids([memory_id]).get(memory_id)
+    item = memories.by_ids(kernel, [memory_id]).get(memory_id)
     return None if item is None or item.deleted else item
 
 
@@ -198,7 +198,8 @@ def _apply(
     def within_update() -> None:
         write_rest(records.latest_history_id(db, neighbour.id, event="EVOLVE"))
 
-    kernel.memories.update(
+    memories.update(
+        kernel,
         neighbour.id,
         context=decision.context,
         actor=ACTOR,

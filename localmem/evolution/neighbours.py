@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from localmem.store import records
+from localmem.store import memories, records
 from localmem.store.vectors import exact_search
 from localmem.types import MemoryItem
 
@@ -21,7 +21,7 @@ def memory_vector(kernel: Kernel, item: MemoryItem) -> np.ndarray | None:
     try:
         return kernel.store.vectors.get([item.label])[0]
     except KeyError:
-        return kernel.memories.vector(item.id)
+        return memories.stored_vector(kernel, item.id)
 
 
 def find_neighbours(
@@ -55,5 +55,5 @@ def find_neighbours(
         mask = np.fromiter((x in keep for x in labels.tolist()), bool, len(labels))
         labels, sims = labels[mask][:k], sims[mask][:k]
     chosen = [(int(x), float(s)) for x, s in zip(labels, sims, strict=True) if s >= min_similarity]
-    items = kernel.memories.by_labels([x for x, _ in chosen])
+    items = memories.by_labels(kernel, [x for x, _ in chosen])
     return [(items[x], s) for x, s in chosen if x in items]

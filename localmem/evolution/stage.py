@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from localmem.retrieval.context import Candidate
+from localmem.store import memories
 from localmem.store.links import linked_ids
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def links_stage(ctx: SearchContext) -> dict | None:
     rows = linked_ids(ctx.kernel.db, list(label_of_id))
     if not rows:
         return {"expanded": len(top), "links": 0, "added": 0, "raised": 0}
-    others = ctx.kernel.memories.by_ids(sorted({other for _, other, _ in rows}))
+    others = memories.by_ids(ctx.kernel, sorted({other for _, other, _ in rows}))
     allowed = None if ctx.allowed is None else set(ctx.allowed.tolist())
     neighbours: dict[int, list[tuple[int, float]]] = {}
     for src_id, other_id, weight in rows:

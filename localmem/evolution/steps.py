@@ -133,3 +133,38 @@ def record(
             step.neighbour,
         ],
     )
+
+
+@dataclass(frozen=True)
+class Totals:
+    """What evolution did in a store: steps by status, model tokens, who decided, and the
+    first rewrites with the context each step wrote."""
+
+    steps: dict[str, int]
+    tokens: int
+    served_by: list[str]
+    rewrites: list[tuple[str, str, str | None]]  # (new memory, neighbour, context written)
+
+
+def totals(db: Database, *, rewrites: int = 3) -> Totals:
+    """Totals over every evolution step of a store."""
+    steps = {
+        str(k): int(v)
+        for k, v in db.fetchall("SELECT status, count(*) FROM evolution_steps GROUP BY 1")
+    }
+    tokens = int(
+        db.scalar("SELECT coalesce(sum(prompt_tokens + completion_tokens), 0) FROM evolution_steps")
+    )
+    served = sorted(
+        r[0]
+        for r in db.fetchall(
+            "SELECT DISTINCT served_by FROM evolution_steps WHERE served_by IS NOT NULL"
+        )
+    )
+    rows = db.fetchall(  # the context as each step wrote it (later steps add more)
+        "SELECT s.source, s.neighbour, h.new_value FROM evolution_steps s "
+        "JOIN history h ON h.id = s.history_id WHERE s.status = 'updated' "
+        "ORDER BY s.planned_at, s.rank LIMIT ?",
+        [rewrites],
+    )
+    return Totals(steps, tokens, served, [(r[0], r[1], r[2]) for r in rows])

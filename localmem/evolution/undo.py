@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from localmem.errors import InputError
 from localmem.evolution import steps
-from localmem.store import records
+from localmem.store import memories, records
 from localmem.store.kernel import HasKernel, Kernel, kernel_of
 from localmem.store.links import remove_link
 
@@ -34,8 +34,8 @@ class ContextVersion:
 
 
 def _context_events(kernel: Kernel, memory_id: str) -> tuple[MemoryItem, list[HistoryEvent]]:
-    item = kernel.memories.get(memory_id)
-    events = [e for e in kernel.memories.history(item.id) if e.field == "context"]
+    item = memories.get(kernel, memory_id)
+    events = [e for e in memories.history(kernel, item.id) if e.field == "context"]
     return item, events
 
 
@@ -43,7 +43,7 @@ def context_versions(memory: Kernel | HasKernel, memory_id: str) -> list[Context
     """The context as added, then after every change, oldest first."""
     kernel = kernel_of(memory)
     item, events = _context_events(kernel, memory_id)
-    added = next(e for e in kernel.memories.history(item.id) if e.event == "ADD")
+    added = next(e for e in memories.history(kernel, item.id) if e.event == "ADD")
     first = events[0].old_value if events else item.context
     out = [ContextVersion(0, first, "ADD", added.id, added.actor, added.at, {})]
     for n, e in enumerate(events, start=1):
@@ -92,7 +92,8 @@ def revert(
             remove_link(db, source, item.id)
             steps.mark_reverted(db, source, item.id)
 
-    return kernel.memories.update(
+    return memories.update(
+        kernel,
         item.id,
         context=target if target is not None else "",
         actor=actor,
@@ -113,7 +114,7 @@ def forget_source(kernel: Kernel, memory_id: str) -> list[str]:
     db = kernel.db
     left = []
     for neighbour, history_id in steps.rewrites_by(db, memory_id):
-        item = kernel.memories.by_ids([neighbour]).get(neighbour)
+        item = memories.by_ids(kernel, [neighbour]).get(neighbour)
         latest = records.latest_history_id(db, neighbour, field="context")
         if item is None or item.deleted or latest != history_id:
             left.append(neighbour)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from localmem.config import Config, ConversationConfig, EmbedderConfig, EngineConfig
 from localmem.errors import InputError
 
 PUBLISHED_CHUNKINGS = ("fixed_256", "fixed_1024", "recursive_512")
@@ -189,3 +190,56 @@ def reciprocal_rank(flags: Sequence[bool], k: int) -> float:
     """1/rank of the first relevant item within the first ``k`` (0 when none)."""
     rank = first_relevant(flags[:k])
     return 1.0 / rank if rank else 0.0
+
+
+def build_store(
+    folder: Path,
+    source: str,
+    cfg: Any,
+    articles: Sequence[Article],
+    published: Sequence[PublishedChunk],
+    embedder: Any,
+) -> Any:
+    """A store of the corpus: the published chunks as they are (``source="published"``), or
+    the articles chunked with ``cfg``'s strategy, size and overlap (``"ours"``)."""
+    from localmem.ingest import ingest_document
+    from localmem.memory import Memory
+
+    config = Config(
+        embedder=EmbedderConfig(model=embedder.config.model)
+        if hasattr(embedder, "config")
+        else EmbedderConfig(),
+        engine=EngineConfig(kind="none"),  # the experiment passes its engine to the agent
+        conversation=ConversationConfig(phenomena=tuple(a.title for a in articles)),
+    )
+    mem = Memory.open(folder, config=config, embedder=embedder)
+    if source == "published":
+        mem.add_many(
+            [
+                {
+                    "content": c.text,
+                    "kind": "chunk",
+                    "metadata": {
+                        "chunk_id": c.id,
+                        "title": c.title,
+                        "source": c.title,
+                        "start": c.span.start,
+                        "end": c.span.end,
+                        "tokens": mem.embedder.count_tokens(c.text),
+                    },
+                }
+                for c in published
+            ]
+        )
+        return mem
+    for art in articles:
+        ingest_document(
+            mem,
+            art.content,
+            source=art.file,
+            chunker=cfg.strategy,
+            chunk_tokens=cfg.size,
+            overlap_tokens=cfg.overlap,
+            title=art.title,
+        )
+    return mem

@@ -218,48 +218,32 @@ def run_session(
         if judge is not None:
             for cond in conditions.values():
                 cond.judged = _judge(judge, session, cond)
-        db = test_mem.store.db
-        counts = dict(db.fetchall("SELECT status, count(*) FROM evolution_steps GROUP BY 1"))
-        tokens = int(
-            db.scalar(
-                "SELECT coalesce(sum(prompt_tokens + completion_tokens), 0) FROM evolution_steps"
-            )
-        )
-        served = sorted(
-            r[0]
-            for r in db.fetchall(
-                "SELECT DISTINCT served_by FROM evolution_steps WHERE served_by IS NOT NULL"
-            )
-        )
+        from localmem import evolution
+
+        done = evolution.totals(test_mem)
         items = test_mem.get_many(list(test_ids))
         ctx_tokens = mean(
             test_mem.embedder.count_tokens(i.context) if i.context else 0 for i in items
         )
-        link_rows = db.fetchall("SELECT src, dst FROM links WHERE kind = 'evolution'")
         links = {
             tuple(sorted((test_ids[a], test_ids[b])))
-            for a, b in link_rows
+            for a, b in evolution.links_between(test_mem)
             if a in test_ids and b in test_ids
         }
-        examples = []
-        for row in db.fetchall(  # the context as each step wrote it (later steps add more)
-            "SELECT s.source, s.neighbour, h.new_value FROM evolution_steps s "
-            "JOIN history h ON h.id = s.history_id WHERE s.status = 'updated' "
-            "ORDER BY s.planned_at, s.rank LIMIT 3"
-        ):
-            examples.append(
-                {
-                    "new": f"{test_ids[row[0]]}. {texts[test_ids[row[0]] - 1]}",
-                    "neighbour": f"{test_ids[row[1]]}. {texts[test_ids[row[1]] - 1]}",
-                    "context": row[2] or "",
-                }
-            )
+        examples = [
+            {
+                "new": f"{test_ids[src]}. {texts[test_ids[src] - 1]}",
+                "neighbour": f"{test_ids[dst]}. {texts[test_ids[dst] - 1]}",
+                "context": context or "",
+            }
+            for src, dst, context in done.rewrites
+        ]
         return SessionRun(
             session,
             conditions,
-            {str(k_): int(v) for k_, v in counts.items()},
-            tokens,
-            served,
+            done.steps,
+            done.tokens,
+            done.served_by,
             evolved_adds,
             plain_ms,
             evolve_ms,

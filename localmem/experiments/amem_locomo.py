@@ -40,14 +40,13 @@ VARIANTS = {"evolved": {}, "links-only": {"rewrite_context": False}}
 
 def evolve_all(memory: Memory, *, progress: Callable[[int, int], None] | None = None) -> dict:
     """Evolve every memory of a store in the order they were added; returns counts and time."""
+    from localmem import evolution
     from localmem.evolution import KIND
 
-    db = memory.store.db
-    ids = [r[0] for r in db.fetchall("SELECT id FROM memories ORDER BY label")]
+    everything = memory.list(limit=memory.count() + 1, include_deleted=True)
+    ids = [item.id for item in sorted(everything, key=lambda item: item.label)]
     t0 = time.perf_counter()
-    with db.transaction():  # as `add_many(..., evolve=True)` in deferred mode queues them
-        for mid in ids:
-            memory.store.jobs.enqueue(KIND, mid, {})
+    evolution.queue(memory, ids)  # as `add_many(..., evolve=True)` queues them when deferred
     done = 0
     while done < len(ids):
         report = memory.run_jobs(kinds=[KIND], limit=25)
@@ -59,15 +58,12 @@ def evolve_all(memory: Memory, *, progress: Callable[[int, int], None] | None = 
         if report.done + report.dropped == 0:
             break
     seconds = time.perf_counter() - t0
-    counts = dict(
-        memory.store.db.fetchall("SELECT status, count(*) FROM evolution_steps GROUP BY 1")
-    )
     return {
         "memories": len(ids),
         "seconds": seconds,
         "ms_per_memory": 1000 * seconds / max(len(ids), 1),
-        "steps": {str(k): int(v) for k, v in counts.items()},
-        "links": int(memory.store.db.scalar("SELECT count(*) FROM links")),
+        "steps": evolution.totals(memory).steps,
+        "links": memory.stats()["links"],
     }
 
 

@@ -16,6 +16,7 @@ from localmem.experiments.judge_overlap import judge_by_overlap
 from localmem.llm.base import Message
 from localmem.llm.schema import JSON_ONLY, LINE, TaskInput, TaskOutput
 from localmem.llm.tasks import TaskContext, TaskSpec
+from localmem.mechanisms import register_tasks
 
 VERSION = 1
 
@@ -76,3 +77,5 @@ SPEC = TaskSpec(
     max_tokens=200,
     example=example,
 )
+
+register_tasks((SPEC,))  # by name too, so `localmem doctor` lists it with every other task

@@ -1,7 +1,7 @@
 """Reporting the LoCoMo benchmark: markdown tables and a plot from :func:`run_retrieval` results.
 
 Pure functions of the JSON-ready results of :mod:`localmem.experiments.locomo_bench` (the plot
-writes a PNG with matplotlib, imported only when called).
+writes a PNG with matplotlib when it is installed).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from localmem.experiments.locomo import CATEGORIES
+from localmem.experiments.plots import pyplot, skipped
 from localmem.experiments.retrieval import category_label
 
 
@@ -105,13 +106,13 @@ def answers_markdown(summary: dict[str, dict[str, float]], served_by: str) -> st
     return "\n".join(lines)
 
 
-def plot(results: dict[str, Any], path: str) -> None:
+def plot(results: dict[str, Any], path: str) -> bool:
     """R@10 per category for each configuration (grouped bars), and each configuration's search
-    latency p50 / p95 beside it (PNG)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    latency p50 / p95 beside it (PNG); False when matplotlib is missing (nothing drawn)."""
+    plt = pyplot()
+    if plt is None:
+        skipped(f"the plot {path}")
+        return False
 
     summaries = results["summaries"]
     groups = [g for g in ("1", "2", "3", "4", "overall") if g in next(iter(summaries.values()))]
@@ -143,6 +144,7 @@ def plot(results: dict[str, Any], path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return True
 
 
 def _row(cells: Sequence[str]) -> str:

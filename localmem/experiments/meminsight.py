@@ -194,14 +194,14 @@ def _ingest(memory: Memory, session: dict[str, Any]) -> tuple[str, dict[str, int
 def axis_agreement(memory: Memory, sessions, *, miner: str) -> dict[str, dict[str, float]]:
     """How often the query's main value of each axis matches a thought's, for the relevant and
     the other thoughts (an axis helps a filter only when the first is far above the second)."""
-    from localmem.attributes import store
+    from localmem import attributes
     from localmem.attributes.mining import miner_for
     from localmem.attributes.normalise import overlap
 
     m = miner_for(memory, miner)
     counts: dict[str, dict[str, list[float]]] = {}
     for session, numbers in sessions:
-        stored = store.read(memory.store.db, list(numbers))
+        stored = attributes.stored(memory, list(numbers))
         for q in session["queries"]:
             qm = m.mine(q["text"], query=True)
             for mid, number in numbers.items():

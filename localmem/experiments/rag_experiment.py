@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from localmem.config import Config, ConversationConfig, EmbedderConfig, EngineConfig
+from localmem.config import EmbedderConfig
 from localmem.errors import InputError
 from localmem.experiments.agentmemory import (
-    Article,
     EvalQuestion,
     PublishedChunk,
     Span,
+    build_store,
     gold_spans,
     hit_rate,
     load_corpus,
@@ -204,7 +204,7 @@ def run_experiment(
                     continue
                 key = (source, cfg.strategy, cfg.size, cfg.overlap, cfg.embedder)
                 if key not in stores:
-                    stores[key] = _build_store(
+                    stores[key] = build_store(
                         work / "-".join(map(str, key)),
                         source,
                         cfg,
@@ -281,57 +281,6 @@ def _skipped(cfg: RagConfig, source: str) -> Run:
         skipped="no second local sentence-transformers model on this machine "
         "(pass --second-model PATH)",
     )
-
-
-def _build_store(
-    folder: Path,
-    source: str,
-    cfg: RagConfig,
-    articles: Sequence[Article],
-    published: Sequence[PublishedChunk],
-    embedder: Any,
-) -> Any:
-    from localmem.ingest import ingest_document
-    from localmem.memory import Memory
-
-    config = Config(
-        embedder=EmbedderConfig(model=embedder.config.model)
-        if hasattr(embedder, "config")
-        else EmbedderConfig(),
-        engine=EngineConfig(kind="none"),  # the experiment passes its engine to the agent
-        conversation=ConversationConfig(phenomena=tuple(a.title for a in articles)),
-    )
-    mem = Memory.open(folder, config=config, embedder=embedder)
-    if source == "published":
-        mem.add_many(
-            [
-                {
-                    "content": c.text,
-                    "kind": "chunk",
-                    "metadata": {
-                        "chunk_id": c.id,
-                        "title": c.title,
-                        "source": c.title,
-                        "start": c.span.start,
-                        "end": c.span.end,
-                        "tokens": mem.embedder.count_tokens(c.text),
-                    },
-                }
-                for c in published
-            ]
-        )
-        return mem
-    for art in articles:
-        ingest_document(
-            mem,
-            art.content,
-            source=art.file,
-            chunker=cfg.strategy,
-            chunk_tokens=cfg.size,
-            overlap_tokens=cfg.overlap,
-            title=art.title,
-        )
-    return mem
 
 
 def _run(

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from localmem.experiments.plots import pyplot, skipped
+
 SERIES = (
     ("published", "published (OpenAI emb. + GPT-4o)"),
     ("ours:published", "ours: published chunks"),
@@ -165,11 +167,7 @@ def _bars(ax: Any, table: Sequence[dict], labels: list[str], metric: str, title:
 
 def plot_experiment(results: dict[str, Any], experiment: str, path: str | Path) -> Path:
     """Hit@k, MRR, similarity and latency of one experiment's configurations."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     k = results["settings"]["k"]
     table = [r for r in rows(results) if r["experiment"] == experiment]
     labels = list(dict.fromkeys(r["label"] for r in table))
@@ -199,11 +197,7 @@ def plot_experiment(results: dict[str, Any], experiment: str, path: str | Path) 
 
 def plot_summary(results: dict[str, Any], path: str | Path) -> Path:
     """The summary table (every configuration and series) as an image."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     k = results["settings"]["k"]
     names = {"published": "published", "ours:published": "ours/pub. chunks", "ours:ours": "ours"}
     table = rows(results)
@@ -235,7 +229,10 @@ def plot_summary(results: dict[str, Any], path: str | Path) -> Path:
 
 
 def write_plots(results: dict[str, Any], folder: str | Path) -> list[Path]:
-    """Every plot of the results into ``folder``."""
+    """Every plot of the results into ``folder`` (none without matplotlib)."""
+    if pyplot() is None:
+        skipped("the plots")
+        return []
     folder = Path(folder)
     made = [
         plot_experiment(results, exp, folder / PLOT_FILES[exp])

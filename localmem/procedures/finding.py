@@ -39,7 +39,7 @@ def matches(
     validate.positive_int(k, "k", maximum=1000)
     wanted = task_type_of(kernel, task, task_type)
     db = kernel.db
-    if not db.scalar("SELECT count(*) FROM procedures WHERE status = 'active'"):
+    if not rows.active_count(db):
         return []
     cfg = kernel.config.procedures
     hits = search(

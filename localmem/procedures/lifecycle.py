@@ -15,6 +15,7 @@ from localmem import sessions, validate
 from localmem.errors import InputError
 from localmem.procedures import abstraction, rows, scoring
 from localmem.procedures.model import LEVELS, Procedure, RecordResult
+from localmem.store import memories
 from localmem.store.db import utcnow
 
 if TYPE_CHECKING:
@@ -73,7 +74,8 @@ def create(
     """Store a draft: the trigger memory, the procedure, its first version and a CREATE event,
     in one transaction (``on_write(procedure_id)`` runs inside it)."""
     pid = "p_" + secrets.token_hex(6)
-    prepared = kernel.memories.prepare(
+    prepared = memories.prepare(
+        kernel,
         {"content": draft.trigger, "metadata": {"procedure_id": pid, "task_type": draft.task_type}},
         {"kind": "procedure", "level": "semantic", "user_id": user_id, "agent_id": agent_id},
     )
@@ -98,7 +100,7 @@ def create(
         if on_write:
             on_write(pid)
 
-    kernel.memories.add([prepared], extra=write_rows)
+    memories.add(kernel, [prepared], extra=write_rows)
     return rows.get(db, pid)
 
 
@@ -138,11 +140,7 @@ def record(
     )
     with kernel.writing():
         now = utcnow()
-        db.execute(
-            "UPDATE procedures SET use_count = ?, success_count = ?, failure_count = ?, "
-            "last_used = ?, updated_at = ? WHERE id = ?",
-            [uses, wins, uses - wins, now, now, proc.id],
-        )
+        rows.set_counts(db, proc.id, uses=uses, successes=wins, used_at=now)
         info = {
             "task": task,
             "session_id": session_id,
@@ -184,17 +182,14 @@ def revise(kernel: Kernel, proc: Procedure, revision: abstraction.Revision) -> i
         served_by=revision.served_by,
         now=now,
     )
-    db.execute(
-        "UPDATE procedures SET steps = ?::JSON, caveats = ?::JSON, version = ?, served_by = ?, "
-        "updated_at = ? WHERE id = ?",
-        [
-            _json(list(revision.steps)),
-            _json(caveats) if caveats else None,
-            version,
-            revision.served_by,
-            now,
-            proc.id,
-        ],
+    rows.set_version(
+        db,
+        proc.id,
+        version,
+        steps=revision.steps,
+        caveats=caveats,
+        served_by=revision.served_by,
+        now=now,
     )
     info = {"reason": revision.diagnosis, "served_by": revision.served_by}
     rows.insert_event(db, proc.id, "REVISE", version, info={**info, "tokens": revision.tokens})
@@ -217,18 +212,14 @@ def restore(kernel: Kernel, procedure_id: str, *, reset_counts: bool = False) ->
     proc = rows.get(db, procedure_id)
     if not proc.retired and not reset_counts:
         return proc
-    if kernel.memories.vector(proc.memory_id) is None:
+    if memories.stored_vector(kernel, proc.memory_id) is None:
         raise InputError(
             f"the trigger memory of procedure {proc.id} was purged, so it cannot be found "
             "again; add the procedure anew"
         )
     with kernel.writing():
         if reset_counts:
-            db.execute(
-                "UPDATE procedures SET use_count = 0, success_count = 0, failure_count = 0 "
-                "WHERE id = ?",
-                [proc.id],
-            )
+            rows.set_counts(db, proc.id, uses=0, successes=0)
         set_status(kernel, proc, "active", proc.version, {"reset_counts": reset_counts})
     return rows.get(db, proc.id)
 
@@ -236,18 +227,15 @@ def restore(kernel: Kernel, procedure_id: str, *, reset_counts: bool = False) ->
 def set_status(kernel: Kernel, proc: Procedure, status: str, version: int, info: dict) -> None:
     """Inside a transaction: change the status, log it, hide or show the trigger memory."""
     db = kernel.db
-    db.execute(
-        "UPDATE procedures SET status = ?, updated_at = ? WHERE id = ?",
-        [status, utcnow(), proc.id],
-    )
+    rows.set_status(db, proc.id, status, now=utcnow())
     event = "RETIRE" if status == "retired" else "RESTORE"
     rows.insert_event(db, proc.id, event, version, info=info)
-    trigger = kernel.memories.lookup(proc.memory_id)
+    trigger = memories.lookup(kernel, proc.memory_id)
     # last: after the trigger memory changes nothing else can fail before the commit
     if status == "retired" and not trigger.deleted:
-        kernel.memories.delete(trigger.id, actor="procedures")
+        memories.delete(kernel, trigger.id, actor="procedures")
     elif status == "active" and trigger.deleted:
-        kernel.memories.restore(trigger.id, actor="procedures")
+        memories.restore(kernel, trigger.id, actor="procedures")
 
 
 def session_thoughts(kernel: Kernel, session_id: str) -> list[str]:
@@ -282,9 +270,3 @@ def check_trace(trace: Any) -> list[str]:
     if not all(isinstance(item, str) for item in trace):
         raise InputError("trace must be a list of thoughts (strings)")
     return [item.strip() for item in trace if item.strip()]
-
-
-def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value)

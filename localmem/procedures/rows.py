@@ -236,3 +236,58 @@ def insert_event(
         "INSERT INTO procedure_events VALUES (nextval('procedure_event_seq'), ?, ?, ?, ?, ?, ?)",
         [pid, event, version, success, json.dumps(info) if info else None, utcnow()],
     )
+
+
+def active_count(db: Database) -> int:
+    """How many procedures are active (findable)."""
+    return int(db.scalar("SELECT count(*) FROM procedures WHERE status = 'active'"))
+
+
+def set_counts(
+    db: Database, procedure_id: str, *, uses: int, successes: int, used_at: datetime | None = None
+) -> None:
+    """Set a procedure's use and success counts (``used_at``: the use being counted now)."""
+    if used_at is None:
+        db.execute(
+            "UPDATE procedures SET use_count = ?, success_count = ?, failure_count = ? "
+            "WHERE id = ?",
+            [uses, successes, uses - successes, procedure_id],
+        )
+        return
+    db.execute(
+        "UPDATE procedures SET use_count = ?, success_count = ?, failure_count = ?, "
+        "last_used = ?, updated_at = ? WHERE id = ?",
+        [uses, successes, uses - successes, used_at, used_at, procedure_id],
+    )
+
+
+def set_version(
+    db: Database,
+    procedure_id: str,
+    version: int,
+    *,
+    steps: Sequence[str],
+    caveats: Sequence[str],
+    served_by: str | None,
+    now: datetime,
+) -> None:
+    """Make ``version`` (already in ``procedure_versions``) the procedure's current one."""
+    db.execute(
+        "UPDATE procedures SET steps = ?::JSON, caveats = ?::JSON, version = ?, served_by = ?, "
+        "updated_at = ? WHERE id = ?",
+        [
+            json.dumps(list(steps)),
+            json.dumps(list(caveats)) if caveats else None,
+            version,
+            served_by,
+            now,
+            procedure_id,
+        ],
+    )
+
+
+def set_status(db: Database, procedure_id: str, status: str, *, now: datetime) -> None:
+    """Set a procedure's status (``active`` or ``retired``)."""
+    db.execute(
+        "UPDATE procedures SET status = ?, updated_at = ? WHERE id = ?", [status, now, procedure_id]
+    )

@@ -11,6 +11,7 @@ import numpy as np
 
 from localmem.retrieval.options import SearchOptions
 from localmem.retrieval.query import ParsedQuery
+from localmem.store import memories
 from localmem.types import MemoryItem, StageReport
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ class SearchContext:
         """Memories by label, fetched from DuckDB once and kept for later stages."""
         missing = [int(x) for x in labels if int(x) not in self._items]
         if missing:
-            self._items.update(self.kernel.memories.by_labels(missing))
+            self._items.update(memories.by_labels(self.kernel, missing))
         return {int(x): self._items[int(x)] for x in labels if int(x) in self._items}
 
     def ranked(self) -> list[Candidate]:

@@ -7,8 +7,8 @@ It gives the layers above it:
   transaction; BM25 postings in the same transaction; vectors into hnswlib after the commit;
   on failure the in-memory postings reload. Units nest: an inner ``writing()`` joins the outer
   one, so a mechanism's rows and the memories they touch commit together.
-- :attr:`Kernel.memories`: memory rows (add, update, delete, restore, purge, reads), embedding
-  through the cache of stored vectors.
+- :mod:`localmem.store.memories`: memory rows through a kernel (add, update, delete, restore,
+  purge, reads), embedding through the cache of stored vectors.
 - :meth:`Kernel.run_jobs`: the durable job queue, run by the handlers the mechanisms register.
 - :class:`Hooks`: what mechanisms register to keep their own tables in step (a deleted
   memory's mined data goes, a purge also clears what it evolved, a changed text is mined again).
@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from localmem.config import Config
 from localmem.store.db import Database
 from localmem.store.jobs import Job
-from localmem.store.memories import Memories
 from localmem.store.unit import Write
 
 if TYPE_CHECKING:
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("localmem")
 
 #: what a background job of some kind runs: ``handler(kernel, job)``; it writes its results and
-#: marks the job done (``write.kernel.store.jobs.done``) inside one ``kernel.writing()`` unit
+#: marks the job done (``kernel.store.jobs.done``) inside one ``kernel.writing()`` unit
 JobHandler = Callable[["Kernel", Job], None]
 
 
@@ -114,7 +113,6 @@ class Kernel:
         self.embedder = embedder
         self.config = config
         self.hooks = hooks or Hooks()
-        self.memories = Memories(self)
         self._engine = engine
         self._make_engine = make_engine
         self._unit: Write | None = None
@@ -157,7 +155,7 @@ class Kernel:
             yield self._unit
             return
         with self.store.write_lock:
-            unit = Write(self)
+            unit = Write(self.store, on_delete=self.hooks.on_delete)
             self._unit, self._unit_owner = unit, threading.get_ident()
             try:
                 try:

@@ -86,3 +86,8 @@ def linked_ids(
             [kind, ids, kind, ids],
         )
     ]
+
+
+def pairs(db: Database, *, kind: str) -> list[tuple[str, str]]:
+    """(src, dst) of every link of one kind."""
+    return [(r[0], r[1]) for r in db.fetchall("SELECT src, dst FROM links WHERE kind = ?", [kind])]

@@ -1,8 +1,8 @@
-"""Memory rows through the kernel: validate, add, read, update, delete, restore, purge.
+"""Memory rows through a kernel: validate, add, read, update, delete, restore, purge.
 
-Every change runs inside :meth:`Kernel.writing`, so each one is a single unit: the row, its
-history, its postings and its mechanisms' rows commit together, and its vector reaches the
-index after the commit.
+Every function takes the open store's :class:`~localmem.store.kernel.Kernel`. Every change runs
+inside :meth:`Kernel.writing`, so each one is a single unit: the row, its history, its postings
+and its mechanisms' rows commit together, and its vector reaches the index after the commit.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -20,13 +20,11 @@ from localmem import validate
 from localmem.errors import InputError, NotFoundError
 from localmem.store import embedcache, records
 from localmem.store.db import utcnow
+from localmem.store.kernel import Kernel
 from localmem.store.records import NewMemory
-from localmem.store.unit import Write, as_json, as_text
+from localmem.store.unit import Write
 from localmem.text import content_hash
 from localmem.types import HistoryEvent, MemoryItem, embedding_text
-
-if TYPE_CHECKING:
-    from localmem.store.kernel import Kernel
 
 log = logging.getLogger("localmem")
 
@@ -54,364 +52,308 @@ def new_id() -> str:
     return secrets.token_hex(8)
 
 
-class Memories:
-    """The memory rows of one store (``kernel.memories``)."""
+# -- adding ---------------------------------------------------------------------------------
+def prepare(
+    kernel: Kernel, raw: str | Mapping[str, Any], defaults: Mapping[str, Any] | None = None
+) -> NewMemory:
+    """Validate one memory to add (a text, or a dict of :data:`ADD_FIELDS`).
 
-    def __init__(self, kernel: Kernel) -> None:
-        self.kernel = kernel
-
-    # -- adding ---------------------------------------------------------------------------------
-    def prepare(
-        self, raw: str | Mapping[str, Any], defaults: Mapping[str, Any] | None = None
-    ) -> NewMemory:
-        """Validate one memory to add (a text, or a dict of :data:`ADD_FIELDS`).
-
-        Raises:
-            InputError: anything about it is invalid.
-        """
-        fields = dict(defaults or {})
-        if isinstance(raw, Mapping):
-            fields.update(raw)
-        else:
-            fields["content"] = raw
-        unknown = set(fields) - ADD_FIELDS
-        if unknown:
-            raise InputError(f"unknown field(s) for a memory: {', '.join(sorted(unknown))}")
-        limit = self.kernel.config.store.max_content_chars
-        text = validate.content(fields.get("content"), max_chars=limit)
-        ctx = validate.optional_text(fields.get("context"), max_chars=limit, what="context")
-        return NewMemory(
-            id=new_id(),
-            label=-1,
-            kind=validate.kind(fields.get("kind", "thought")),
-            content=text,
-            content_hash=content_hash(text),
-            embed_hash=content_hash(embedding_text(text, ctx)),
-            user_id=validate.scope_id(fields.get("user_id"), "user_id"),
-            agent_id=validate.scope_id(fields.get("agent_id"), "agent_id"),
-            session_id=validate.scope_id(fields.get("session_id"), "session_id"),
-            context=ctx,
-            level=validate.level(fields.get("level", "episodic")),
-            event_time=validate.timestamp(fields.get("event_time")),
-            metadata=validate.metadata(fields.get("metadata")),
-        )
-
-    def embed(self, rows: Sequence[NewMemory]) -> np.ndarray:
-        """Vectors for rows about to be added (texts stored before are not embedded again)."""
-        return embedcache.embed_rows(self.kernel.db, self.kernel.embedder, rows)
-
-    def add(
-        self,
-        rows: Sequence[NewMemory],
-        *,
-        jobs: Sequence[JobRequest] = (),
-        vectors: np.ndarray | None = None,
-        extra: Callable[[Write, list[NewMemory]], None] | None = None,
-    ) -> list[MemoryItem]:
-        """Embed (unless ``vectors`` are given, one row per memory) and store prepared rows.
-
-        The rows, their history, postings and jobs commit in one unit (``extra(write, rows)``
-        writes a mechanism's own rows inside it); inline jobs run after the commit.
-        """
-        if vectors is None:
-            vectors = self.embed(rows)
-        with self.kernel.writing() as write:
-            labels = records.next_labels(write.db, len(rows))
-            labelled = [replace(row, label=label) for row, label in zip(rows, labels, strict=True)]
-            now = write.insert(labelled, vectors)
-            if extra:
-                extra(write, labelled)
-            job_ids = [
-                write.enqueue(kind, row.id, payload)
-                for row in labelled
-                for kind, payload, _ in jobs
-            ]
-        items = [_item_from_new(row, now) for row in labelled]
-        modes = [mode for _ in labelled for _, _, mode in jobs]  # the order jobs were queued in
-        inline = [jid for jid, mode in zip(job_ids, modes, strict=True) if mode == "inline"]
-        if inline:
-            self.kernel.run_jobs(job_ids=inline)
-        return items
-
-    # -- reading --------------------------------------------------------------------------------
-    def lookup(self, memory_id: str) -> MemoryItem:
-        """The memory with this id or unique prefix, deleted or not.
-
-        Raises:
-            InputError: not a usable id, or a prefix of several.
-            NotFoundError: no such memory.
-        """
-        if not isinstance(memory_id, str) or not memory_id.strip():
-            raise InputError("a memory id must be a non-empty string")
-        memory_id = memory_id.strip()
-        db = self.kernel.db
-        found = records.fetch(db, "id = ?", [memory_id])
-        if not found and len(memory_id) >= 4:
-            found = records.fetch(db, "starts_with(id, ?)", [memory_id], order="LIMIT 2")
-            if len(found) > 1:
-                raise InputError(f"id prefix {memory_id!r} matches more than one memory")
-        if not found:
-            raise NotFoundError(f"no memory with id {memory_id!r}")
-        return found[0]
-
-    def get(self, memory_id: str, *, include_deleted: bool = False) -> MemoryItem:
-        """A memory by id or unique prefix (a deleted one only with ``include_deleted``)."""
-        item = self.lookup(memory_id)
-        if item.deleted and not include_deleted:
-            raise NotFoundError(f"memory {item.id} is deleted (restore it or pass include_deleted)")
-        return item
-
-    def get_many(self, ids: Sequence[str]) -> list[MemoryItem]:
-        """Memories by exact id, in the order asked (unknown ids raise NotFoundError)."""
-        found = records.fetch_by_ids(self.kernel.db, list(ids))
-        missing = [i for i in ids if i not in found]
-        if missing:
-            raise NotFoundError(f"no memory with id {missing[0]!r}")
-        return [found[i] for i in ids]
-
-    def by_ids(self, ids: Sequence[str]) -> dict[str, MemoryItem]:
-        """Memories by id, live or deleted; unknown ids are left out."""
-        return records.fetch_by_ids(self.kernel.db, list(ids))
-
-    def by_labels(self, labels: Sequence[int]) -> dict[int, MemoryItem]:
-        """Memories by index label, live or deleted; unknown labels are left out."""
-        return records.fetch_by_labels(self.kernel.db, labels)
-
-    def list(
-        self,
-        *,
-        kind: str | None = None,
-        session_id: str | None = None,
-        user_id: str | None = None,
-        limit: int = 100,
-        offset: int = 0,
-        include_deleted: bool = False,
-        in_session: bool | None = None,
-        oldest_first: bool = False,
-    ) -> list[MemoryItem]:
-        """Memories, newest first (or in time order), optionally of one kind / session / user,
-        in a session or outside any (``in_session``)."""
-        where, params = ["TRUE"], []
-        if not include_deleted:
-            where.append("NOT deleted")
-        for col, val in (("kind", kind), ("session_id", session_id), ("user_id", user_id)):
-            if val is not None:
-                where.append(f"{col} = ?")
-                params.append(val)
-        if in_session is not None:
-            where.append("session_id IS NOT NULL" if in_session else "session_id IS NULL")
-        order = (
-            "ORDER BY coalesce(event_time, created_at), label"
-            if oldest_first
-            else "ORDER BY created_at DESC, label DESC"
-        )
-        return records.fetch(
-            self.kernel.db,
-            " AND ".join(where),
-            params,
-            order=f"{order} LIMIT {int(limit)} OFFSET {int(offset)}",
-        )
-
-    def users(self, *, limit: int = 200) -> list[tuple[str, int]]:
-        """(user id, live memories outside sessions) for every user that has some, by id."""
-        rows = self.kernel.db.fetchall(
-            "SELECT user_id, count(*) FROM memories WHERE NOT deleted AND user_id IS NOT NULL "
-            "AND session_id IS NULL GROUP BY 1 ORDER BY 1 LIMIT ?",
-            [int(limit)],
-        )
-        return [(user, int(n)) for user, n in rows]
-
-    def history(self, memory_id: str) -> list[HistoryEvent]:
-        """Every change of a memory, oldest first."""
-        return records.history(self.kernel.db, self.lookup(memory_id).id)
-
-    def count(self, *, include_deleted: bool = False, user_id: str | None = None) -> int:
-        """How many memories the store holds (of one user)."""
-        where, params = ["TRUE" if include_deleted else "NOT deleted"], []
-        if user_id is not None:
-            where.append("user_id = ?")
-            params.append(user_id)
-        sql = f"SELECT count(*) FROM memories WHERE {' AND '.join(where)}"
-        return int(self.kernel.db.scalar(sql, params))
-
-    def vector(self, memory_id: str) -> np.ndarray | None:
-        """A memory's stored vector (None when purged)."""
-        return embedcache.stored_vector(self.kernel.db, memory_id)
-
-    # -- changing -------------------------------------------------------------------------------
-    def update(
-        self,
-        memory_id: str,
-        *,
-        content: str | None = None,
-        context: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        event_time: datetime | str | float | None = None,
-        actor: str = "user",
-        event: str = "UPDATE",
-        info: Mapping[str, Any] | None = None,
-        also: Callable[[], None] | None = None,
-        embedded: Mapping[str, np.ndarray] | None = None,
-    ) -> MemoryItem:
-        """Change a memory; see :meth:`localmem.Memory.update` (``also`` runs in the unit)."""
-        item = self.get(memory_id)
-        limit = self.kernel.config.store.max_content_chars
-        changes: dict[str, tuple[Any, Any]] = {}
-        if content is not None:
-            new = validate.content(content, max_chars=limit)
-            if new != item.content:
-                changes["content"] = (item.content, new)
-        if context is not None:
-            new_ctx = validate.optional_text(context, max_chars=limit, what="context")
-            if new_ctx != item.context:
-                changes["context"] = (item.context, new_ctx)
-        if metadata is not None:
-            meta = validate.metadata(dict(metadata))
-            if meta != item.metadata:
-                changes["metadata"] = (item.metadata, meta)
-        if event_time is not None:
-            when = validate.timestamp(event_time)
-            if when != item.event_time:
-                changes["event_time"] = (item.event_time, when)
-        if not changes:
-            if also is not None:
-                with self.kernel.writing():
-                    also()
-            return item
-        new_content = changes.get("content", (None, item.content))[1]
-        new_context = changes.get("context", (None, item.context))[1]
-        text = embedding_text(new_content, new_context)
-        vector = None
-        if "content" in changes or "context" in changes:
-            known = embedded.get(text) if embedded else None
-            vector = known if known is not None else self.kernel.embedder.embed_batch([text])[0]
-        with self.kernel.writing() as write:
-            _apply_update(write, item, changes, vector, text, actor, event, info)
-            if also is not None:
-                also()
-        if "content" in changes:
-            self.kernel.changed(item.id, "content")
-        return self.get(item.id)
-
-    def delete(self, memory_id: str, *, actor: str = "user") -> MemoryItem:
-        """Hide a memory from search (soft delete, recorded; :meth:`restore` undoes it)."""
-        item = self.get(memory_id)
-        with self.kernel.writing() as write:
-            write.soft_delete(item.id, item.label, actor=actor)
-        return self.get(item.id, include_deleted=True)
-
-    def restore(self, memory_id: str, *, actor: str = "user") -> MemoryItem:
-        """Bring a soft-deleted memory back."""
-        item = self.lookup(memory_id)
-        if not item.deleted:
-            return item
-        vector = self.vector(item.id)
-        if vector is None:
-            raise NotFoundError(f"memory {item.id} was purged and cannot be restored")
-        with self.kernel.writing() as write:
-            write.db.execute(
-                "UPDATE memories SET deleted = false, updated_at = ?, "
-                "vec_seq = nextval('vec_seq') WHERE id = ?",
-                [utcnow(), item.id],
-            )
-            write.index([item.label], [item.text_for_embedding])
-            write.record(item.id, "RESTORE", actor=actor)
-            write.add_vectors([item.label], vector[None, :])
-        self.kernel.changed(item.id, "restore")  # what was derived from it went with the delete
-        return self.get(item.id)
-
-    def purge(self, memory_id: str, *, actor: str = "user") -> None:
-        """Remove a memory's text for real: content, context, vector, history values.
-
-        A tombstone row and a PURGE history event remain; the database is checkpointed so the
-        removed text leaves the file, and the index is saved so the vector leaves it too.
-        """
-        item = self.lookup(memory_id)
-        kernel = self.kernel
-        for hook in kernel.hooks.before_purge:
-            hook(kernel, item.id)
-        with kernel.writing() as write:
-            db = write.db
-            db.execute(
-                "UPDATE memories SET content = '', context = NULL, metadata = NULL, "
-                "embedding = NULL, embed_hash = NULL, deleted = true, updated_at = ?, "
-                "vec_seq = nextval('vec_seq') WHERE id = ?",
-                [utcnow(), item.id],
-            )
-            db.execute(
-                "UPDATE history SET old_value = NULL, new_value = NULL WHERE memory_id = ?",
-                [item.id],
-            )
-            write.unindex([item.label])
-            write.forget_derived(item.id)
-            db.execute("DELETE FROM links WHERE src = ? OR dst = ?", [item.id, item.id])
-            for hook in kernel.hooks.on_purge:
-                hook(write, item.id)
-            write.record(item.id, "PURGE", actor=actor)
-            write.drop_vectors([item.label])
-            write.after_commit(kernel.store.save_index)  # the vector must leave the file too
-            write.after_commit(db.checkpoint)
-
-
-def _apply_update(
-    write: Write,
-    item: MemoryItem,
-    changes: dict[str, tuple[Any, Any]],
-    vector: np.ndarray | None,
-    text: str,
-    actor: str,
-    event: str,
-    info: Mapping[str, Any] | None,
-) -> None:
-    """The SQL of an update, its history rows, and its postings and vector when re-embedded."""
-    sets, params = ["updated_at = ?"], [utcnow()]
-    for name, (old, new) in changes.items():
-        if name == "metadata":
-            sets.append("metadata = ?::JSON")
-            params.append(as_json(new))
-        elif name == "event_time":
-            sets.append("event_time = ?")
-            params.append(records.to_db_time(new))
-        else:
-            sets.append(f"{name} = ?")
-            params.append(new)
-        if name == "content":
-            sets.append("content_hash = ?")
-            params.append(content_hash(new))
-        write.record(
-            item.id,
-            event,
-            field=name,
-            old=as_text(old),
-            new=as_text(new),
-            actor=actor,
-            info=dict(info) if info else None,
-        )
-    if vector is not None:
-        sets += ["embedding = ?::FLOAT[]", "embed_hash = ?", "vec_seq = nextval('vec_seq')"]
-        params += [vector.tolist(), content_hash(text)]
-    write.db.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", [*params, item.id])
-    if vector is not None:
-        write.unindex([item.label])
-        write.index([item.label], [text])
-        write.add_vectors([item.label], vector[None, :])
-
-
-def _item_from_new(row: NewMemory, now: datetime) -> MemoryItem:
-    created = records.aware(now)
-    return MemoryItem(
-        id=row.id,
-        label=row.label,
-        kind=row.kind,
-        content=row.content,
-        context=row.context,
-        level=row.level,
-        user_id=row.user_id,
-        agent_id=row.agent_id,
-        session_id=row.session_id,
-        created_at=created,
-        event_time=row.event_time,
-        updated_at=created,
-        metadata=dict(row.metadata or {}),
-        content_hash=row.content_hash,
+    Raises:
+        InputError: anything about it is invalid.
+    """
+    fields = dict(defaults or {})
+    if isinstance(raw, Mapping):
+        fields.update(raw)
+    else:
+        fields["content"] = raw
+    unknown = set(fields) - ADD_FIELDS
+    if unknown:
+        raise InputError(f"unknown field(s) for a memory: {', '.join(sorted(unknown))}")
+    limit = kernel.config.store.max_content_chars
+    text = validate.content(fields.get("content"), max_chars=limit)
+    ctx = validate.optional_text(fields.get("context"), max_chars=limit, what="context")
+    return NewMemory(
+        id=new_id(),
+        label=-1,
+        kind=validate.kind(fields.get("kind", "thought")),
+        content=text,
+        content_hash=content_hash(text),
+        embed_hash=content_hash(embedding_text(text, ctx)),
+        user_id=validate.scope_id(fields.get("user_id"), "user_id"),
+        agent_id=validate.scope_id(fields.get("agent_id"), "agent_id"),
+        session_id=validate.scope_id(fields.get("session_id"), "session_id"),
+        context=ctx,
+        level=validate.level(fields.get("level", "episodic")),
+        event_time=validate.timestamp(fields.get("event_time")),
+        metadata=validate.metadata(fields.get("metadata")),
     )
+
+
+def embed(kernel: Kernel, rows: Sequence[NewMemory]) -> np.ndarray:
+    """Vectors for rows about to be added (texts stored before are not embedded again)."""
+    return embedcache.embed_rows(kernel.db, kernel.embedder, rows)
+
+
+def add(
+    kernel: Kernel,
+    rows: Sequence[NewMemory],
+    *,
+    jobs: Sequence[JobRequest] = (),
+    vectors: np.ndarray | None = None,
+    extra: Callable[[Write, list[NewMemory]], None] | None = None,
+) -> list[MemoryItem]:
+    """Embed (unless ``vectors`` are given, one row per memory) and store prepared rows.
+
+    The rows, their history, postings and jobs commit in one unit (``extra(write, rows)``
+    writes a mechanism's own rows inside it); inline jobs run after the commit.
+    """
+    if vectors is None:
+        vectors = embed(kernel, rows)
+    with kernel.writing() as write:
+        labels = records.next_labels(write.db, len(rows))
+        labelled = [replace(row, label=label) for row, label in zip(rows, labels, strict=True)]
+        now = write.insert(labelled, vectors)
+        if extra:
+            extra(write, labelled)
+        job_ids = [
+            write.enqueue(kind, row.id, payload) for row in labelled for kind, payload, _ in jobs
+        ]
+    items = [records.item_from_new(row, now) for row in labelled]
+    modes = [mode for _ in labelled for _, _, mode in jobs]  # the order jobs were queued in
+    inline = [jid for jid, mode in zip(job_ids, modes, strict=True) if mode == "inline"]
+    if inline:
+        kernel.run_jobs(job_ids=inline)
+    return items
+
+
+# -- reading --------------------------------------------------------------------------------
+def lookup(kernel: Kernel, memory_id: str) -> MemoryItem:
+    """The memory with this id or unique prefix, deleted or not.
+
+    Raises:
+        InputError: not a usable id, or a prefix of several.
+        NotFoundError: no such memory.
+    """
+    if not isinstance(memory_id, str) or not memory_id.strip():
+        raise InputError("a memory id must be a non-empty string")
+    memory_id = memory_id.strip()
+    db = kernel.db
+    found = records.fetch(db, "id = ?", [memory_id])
+    if not found and len(memory_id) >= 4:
+        found = records.fetch(db, "starts_with(id, ?)", [memory_id], order="LIMIT 2")
+        if len(found) > 1:
+            raise InputError(f"id prefix {memory_id!r} matches more than one memory")
+    if not found:
+        raise NotFoundError(f"no memory with id {memory_id!r}")
+    return found[0]
+
+
+def get(kernel: Kernel, memory_id: str, *, include_deleted: bool = False) -> MemoryItem:
+    """A memory by id or unique prefix (a deleted one only with ``include_deleted``)."""
+    item = lookup(kernel, memory_id)
+    if item.deleted and not include_deleted:
+        raise NotFoundError(f"memory {item.id} is deleted (restore it or pass include_deleted)")
+    return item
+
+
+def get_many(kernel: Kernel, ids: Sequence[str]) -> list[MemoryItem]:
+    """Memories by exact id, in the order asked (unknown ids raise NotFoundError)."""
+    found = records.fetch_by_ids(kernel.db, list(ids))
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise NotFoundError(f"no memory with id {missing[0]!r}")
+    return [found[i] for i in ids]
+
+
+def by_ids(kernel: Kernel, ids: Sequence[str]) -> dict[str, MemoryItem]:
+    """Memories by id, live or deleted; unknown ids are left out."""
+    return records.fetch_by_ids(kernel.db, list(ids))
+
+
+def by_labels(kernel: Kernel, labels: Sequence[int]) -> dict[int, MemoryItem]:
+    """Memories by index label, live or deleted; unknown labels are left out."""
+    return records.fetch_by_labels(kernel.db, labels)
+
+
+def select(
+    kernel: Kernel,
+    *,
+    kind: str | None = None,
+    session_id: str | None = None,
+    user_id: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+    include_deleted: bool = False,
+    in_session: bool | None = None,
+    oldest_first: bool = False,
+) -> list[MemoryItem]:
+    """Memories, newest first (or in time order), optionally of one kind / session / user,
+    in a session or outside any (``in_session``)."""
+    where, params = ["TRUE"], []
+    if not include_deleted:
+        where.append("NOT deleted")
+    for col, val in (("kind", kind), ("session_id", session_id), ("user_id", user_id)):
+        if val is not None:
+            where.append(f"{col} = ?")
+            params.append(val)
+    if in_session is not None:
+        where.append("session_id IS NOT NULL" if in_session else "session_id IS NULL")
+    order = (
+        "ORDER BY coalesce(event_time, created_at), label"
+        if oldest_first
+        else "ORDER BY created_at DESC, label DESC"
+    )
+    return records.fetch(
+        kernel.db,
+        " AND ".join(where),
+        params,
+        order=f"{order} LIMIT {int(limit)} OFFSET {int(offset)}",
+    )
+
+
+def users(kernel: Kernel, *, limit: int = 200) -> list[tuple[str, int]]:
+    """(user id, live memories outside sessions) for every user that has some, by id."""
+    rows = kernel.db.fetchall(
+        "SELECT user_id, count(*) FROM memories WHERE NOT deleted AND user_id IS NOT NULL "
+        "AND session_id IS NULL GROUP BY 1 ORDER BY 1 LIMIT ?",
+        [int(limit)],
+    )
+    return [(user, int(n)) for user, n in rows]
+
+
+def history(kernel: Kernel, memory_id: str) -> list[HistoryEvent]:
+    """Every change of a memory, oldest first."""
+    return records.history(kernel.db, lookup(kernel, memory_id).id)
+
+
+def count(kernel: Kernel, *, include_deleted: bool = False, user_id: str | None = None) -> int:
+    """How many memories the store holds (of one user)."""
+    where, params = ["TRUE" if include_deleted else "NOT deleted"], []
+    if user_id is not None:
+        where.append("user_id = ?")
+        params.append(user_id)
+    sql = f"SELECT count(*) FROM memories WHERE {' AND '.join(where)}"
+    return int(kernel.db.scalar(sql, params))
+
+
+def stored_vector(kernel: Kernel, memory_id: str) -> np.ndarray | None:
+    """A memory's stored vector (None when purged)."""
+    return embedcache.stored_vector(kernel.db, memory_id)
+
+
+# -- changing -------------------------------------------------------------------------------
+def update(
+    kernel: Kernel,
+    memory_id: str,
+    *,
+    content: str | None = None,
+    context: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    event_time: datetime | str | float | None = None,
+    actor: str = "user",
+    event: str = "UPDATE",
+    info: Mapping[str, Any] | None = None,
+    also: Callable[[], None] | None = None,
+    embedded: Mapping[str, np.ndarray] | None = None,
+) -> MemoryItem:
+    """Change a memory; see :meth:`localmem.Memory.update` (``also`` runs in the unit)."""
+    item = get(kernel, memory_id)
+    limit = kernel.config.store.max_content_chars
+    changes: dict[str, tuple[Any, Any]] = {}
+    if content is not None:
+        new = validate.content(content, max_chars=limit)
+        if new != item.content:
+            changes["content"] = (item.content, new)
+    if context is not None:
+        new_ctx = validate.optional_text(context, max_chars=limit, what="context")
+        if new_ctx != item.context:
+            changes["context"] = (item.context, new_ctx)
+    if metadata is not None:
+        meta = validate.metadata(dict(metadata))
+        if meta != item.metadata:
+            changes["metadata"] = (item.metadata, meta)
+    if event_time is not None:
+        when = validate.timestamp(event_time)
+        if when != item.event_time:
+            changes["event_time"] = (item.event_time, when)
+    if not changes:
+        if also is not None:
+            with kernel.writing():
+                also()
+        return item
+    new_content = changes.get("content", (None, item.content))[1]
+    new_context = changes.get("context", (None, item.context))[1]
+    text = embedding_text(new_content, new_context)
+    vector = None
+    if "content" in changes or "context" in changes:
+        known = embedded.get(text) if embedded else None
+        vector = known if known is not None else kernel.embedder.embed_batch([text])[0]
+    with kernel.writing() as write:
+        write.update_fields(item, changes, vector, text, actor=actor, event=event, info=info)
+        if also is not None:
+            also()
+    if "content" in changes:
+        kernel.changed(item.id, "content")
+    return get(kernel, item.id)
+
+
+def delete(kernel: Kernel, memory_id: str, *, actor: str = "user") -> MemoryItem:
+    """Hide a memory from search (soft delete, recorded; :meth:`restore` undoes it)."""
+    item = get(kernel, memory_id)
+    with kernel.writing() as write:
+        write.soft_delete(item.id, item.label, actor=actor)
+    return get(kernel, item.id, include_deleted=True)
+
+
+def restore(kernel: Kernel, memory_id: str, *, actor: str = "user") -> MemoryItem:
+    """Bring a soft-deleted memory back."""
+    item = lookup(kernel, memory_id)
+    if not item.deleted:
+        return item
+    vector = stored_vector(kernel, item.id)
+    if vector is None:
+        raise NotFoundError(f"memory {item.id} was purged and cannot be restored")
+    with kernel.writing() as write:
+        write.db.execute(
+            "UPDATE memories SET deleted = false, updated_at = ?, "
+            "vec_seq = nextval('vec_seq') WHERE id = ?",
+            [utcnow(), item.id],
+        )
+        write.index([item.label], [item.text_for_embedding])
+        write.record(item.id, "RESTORE", actor=actor)
+        write.add_vectors([item.label], vector[None, :])
+    kernel.changed(item.id, "restore")  # what was derived from it went with the delete
+    return get(kernel, item.id)
+
+
+def purge(kernel: Kernel, memory_id: str, *, actor: str = "user") -> None:
+    """Remove a memory's text for real: content, context, vector, history values.
+
+    A tombstone row and a PURGE history event remain; the database is checkpointed so the
+    removed text leaves the file, and the index is saved so the vector leaves it too.
+    """
+    item = lookup(kernel, memory_id)
+    kernel = kernel
+    for hook in kernel.hooks.before_purge:
+        hook(kernel, item.id)
+    with kernel.writing() as write:
+        db = write.db
+        db.execute(
+            "UPDATE memories SET content = '', context = NULL, metadata = NULL, "
+            "embedding = NULL, embed_hash = NULL, deleted = true, updated_at = ?, "
+            "vec_seq = nextval('vec_seq') WHERE id = ?",
+            [utcnow(), item.id],
+        )
+        db.execute(
+            "UPDATE history SET old_value = NULL, new_value = NULL WHERE memory_id = ?",
+            [item.id],
+        )
+        write.unindex([item.label])
+        write.forget_derived(item.id)
+        db.execute("DELETE FROM links WHERE src = ? OR dst = ?", [item.id, item.id])
+        for hook in kernel.hooks.on_purge:
+            hook(write, item.id)
+        write.record(item.id, "PURGE", actor=actor)
+        write.drop_vectors([item.label])
+        write.after_commit(kernel.store.save_index)  # the vector must leave the file too
+        write.after_commit(db.checkpoint)

@@ -87,6 +87,27 @@ def row_to_item(row: Sequence[Any]) -> MemoryItem:
     )
 
 
+def item_from_new(row: NewMemory, now: datetime) -> MemoryItem:
+    """The memory a just-written new row became (created at ``now``)."""
+    created = aware(now)
+    return MemoryItem(
+        id=row.id,
+        label=row.label,
+        kind=row.kind,
+        content=row.content,
+        context=row.context,
+        level=row.level,
+        user_id=row.user_id,
+        agent_id=row.agent_id,
+        session_id=row.session_id,
+        created_at=created,
+        event_time=row.event_time,
+        updated_at=created,
+        metadata=dict(row.metadata or {}),
+        content_hash=row.content_hash,
+    )
+
+
 def insert_memories(db: Database, rows: Sequence[NewMemory], vectors: np.ndarray) -> datetime:
     """Write new memory rows and their ADD history (inside the caller's transaction)."""
     now = utcnow()

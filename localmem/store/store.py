@@ -23,6 +23,27 @@ FORMAT_VERSION = "1"
 _STORE_FILES = {DB_FILE, DB_FILE + ".wal", INDEX_FILE, SIDECAR_FILE, LOCK_FILE, "config.json"}
 
 
+def peek_count(folder: str | Path) -> int | None:
+    """How many memories a store folder holds, read without opening the store (no lock taken,
+    DuckDB read-only): 0 for a folder without a store, None when the file cannot be read now
+    (another process has it open for writing, or it is not a store)."""
+    import duckdb
+
+    path = Path(folder).expanduser() / DB_FILE
+    if not path.exists():
+        return 0
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:
+        return None
+    try:
+        return int(con.execute("SELECT count(*) FROM memories").fetchone()[0])
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+
+
 class Store:
     """Owns the files of one store folder; every write goes through the lock it holds.
 

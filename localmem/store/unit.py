@@ -10,7 +10,7 @@ hnswlib index cannot roll back (a crash between the two is repaired from DuckDB 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -19,18 +19,28 @@ import numpy as np
 from localmem.store import records
 from localmem.store.db import Database, utcnow
 from localmem.store.records import NewMemory
-from localmem.types import embedding_text
+from localmem.text import content_hash
+from localmem.types import MemoryItem, embedding_text
 
 if TYPE_CHECKING:
-    from localmem.store.kernel import Kernel
+    from localmem.store.store import Store
 
 
 class Write:
-    """The open unit of writing (see :meth:`Kernel.writing`)."""
+    """The open unit of writing (see :meth:`localmem.store.kernel.Kernel.writing`).
 
-    def __init__(self, kernel: Kernel) -> None:
-        self.kernel = kernel
-        self.db: Database = kernel.db
+    Args:
+        store: the store it writes.
+        on_delete: the mechanisms' hooks ``(write, memory_id)`` that drop what was derived from
+            a memory that is deleted or purged.
+    """
+
+    def __init__(
+        self, store: Store, *, on_delete: Sequence[Callable[[Write, str], None]] = ()
+    ) -> None:
+        self.store = store
+        self.db: Database = store.db
+        self._on_delete = list(on_delete)
         self._vector_ops: list[tuple[str, list[int], np.ndarray | None]] = []
         self._after: list[Callable[[], None]] = []
 
@@ -62,9 +72,54 @@ class Write:
     def forget_derived(self, memory_id: str) -> None:
         """Data derived from a memory goes with it: each mechanism's (its delete hooks) and its
         pending background jobs."""
-        for hook in self.kernel.hooks.on_delete:
+        for hook in self._on_delete:
             hook(self, memory_id)
-        self.kernel.store.jobs.drop_for(memory_id, "memory deleted")
+        self.store.jobs.drop_for(memory_id, "memory deleted")
+
+    def update_fields(
+        self,
+        item: MemoryItem,
+        changes: dict[str, tuple[Any, Any]],
+        vector: np.ndarray | None,
+        text: str,
+        *,
+        actor: str,
+        event: str,
+        info: Mapping[str, Any] | None,
+    ) -> None:
+        """Change a memory's fields (``changes``: field -> (old, new)), one history row per
+        field; a new ``vector`` (of ``text``) re-indexes it."""
+        sets, params = ["updated_at = ?"], [utcnow()]
+        for name, (old, new) in changes.items():
+            if name == "metadata":
+                sets.append("metadata = ?::JSON")
+                params.append(as_json(new))
+            elif name == "event_time":
+                sets.append("event_time = ?")
+                params.append(records.to_db_time(new))
+            else:
+                sets.append(f"{name} = ?")
+                params.append(new)
+            if name == "content":
+                sets.append("content_hash = ?")
+                params.append(content_hash(new))
+            self.record(
+                item.id,
+                event,
+                field=name,
+                old=as_text(old),
+                new=as_text(new),
+                actor=actor,
+                info=dict(info) if info else None,
+            )
+        if vector is not None:
+            sets += ["embedding = ?::FLOAT[]", "embed_hash = ?", "vec_seq = nextval('vec_seq')"]
+            params += [vector.tolist(), content_hash(text)]
+        self.db.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", [*params, item.id])
+        if vector is not None:
+            self.unindex([item.label])
+            self.index([item.label], [text])
+            self.add_vectors([item.label], vector[None, :])
 
     def record(
         self,
@@ -84,16 +139,16 @@ class Write:
 
     def enqueue(self, kind: str, memory_id: str | None = None, payload: dict | None = None) -> int:
         """Queue a background job that commits with this unit; returns its id."""
-        return self.kernel.store.jobs.enqueue(kind, memory_id, payload)
+        return self.store.jobs.enqueue(kind, memory_id, payload)
 
     # -- side indexes ---------------------------------------------------------------------------
     def index(self, labels: Sequence[int], texts: Sequence[str]) -> None:
         """BM25 postings for these memories (in this transaction)."""
-        self.kernel.store.lexical.add(list(labels), list(texts))
+        self.store.lexical.add(list(labels), list(texts))
 
     def unindex(self, labels: Sequence[int]) -> None:
         """Remove these memories' postings (in this transaction)."""
-        self.kernel.store.lexical.remove(list(labels))
+        self.store.lexical.remove(list(labels))
 
     def add_vectors(self, labels: Sequence[int], vectors: np.ndarray) -> None:
         """Put vectors in the index once the unit has committed."""
@@ -110,7 +165,7 @@ class Write:
     # -- the end of the unit (called by the kernel) ---------------------------------------------
     def finish(self) -> None:
         """After the commit: apply the queued vector changes, count them, run the callbacks."""
-        store = self.kernel.store
+        store = self.store
         changed = 0
         for op, labels, vectors in self._vector_ops:
             if op == "add":

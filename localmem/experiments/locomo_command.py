@@ -1,4 +1,4 @@
-"""localmem bench locomo PATH: the LoCoMo benchmark (registered in BENCHMARKS)."""
+"""localmem bench locomo PATH: the LoCoMo benchmark (listed in localmem.experiments.registry)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from localmem.cli.bench import BENCHMARKS
-from localmem.cli.common import CommandError, to_jsonable
-from localmem.cli.experiment import Experiment
+from localmem.console import CommandError, to_jsonable
+from localmem.experiments.command import Experiment
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -171,7 +170,7 @@ def _command(args: argparse.Namespace) -> str:
     return " ".join(parts)
 
 
-BENCHMARKS["locomo"] = Experiment(
+EXPERIMENT = Experiment(
     help="LoCoMo: evidence recall per retrieval configuration, answers with a model "
     "(without --store, in a temporary store)",
     configure=configure,

@@ -12,8 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from localmem.cli.common import CommandError, print_json
-from localmem.cli.experiment import EXPERIMENTS, Experiment
+from localmem.console import CommandError, print_json
+from localmem.experiments.command import Experiment
 
 DEFAULT_OUT = "docs/experiments/meminsight.md"
 COLUMNS = (
@@ -273,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-EXPERIMENTS["meminsight"] = Experiment(
+EXPERIMENT = Experiment(
     "MemInsight (seed 000): attribute-filtered retrieval on labelled sessions (+ LoCoMo)",
     configure,
     run,

@@ -10,8 +10,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from localmem.cli.common import CommandError, Progress, print_json
-from localmem.cli.experiment import EXPERIMENTS, Experiment
+from localmem.console import CommandError, Progress, print_json
+from localmem.experiments.command import Experiment
 
 DOC = "amem.md"
 DOC_HEAD = """# A-Mem experiment (seed 001): memory evolution and links
@@ -266,7 +266,7 @@ def _write(folder: Path, name: str, markdown: str) -> None:
 
 
 def _write_json(path: Path, report: dict) -> None:
-    from localmem.cli.common import to_jsonable
+    from localmem.console import to_jsonable
 
     old = {}
     if path.exists():
@@ -279,7 +279,7 @@ def _write_json(path: Path, report: dict) -> None:
     path.write_text(json.dumps(old, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-EXPERIMENTS["amem"] = Experiment(
+EXPERIMENT = Experiment(
     help="A-Mem (seed 001): evolution on thought sessions, and LoCoMo recall with --locomo",
     configure=configure,
     run=run,

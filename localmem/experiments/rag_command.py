@@ -8,8 +8,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from localmem.cli.common import CommandError, print_json, to_jsonable
-from localmem.cli.experiment import EXPERIMENTS, Experiment
+from localmem.console import CommandError, print_json, to_jsonable
+from localmem.experiments.command import Experiment
 
 HEADER = """# RAG agent memory: experiments A-D (seed 003)
 
@@ -236,7 +236,7 @@ def aggregates(results: dict) -> dict:
     }
 
 
-EXPERIMENTS["rag"] = Experiment(
+EXPERIMENT = Experiment(
     help="seed 003: RAG agent memory experiments A-D (chunking, embeddings, STM/LTM)",
     configure=configure,
     run=run,

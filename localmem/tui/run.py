@@ -54,7 +54,7 @@ def chunker_names() -> list[str]:
 
 def experiment_names() -> list[str]:
     """The experiments registered in this build."""
-    from localmem.cli.experiment import EXPERIMENTS
+    from localmem.experiments.registry import EXPERIMENTS
 
     return list(EXPERIMENTS)
 
@@ -75,8 +75,8 @@ def experiment_args(name: str, line: str, *, store_in_use: Path) -> argparse.Nam
     An experiment gets its own store (``$LOCALMEM_HOME/experiments/NAME`` unless ``--store``
     names one): the store open in the app is locked by it.
     """
-    from localmem.cli.common import store_options
-    from localmem.cli.experiment import EXPERIMENTS
+    from localmem.console import store_options
+    from localmem.experiments.registry import EXPERIMENTS
 
     if name not in EXPERIMENTS:
         known = ", ".join(EXPERIMENTS) or "none in this build"
@@ -100,7 +100,7 @@ def experiment_args(name: str, line: str, *, store_in_use: Path) -> argparse.Nam
 @contextmanager
 def progress_to(listener: Callable[[str, int, int], None]) -> Iterator[None]:
     """Send every CLI progress update to ``listener`` while the block runs."""
-    from localmem.cli.common import PROGRESS_LISTENERS
+    from localmem.console import PROGRESS_LISTENERS
 
     PROGRESS_LISTENERS.append(listener)
     try:

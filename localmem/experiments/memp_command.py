@@ -1,4 +1,4 @@
-"""localmem experiment memp: the Mem^p protocol of seed 002 (registered in EXPERIMENTS)."""
+"""localmem experiment memp: the Mem^p protocol of seed 002 (see localmem.experiments.registry)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from localmem.cli.common import CommandError, to_jsonable
-from localmem.cli.experiment import EXPERIMENTS, Experiment
+from localmem.console import CommandError, to_jsonable
+from localmem.experiments.command import Experiment
 
 DEFAULT_OUT = Path("docs/experiments/memp.md")
 
@@ -141,7 +141,7 @@ def _command(args: argparse.Namespace) -> str:
     return " ".join(parts)
 
 
-EXPERIMENTS["memp"] = Experiment(
+EXPERIMENT = Experiment(
     help="Mem^p (seed 002): procedures from task A helping an agent with task B",
     configure=configure,
     run=run,

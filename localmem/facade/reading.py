@@ -1,0 +1,96 @@
+"""The facade's reading half: memories by id, lists, history, links, counts, and search."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from localmem.retrieval.pipeline import search as run_search
+from localmem.retrieval.stages import StageSpec
+from localmem.store import memories
+from localmem.store.kernel import Kernel
+from localmem.store.links import Link, links_of
+from localmem.types import HistoryEvent, MemoryItem, SearchResult
+
+
+class Reading:
+    """Reading and searching memories (mixed into :class:`localmem.Memory`)."""
+
+    kernel: Kernel
+    stages: tuple[StageSpec, ...]
+
+    @property
+    def stage_names(self) -> tuple[str, ...]:
+        """The search stages of this composition, in the order they run."""
+        return tuple(stage.name for stage in self.stages)
+
+    def get(self, memory_id: str, *, include_deleted: bool = False) -> MemoryItem:
+        """The memory with this id (or a unique prefix of it).
+
+        Raises:
+            NotFoundError: no such memory (or it is deleted and ``include_deleted`` is False).
+        """
+        return memories.get(self.kernel, memory_id, include_deleted=include_deleted)
+
+    def get_many(self, ids: Sequence[str]) -> list[MemoryItem]:
+        """Memories by exact id, in the order asked (unknown ids raise NotFoundError)."""
+        return memories.get_many(self.kernel, ids)
+
+    def list(
+        self,
+        *,
+        kind: str | None = None,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        include_deleted: bool = False,
+        in_session: bool | None = None,
+        oldest_first: bool = False,
+    ) -> list[MemoryItem]:
+        """Memories, newest first (``oldest_first``: in event-time order), optionally of one
+        kind / session / user; ``in_session=False`` keeps memories outside any session."""
+        return memories.select(
+            self.kernel,
+            kind=kind,
+            session_id=session_id,
+            user_id=user_id,
+            limit=limit,
+            offset=offset,
+            include_deleted=include_deleted,
+            in_session=in_session,
+            oldest_first=oldest_first,
+        )
+
+    def users(self, *, limit: int = 200) -> list[tuple[str, int]]:
+        """(user id, how many memories outside sessions) for every user scope, by id."""
+        return memories.users(self.kernel, limit=limit)
+
+    def links(self, memory_id: str) -> list[Link]:
+        """Every link touching a memory (evolution, consolidation...), newest first."""
+        item = self.get(memory_id, include_deleted=True)
+        return links_of(self.kernel.db, item.id)
+
+    def history(self, memory_id: str) -> list[HistoryEvent]:
+        """Every change of a memory, oldest first (ADD, UPDATE, EVOLVE, DELETE, ...)."""
+        return memories.history(self.kernel, memory_id)
+
+    def count(self, *, include_deleted: bool = False, user_id: str | None = None) -> int:
+        """How many memories the store holds (of one user)."""
+        return memories.count(self.kernel, include_deleted=include_deleted, user_id=user_id)
+
+    def search(self, query: str, *, k: int = 5, **options: Any) -> SearchResult:
+        """Find memories for a query; see :class:`localmem.retrieval.SearchOptions`.
+
+        Args:
+            query: what to look for.
+            k: how many hits to return.
+            **options: ``mode`` (hybrid|dense|lexical), filters (``user_id``, ``agent_id``,
+                ``session_id``, ``kinds``, ``levels``, ``since``, ``until``, ``metadata``) and
+                the switches of the later stages.
+
+        Returns:
+            The hits, best first, each with its score and per-stage evidence, plus a report of
+            every stage (candidates in/out, milliseconds, implementation).
+        """
+        return run_search(self.kernel, query, stages=self.stages, k=k, **options)
