@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from localmem.errors import (
+from localmem.offline import quiet_dependencies
+
+# before any dependency is imported: they read these switches at import (localmem/offline.py)
+quiet_dependencies()
+
+from localmem.errors import (  # noqa: E402
     EngineUnavailableError,
     InputError,
     LocalMemError,
@@ -20,7 +25,7 @@ from localmem.errors import (
     StoreError,
     StoreLockedError,
 )
-from localmem.types import (
+from localmem.types import (  # noqa: E402
     HistoryEvent,
     Hit,
     MemoryItem,
