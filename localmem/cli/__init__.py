@@ -21,6 +21,7 @@ from localmem.cli import (
     evolution,
     experiment,
     ingest,
+    mcp,
     memories,
     models,
     procedures,
@@ -48,6 +49,7 @@ COMMANDS = [
     bench,
     demo,
     tui,
+    mcp,
 ]
 
 
