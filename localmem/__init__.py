@@ -38,12 +38,18 @@ from localmem.types import (  # noqa: E402
 if TYPE_CHECKING:
     from localmem.config import Config
     from localmem.memory import JobsReport, Memory
+    from localmem.remote import connect
 
 __version__ = "0.1.0"
 
 # Memory and Config are imported on first use: they pull in DuckDB, pyarrow, numpy and pydantic
 # (about a second), which `localmem --help` and every CLI start would otherwise pay
-_LAZY = {"Memory": "localmem.memory", "JobsReport": "localmem.memory", "Config": "localmem.config"}
+_LAZY = {
+    "Memory": "localmem.memory",
+    "JobsReport": "localmem.memory",
+    "Config": "localmem.config",
+    "connect": "localmem.remote",  # a client of `localmem serve`, with Memory's API
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -77,4 +83,5 @@ __all__ = [
     "StoreLockedError",
     "Thought",
     "__version__",
+    "connect",
 ]

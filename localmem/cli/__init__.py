@@ -26,6 +26,7 @@ from localmem.cli import (
     models,
     procedures,
     search,
+    serve,
     sessions,
     tui,
 )
@@ -49,6 +50,7 @@ COMMANDS = [
     bench,
     demo,
     tui,
+    serve,
     mcp,
 ]
 

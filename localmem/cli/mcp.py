@@ -36,10 +36,15 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise CommandError(f"the MCP server needs the mcp package ({exc})") from None
     from localmem import Memory
     from localmem.config import default_store_path
+    from localmem.remote import connect, find_server
 
     if args.store and args.store_option:
         raise CommandError("give the store once: STORE or --store")
-    path = args.store or args.store_option
-    with Memory.open(Path(path).expanduser() if path else default_store_path()) as memory:
+    given = args.store or args.store_option
+    path = Path(given).expanduser() if given else default_store_path()
+    if find_server(path) is not None:  # `localmem serve` holds the store: go through it
+        serve_stdio(connect(path))
+        return 0
+    with Memory.open(path) as memory:
         serve_stdio(memory)
     return 0
