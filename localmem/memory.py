@@ -187,3 +187,20 @@ class Memory(Writing, Reading, Sessions):
             "dim": self.store.dim,
             "bytes_on_disk": facts["bytes_on_disk"],
         }
+
+    def status(self) -> dict[str, Any]:
+        """Everything the TUI's status screen shows: counts, index health, the embedder, the
+        search stages, which engine serves each model task, and the store's notices."""
+        from localmem.llm import describe_engines
+
+        embedder = dict(self.embedder.describe())
+        embedder["loaded"] = getattr(self.embedder, "loaded", None)
+        embedder["path"] = str(getattr(self.embedder, "path", "") or "")
+        return {
+            "stats": self.stats(),
+            "check": self.store.check(),
+            "embedder": embedder,
+            "stages": [(stage.name, stage.implementation) for stage in self.stages],
+            "engines": list(describe_engines(self.config)),
+            "notices": list(self.store.notices),
+        }

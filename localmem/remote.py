@@ -26,9 +26,19 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from localmem import wire
+from localmem.attributes.rows import StoredAttributes
+from localmem.config import Config
 from localmem.consolidation.model import ConsolidationReport
 from localmem.errors import InputError, StoreError
-from localmem.procedures.model import ProcedureMatch, RecordResult, render
+from localmem.procedures.model import (
+    Procedure,
+    ProcedureEvent,
+    ProcedureMatch,
+    ProcedureVersion,
+    RecordResult,
+    render,
+)
+from localmem.store.links import Link
 from localmem.types import HistoryEvent, MemoryItem, SearchResult, Session, Thought
 
 #: the discovery file a running server writes into its store folder
@@ -118,7 +128,8 @@ class RemoteMemory:
         self.url, self.server = url, server
         self._host, self._port = parts.hostname, parts.port or 80
         self._token, self._timeout = token, timeout
-        self.procedures = RemoteProcedures(self)
+        self._procedures = RemoteProcedures(self)
+        self._described: dict[str, Any] | None = None
 
     # -- transport --------------------------------------------------------------------------
     def call(self, method: str, **args: Any) -> Any:
@@ -175,6 +186,58 @@ class RemoteMemory:
             f"{name!r} needs the store in this process, and a localmem server holds it"
             f"{f' (pid {self.server.pid})' if self.server else ''}; stop the server first"
         )
+
+    # -- what the store is -------------------------------------------------------------------
+    def _facts(self) -> dict[str, Any]:
+        if self._described is None:
+            self._described = self.call("describe")
+        return self._described
+
+    @property
+    def procedures(self) -> RemoteProcedures:
+        """The store's procedures (``memory.procedures``)."""
+        return self._procedures
+
+    @property
+    def path(self) -> Path:
+        """The store folder (on the server's machine, which is this one)."""
+        return self.server.store if self.server else Path(self._facts()["path"])
+
+    @property
+    def config(self) -> Config:
+        """The served store's configuration."""
+        return Config.model_validate(self._facts()["config"])
+
+    @property
+    def add_options(self) -> tuple[str, ...]:
+        """The options of :meth:`add` the served store's mechanisms offer."""
+        return tuple(self._facts()["add_options"])
+
+    @property
+    def stage_names(self) -> tuple[str, ...]:
+        """The search stages of the served store, in order."""
+        return tuple(self._facts()["stage_names"])
+
+    def status(self) -> dict[str, Any]:
+        """As :meth:`Memory.status`."""
+        return self.call("status")
+
+    def users(self, *, limit: int = 200) -> list[tuple[str, int]]:
+        """As :meth:`Memory.users`."""
+        return [tuple(pair) for pair in self.call("users", limit=limit)]
+
+    def links(self, memory_id: str) -> list[Link]:
+        """As :meth:`Memory.links`."""
+        return wire.decode(list[Link], self.call("links", memory_id=memory_id))
+
+    def thought_of(self, memory_id: str) -> dict[str, Any] | None:
+        """As :meth:`Memory.thought_of`."""
+        return self.call("thought_of", memory_id=memory_id)
+
+    def attributes_of(self, memory_ids: Iterable[str]) -> dict[str, StoredAttributes]:
+        """As :meth:`Memory.attributes_of`."""
+        data = self.call("attributes_of", memory_ids=list(memory_ids))
+        return {key: wire.decode(StoredAttributes, value) for key, value in data.items()}
 
     # -- the Memory API ---------------------------------------------------------------------
     def add(self, content: str, **fields: Any) -> MemoryItem:
@@ -305,6 +368,31 @@ class RemoteProcedures:
             "procedures.record", procedure_id=procedure_id, success=success, trace=trace, **options
         )
         return wire.decode(RecordResult, data)
+
+    def get(self, procedure_id: str) -> Procedure:
+        """As :meth:`ProcedureStore.get`."""
+        return wire.decode(
+            Procedure, self._remote.call("procedures.get", procedure_id=procedure_id)
+        )
+
+    def list(self, **options: Any) -> list[Procedure]:
+        """As :meth:`ProcedureStore.list`."""
+        return wire.decode(list[Procedure], self._remote.call("procedures.list", **options))
+
+    def matches(self, task: str, **options: Any) -> list[ProcedureMatch]:
+        """As :meth:`ProcedureStore.matches`."""
+        data = self._remote.call("procedures.matches", task=task, **options)
+        return wire.decode(list[ProcedureMatch], data)
+
+    def versions(self, procedure_id: str) -> list[ProcedureVersion]:
+        """As :meth:`ProcedureStore.versions`."""
+        data = self._remote.call("procedures.versions", procedure_id=procedure_id)
+        return wire.decode(list[ProcedureVersion], data)
+
+    def history(self, procedure_id: str) -> list[ProcedureEvent]:
+        """As :meth:`ProcedureStore.history`."""
+        data = self._remote.call("procedures.history", procedure_id=procedure_id)
+        return wire.decode(list[ProcedureEvent], data)
 
     @staticmethod
     def render(procedure: Any) -> str:

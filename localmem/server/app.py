@@ -63,11 +63,52 @@ METHODS: dict[str, Callable[[Memory], Callable[..., Any]]] = {
         "consolidate",
         "run_jobs",
         "stats",
+        "status",
+        "users",
+        "links",
+        "thought_of",
+        "attributes_of",
     )
 }
-METHODS["procedures.find"] = lambda m: m.procedures.find
-METHODS["procedures.record"] = lambda m: m.procedures.record
+for _name in ("find", "record", "list", "matches", "versions", "history", "get"):
+    METHODS[f"procedures.{_name}"] = (lambda n: lambda m: getattr(m.procedures, n))(_name)
+# properties and facts of the store, for clients that show it (the TUI)
+METHODS["describe"] = lambda m: (
+    lambda: {
+        "path": str(m.path),
+        "add_options": list(m.add_options),
+        "stage_names": list(m.stage_names),
+        "config": m.config.model_dump(mode="json"),
+    }
+)
 METHODS["sources_of"] = lambda m: lambda ids: sources_of(m, ids)
+
+#: methods that never write (the job worker need not look at the queue after them)
+_READS = {
+    "get",
+    "get_many",
+    "history",
+    "list",
+    "count",
+    "search",
+    "stats",
+    "status",
+    "users",
+    "links",
+    "thought_of",
+    "attributes_of",
+    "describe",
+    "thoughts",
+    "get_session",
+    "sessions",
+    "procedures.find",
+    "procedures.list",
+    "procedures.matches",
+    "procedures.versions",
+    "procedures.history",
+    "procedures.get",
+    "sources_of",
+}
 
 #: arguments that are Python callables or in-process values: never from a client
 _LOCAL_ONLY = {"progress", "also", "embedded", "on_write"}
