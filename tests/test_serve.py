@@ -304,3 +304,14 @@ def test_a_killed_server_loses_no_acknowledged_write(tmp_path, embedder):
     finally:
         stop_server(restarted)
     assert not (store / DISCOVERY_FILE).exists()  # a clean stop removes the discovery file
+
+
+def test_the_server_runs_deferred_jobs_itself(served):
+    store, _ = served
+    with localmem.connect(store) as mem:
+        item = mem.add("Caroline adopted a rescue dog named Biscuit in Portland", mine="deferred")
+        deadline = time.monotonic() + 60
+        while not mem.attributes_of([item.id]) and time.monotonic() < deadline:
+            time.sleep(0.2)  # nobody runs the job here: the server's worker does
+        mined = mem.attributes_of([item.id])[item.id].mined
+        assert mined.attributes and any(a.axis == "entities" for a in mined.attributes)
