@@ -20,6 +20,7 @@ from localmem.facade.sessions import Sessions
 from localmem.facade.writing import Writing
 from localmem.mechanisms import BUILTIN
 from localmem.plugin import Plugin, hooks_of, migrations_of, stages_of
+from localmem.remote import RemoteMemory, connect
 from localmem.retrieval.pipeline import CORE_STAGES
 from localmem.retrieval.stages import compose
 from localmem.store.kernel import JobsReport, Kernel
@@ -67,6 +68,14 @@ class Memory(Writing, Reading, Sessions):
         self._procedures: ProcedureStore | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
+    @staticmethod
+    def connect(
+        target: str | Path | None = None, *, token: str | None = None, timeout: float = 120.0
+    ) -> RemoteMemory:
+        """A client of the ``localmem serve`` that holds a store (or of a server's URL), with
+        this class's methods, return types and errors; see :func:`localmem.remote.connect`."""
+        return connect(target, token=token, timeout=timeout)
+
     @classmethod
     def open(
         cls,

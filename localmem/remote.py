@@ -6,7 +6,7 @@ writes into the store folder) or takes its URL, and returns a :class:`RemoteMemo
 methods have the same names, arguments, return types and errors as ``Memory``'s, so an agent's
 code does not change between in-process and served::
 
-    with localmem.connect("~/notes") as mem:      # a store that `localmem serve` holds
+    with Memory.connect("~/notes") as mem:      # a store that `localmem serve` holds
         mem.add("The deploy runs on Fridays", kind="fact")
         print(mem.search("when do we deploy")[0].memory.content)
 

@@ -91,7 +91,7 @@ def api(request, tmp_path, embedder):
         mem.close()
     else:
         proc = start_server(store)
-        with localmem.connect(store) as mem:
+        with localmem.Memory.connect(store) as mem:
             yield mem
         stop_server(proc)
 

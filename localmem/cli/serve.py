@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "serve",
         help="own a store and serve it to other processes (CLI, agents, MCP) on localhost",
         description="Open a store and serve it on the loopback interface until interrupted. "
-        "Other localmem commands, `localmem mcp`, `localmem.connect()` and MCP clients over "
+        "Other localmem commands, `localmem mcp`, `Memory.connect()` and MCP clients over "
         "HTTP (/mcp) find it through the store folder and use it instead of failing on the "
         "store's lock. Every request needs the token written to STORE/serve.token (readable by "
         "you only).",
