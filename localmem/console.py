@@ -48,7 +48,8 @@ def open_memory(args: argparse.Namespace, *, create: bool = True):
     else the store itself (the Memory import is deferred: it is heavy)."""
     path = store_path(args)
     if (path / "serve.json").exists():  # cheap test first: most stores are not served
-        from localmem.remote import connect, find_server
+        from localmem.discovery import find_server
+        from localmem.remote import connect
 
         if find_server(path) is not None:
             return connect(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from localmem.errors import InputError
 from localmem.retrieval.pipeline import search as run_search
 from localmem.retrieval.stages import StageSpec
 from localmem.store import memories
@@ -75,13 +76,15 @@ class Reading:
         """Where a memory stands in its session (number, branch, revises), or None."""
         from localmem import sessions
 
-        return sessions.thought_of(self.kernel, memory_id)
+        return sessions.thought_of(self.kernel, _memory_id(memory_id))
 
     def attributes_of(self, memory_ids: Sequence[str]) -> dict[str, Any]:
         """The attributes mined for some memories (never-mined ones left out)."""
         from localmem import attributes
 
-        return attributes.stored(self.kernel, memory_ids)
+        if isinstance(memory_ids, (str, bytes)) or not isinstance(memory_ids, Sequence):
+            raise InputError("memory_ids must be a list of memory ids")
+        return attributes.stored(self.kernel, [_memory_id(x) for x in memory_ids])
 
     def history(self, memory_id: str) -> list[HistoryEvent]:
         """Every change of a memory, oldest first (ADD, UPDATE, EVOLVE, DELETE, ...)."""
@@ -106,3 +109,9 @@ class Reading:
             every stage (candidates in/out, milliseconds, implementation).
         """
         return run_search(self.kernel, query, stages=self.stages, k=k, **options)
+
+
+def _memory_id(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise InputError(f"a memory id is a non-empty string, not {value!r}")
+    return value
