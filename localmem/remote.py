@@ -221,15 +221,24 @@ class RemoteMemory:
         self,
         items: Iterable[str | Mapping[str, Any]],
         *,
+        batch_size: int = 256,
         progress: Callable[[int], None] | None = None,
         **options: Any,
     ) -> list[MemoryItem]:
-        """As :meth:`Memory.add_many` (``progress`` is called once, when all are stored)."""
+        """As :meth:`Memory.add_many`: one request (and one transaction) per batch, so a long
+        import reports progress, stays under the request size limit, and keeps the batches
+        stored before a bad one."""
         if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
             raise InputError("items must be a list of texts or dicts")
-        stored = wire.decode(list[MemoryItem], self.call("add_many", items=list(items), **options))
-        if progress is not None:
-            progress(len(stored))
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise InputError(f"batch_size must be a positive integer, not {batch_size!r}")
+        items, stored = list(items), []
+        for start in range(0, len(items), batch_size):
+            batch = items[start : start + batch_size]
+            data = self.call("add_many", items=batch, batch_size=batch_size, **options)
+            stored += wire.decode(list[MemoryItem], data)
+            if progress is not None:
+                progress(len(stored))
         return stored
 
     def get(self, memory_id: str, *, include_deleted: bool = False) -> MemoryItem:

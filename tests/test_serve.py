@@ -372,3 +372,14 @@ def test_paths_and_parts_that_are_not_the_api(served):
             mem.attributes_of("not-a-list")
         with pytest.raises(InputError):
             mem.search("x", stages=["candidates"])
+
+
+def test_a_served_add_many_goes_in_batches_with_progress(served):
+    store, _ = served
+    seen: list[int] = []
+    with localmem.connect(store) as mem:
+        items = [f"note {i} of a long import" for i in range(7)] + ["  "]
+        with pytest.raises(InputError):
+            mem.add_many(items, batch_size=3, progress=seen.append)
+        assert seen == [3, 6]  # the batches before the bad one are stored, as in-process
+        assert mem.count() == 6
