@@ -23,6 +23,28 @@ def fail(message: str, *, code: int = 1) -> int:
     return code
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: a whole number of at least 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
 def store_options() -> argparse.ArgumentParser:
     """A parent parser giving every command ``--store`` and ``--json``."""
     parent = argparse.ArgumentParser(add_help=False)
@@ -79,6 +101,18 @@ def short(text: str, width: int = 100) -> str:
     """One line of at most ``width`` characters."""
     line = " ".join(text.split())
     return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def json_option(value: str | None, option: str) -> Any:
+    """The JSON value of an option such as ``--metadata`` (None when not given)."""
+    if value is None:
+        return None
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"{option} is not JSON: {exc.msg}") from None
+    except RecursionError:  # [[[[... thousands deep
+        raise CommandError(f"{option} nests too deeply") from None
 
 
 def read_content(value: str) -> str:
