@@ -113,6 +113,8 @@ def json_option(value: str | None, option: str) -> Any:
         raise CommandError(f"{option} is not JSON: {exc.msg}") from None
     except RecursionError:  # [[[[... thousands deep
         raise CommandError(f"{option} nests too deeply") from None
+    except ValueError as exc:  # a number of more than 4,300 digits
+        raise CommandError(f"{option} is not usable JSON: {exc}") from None
 
 
 def read_content(value: str) -> str:

@@ -187,6 +187,7 @@ def _cli(capsys, *args):
         (["add", "x", "--event-time", "9999-12-31T23:59:59-12:00"], "out of range"),
         (["add", "x", "--metadata", '{"k": "\\ud800"}'], "lone surrogate"),
         (["add", "x", "--metadata", "[" * 100_000], "nests too deeply"),
+        (["add", "x", "--metadata", '{"n": ' + "9" * 5000 + "}"], "not usable JSON"),
         (["add", "x\udcff"], "lone surrogate"),  # invalid UTF-8 in argv, surrogateescape'd
         (["search", "x", "--where", '{"a": [1]}'], "metadata filter"),
         (["search", "x", "--where", '{"a": ' * 100_000], "nests too deeply"),
