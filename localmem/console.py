@@ -62,6 +62,8 @@ def store_path(args: argparse.Namespace) -> Path:
     """The store the command works on."""
     from localmem.config import default_store_path  # pydantic: imported when a command runs
 
+    if args.store is not None and not args.store.strip():  # "--store $UNSET" is a mistake
+        raise CommandError("the store path is empty; name a folder or leave --store out")
     return Path(args.store).expanduser() if args.store else default_store_path()
 
 

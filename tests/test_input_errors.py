@@ -175,6 +175,21 @@ def test_a_config_that_is_not_utf8(tmp_path, embedder, capsys):
     assert code == 1 and err.count("\n") == 1 and "not UTF-8" in err and "unexpected" not in err
 
 
+@pytest.mark.parametrize("path", ["", "  ", "/tmp/a\udcffb", "/tmp/\ud800", 5, b"/tmp/x"])
+def test_bad_store_paths(tmp_path, embedder, path):
+    from localmem import Memory
+
+    with pytest.raises(InputError, match="store path"):
+        Memory.open(path, embedder=embedder)
+
+
+def test_cli_empty_store_path_does_not_use_the_current_folder(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _cli(capsys, "add", "x", "--store", "")
+    assert code == 1 and "store path is empty" in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def _cli(capsys, *args):
     code = main(list(args))
     out, err = capsys.readouterr()
