@@ -16,11 +16,24 @@ class CommandError(Exception):
     """A usage problem the command itself found (a bad combination of arguments)."""
 
 
+def printable(text: str) -> str:
+    """Text any stream can write: a lone surrogate (from argv bytes that are not UTF-8) becomes
+    its escape instead of failing the write."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def fail(message: str, *, code: int = 1) -> int:
     """Print one error line and return the exit code."""
     first = message.strip().splitlines()[0] if message.strip() else "failed"
-    print(f"localmem: error: {first}", file=sys.stderr)
+    print(printable(f"localmem: error: {first}"), file=sys.stderr)
     return code
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, whose usage errors can name an argument holding a lone surrogate."""
+
+    def error(self, message: str):  # type: ignore[override]
+        super().error(printable(message))
 
 
 def positive_int(text: str) -> int:
@@ -123,7 +136,10 @@ def read_content(value: str) -> str:
     """A text argument, where ``-`` means standard input."""
     if value != "-":
         return value
-    data = sys.stdin.buffer.read()
+    try:
+        data = sys.stdin.buffer.read()
+    except (OSError, ValueError, AttributeError) as exc:  # closed, or not a byte stream
+        raise CommandError(f"cannot read standard input: {exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -242,3 +242,21 @@ def test_cli_add_to_an_existing_session_by_prefix(capsys, tmp_path):
 def test_not_found_is_typed(memory):
     with pytest.raises(NotFoundError):
         memory.get_session("s_nosuchsession")
+
+
+def test_usage_errors_naming_a_lone_surrogate_are_printed(capsys):
+    """argparse's own error line escapes it (writing it raised UnicodeEncodeError)."""
+    with pytest.raises(SystemExit) as info:
+        main(["list", "--limit", "5\ud800"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "\\ud800" in err.splitlines()[-1]
+
+
+def test_reading_content_from_a_closed_stdin(capsys, monkeypatch, tmp_path):
+    import io
+
+    closed = io.TextIOWrapper(io.BytesIO())
+    closed.close()
+    monkeypatch.setattr("sys.stdin", closed)
+    code, _, err = _cli(capsys, "add", "-", "--store", str(tmp_path / "s"))
+    assert code == 1 and "cannot read standard input" in err and "unexpected" not in err
