@@ -3,6 +3,10 @@
 The rule: a memory duplicates a live one when both have the same text (content hash), the same
 kind, the same scope (user, agent and session) and the same event time (both none counts as the
 same). Deleted memories do not count: re-adding a deleted text stores it again.
+
+The check runs just before a batch's transaction, not inside it (the batch is embedded in
+between): two threads adding the same text at the same moment may both store it. One import
+at a time, the case this is for, never does.
 """
 
 from __future__ import annotations
