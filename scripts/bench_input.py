@@ -104,6 +104,7 @@ def main() -> int:
     parser.add_argument("--mb", type=int, default=16)
     parser.add_argument("--timeout", type=float, default=300, help="seconds per refusal case")
     parser.add_argument("--compare", type=Path, help="another checkout to run side by side")
+    parser.add_argument("--label", help="the other checkout's column (default: its folder)")
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
     args = parser.parse_args()
 
@@ -122,7 +123,7 @@ def main() -> int:
         big.write_text(words[: args.mb * 2**20])
         checkouts = {"this branch": None}
         if args.compare:
-            checkouts[f"`{args.compare.name}`"] = args.compare.resolve()
+            checkouts[args.label or f"`{args.compare.name}`"] = args.compare.resolve()
         results = {}
         for label, checkout in checkouts.items():
             sub = work / label.strip("`").replace(" ", "-")
