@@ -86,6 +86,20 @@ class Reading:
         item = self.get(memory_id, include_deleted=True)
         return links_of(self.kernel.db, item.id)
 
+    def thought_of(self, memory_id: str) -> dict[str, Any] | None:
+        """Where a memory stands in its session (number, branch, revises), or None."""
+        from localmem import sessions
+
+        return sessions.thought_of(self.kernel, _memory_id(memory_id))
+
+    def attributes_of(self, memory_ids: Sequence[str]) -> dict[str, Any]:
+        """The attributes mined for some memories (never-mined ones left out)."""
+        from localmem import attributes
+
+        if isinstance(memory_ids, (str, bytes)) or not isinstance(memory_ids, Sequence):
+            raise InputError("memory_ids must be a list of memory ids")
+        return attributes.stored(self.kernel, [_memory_id(x) for x in memory_ids])
+
     def history(self, memory_id: str) -> list[HistoryEvent]:
         """Every change of a memory, oldest first (ADD, UPDATE, EVOLVE, DELETE, ...)."""
         return memories.history(self.kernel, memory_id)
@@ -109,3 +123,9 @@ class Reading:
             every stage (candidates in/out, milliseconds, implementation).
         """
         return run_search(self.kernel, query, stages=self.stages, k=k, **options)
+
+
+def _memory_id(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise InputError(f"a memory id is a non-empty string, not {value!r}")
+    return validate.no_surrogates(value, "a memory id")
