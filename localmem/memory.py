@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localmem import sessions
+from localmem import sessions, validate
 from localmem.config import CONFIG_FILE, Config, default_store_path
 from localmem.embed import Embedder, embedder_for_store, make_embedder
+from localmem.errors import InputError
 from localmem.facade.reading import Reading
 from localmem.facade.sessions import Sessions
 from localmem.facade.writing import Writing
@@ -101,8 +102,15 @@ class Memory(Writing, Reading, Sessions):
         Raises:
             StoreError: not a store, corrupt, or made with another embedding model.
             StoreLockedError: another process has the store open.
+            InputError: the path is empty, not a path, or not valid Unicode.
         """
+        if path is not None and not isinstance(path, (str, Path)):
+            raise InputError(f"a store path is a str or Path, not {type(path).__name__}")
+        if path is not None and not str(path).strip():
+            raise InputError("the store path is empty")
         folder = Path(path).expanduser() if path is not None else default_store_path()
+        # DuckDB opens paths as UTF-8: a name with undecodable bytes fails deep inside it
+        validate.no_surrogates(str(folder), "the store path")
         file_config = Config.load(folder / CONFIG_FILE)
         config = config or file_config
         plugins = tuple(BUILTIN if plugins is None else plugins)
