@@ -383,3 +383,20 @@ def test_a_served_add_many_goes_in_batches_with_progress(served):
             mem.add_many(items, batch_size=3, progress=seen.append)
         assert seen == [3, 6]  # the batches before the bad one are stored, as in-process
         assert mem.count() == 6
+
+
+def test_ingest_goes_through_the_server(served, tmp_path, monkeypatch):
+    store, _ = served
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Deploys\n\nThe deploy runs on Fridays.\n\nRollbacks need two people.\n")
+    lines = tmp_path / "lines.jsonl"
+    lines.write_text('{"content": "Caroline went to a support group"}\n{"content": "hi"}\n')
+    from localmem.cli import main
+
+    monkeypatch.chdir(tmp_path)  # a relative path is the client's, not the server's
+    assert main(["ingest", "notes.md", "lines.jsonl", "--store", str(store)]) == 0
+    with localmem.connect(store) as mem:
+        first = mem.count()
+        assert first >= 3
+        assert main(["ingest", "notes.md", "lines.jsonl", "--store", str(store)]) == 0
+        assert mem.count() == first  # a rerun adds nothing, served or not

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from localmem.console import (
     Progress,
@@ -47,7 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_ingest(args: argparse.Namespace) -> int:
     """localmem ingest"""
     from localmem.chunking import check_sizes
-    from localmem.ingest import ingest_file
+    from localmem.ingest import IngestReport, ingest_file
+    from localmem.remote import RemoteMemory
 
     check_sizes(args.chunk_tokens, args.overlap_tokens)  # before opening the store
     defaults = {
@@ -64,17 +66,22 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         if args.session_id:  # a typo must not scatter memories into a session nobody started
             defaults["session_id"] = mem.get_session(args.session_id).id
         for path in args.files:
-            report = ingest_file(
-                mem,
-                path,
+            options = dict(
                 chunker=args.chunker,
                 chunk_tokens=args.chunk_tokens,
                 overlap_tokens=args.overlap_tokens,
                 allow_duplicates=args.allow_duplicates,
                 max_bytes=args.max_mb * 2**20,
-                progress=Progress(f"ingest {path}", enabled=None if not args.json else False),
                 **defaults,
             )
+            if isinstance(mem, RemoteMemory):  # a served store: its server reads the file
+                served = mem.call(
+                    "ingest_file", path=str(Path(path).expanduser().absolute()), **options
+                )
+                report = IngestReport(**served)
+            else:
+                bar = Progress(f"ingest {path}", enabled=None if not args.json else False)
+                report = ingest_file(mem, path, progress=bar, **options)
             reports.append(report)
             if not args.json:
                 if report.resolved:

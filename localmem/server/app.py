@@ -11,6 +11,7 @@ writes itself (its kernel's lock), reads run beside them. ``/mcp`` serves the MC
 from __future__ import annotations
 
 import contextlib
+import functools
 import hmac
 import inspect
 import json
@@ -28,6 +29,7 @@ from localmem import wire
 from localmem.consolidation import sources_of
 from localmem.discovery import TOKEN_HEADER
 from localmem.errors import InputError, LocalMemError, NotFoundError
+from localmem.ingest import ingest_file
 from localmem.mcp_server import build_server
 
 if TYPE_CHECKING:
@@ -92,6 +94,8 @@ METHODS["describe"] = lambda m: (
     }
 )
 METHODS["sources_of"] = lambda m: lambda ids: sources_of(m, ids)
+# a file on this machine, read by the server (its path made absolute by the client)
+METHODS["ingest_file"] = lambda m: functools.partial(ingest_file, m)
 
 #: methods that never write (the job worker need not look at the queue after them)
 _READS = {
