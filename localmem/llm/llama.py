@@ -3,7 +3,11 @@
 - The model loads on the first call and is shared by every engine object that names the same
   file and context settings (llama.cpp contexts are not thread-safe: one lock per loaded model).
 - Prompts are rendered with the GGUF's own chat template (``tokenizer.chat_template``); a GGUF
-  without one is refused unless ``engine.chat_template`` names one.
+  without one gets a built-in template, named in ``engine.chat_template`` or guessed from its
+  architecture (:mod:`localmem.llm.templates`), and is refused only when neither applies. A
+  base model is accepted with a warning.
+- Decoding is our own loop (:mod:`localmem.llm.decode`): the grammar is checked lazily on the
+  token the model prefers, and the prompt prefix in the KV cache is reused.
 - JSON output is constrained by the grammar of the task's schema (:mod:`localmem.llm.grammar`),
   then validated by pydantic. An invalid or unfinished output is retried once with a little
   sampling temperature (greedy decoding would repeat the same mistake), then
@@ -13,6 +17,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,15 +38,17 @@ from localmem.llm.base import (
     retry_temperature,
     validated,
 )
+from localmem.llm.decode import complete_json, decode
 from localmem.llm.gguf_header import GGUFInfo, read_gguf
 from localmem.llm.grammar import Grammar, grammar_for_model
-
-# ChatML, written out for GGUFs that lack a template (``engine.chat_template = "chatml"``).
-CHATML_TEMPLATE = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+from localmem.llm.templates import (
+    base_model_warning,
+    choose_template,
+    is_base_model,
+    missing_template_message,
 )
-BUILTIN_TEMPLATES = {"chatml": CHATML_TEMPLATE}
+
+log = logging.getLogger("localmem.llm")
 
 
 @dataclass
@@ -119,25 +126,29 @@ class LlamaEngine(Engine):
             temperature: 0 decodes greedily (deterministic).
             seed: Sampling seed.
             max_tokens: Default limit on the output of one call.
-            chat_template: 'chatml' or a Jinja template, used when the GGUF has none.
+            chat_template: A built-in template's name (``gemma``, ``chatml``, ``llama3``) or a
+                Jinja template; it wins over the file's own. None or ``auto``: the file's own,
+                else one guessed from the architecture.
             info: The already-read header (saves reading it again).
 
         Raises:
             ModelError: The file is not a valid GGUF, or it has no chat template and none is
-                configured.
+                configured or can be guessed.
         """
         self.path = Path(model_path).expanduser()
         self.info = info or read_gguf(self.path)
-        # An explicit setting wins over the file's own template.
-        configured = BUILTIN_TEMPLATES.get(chat_template or "", chat_template)
-        self.template: str | None = configured or self.info.chat_template
-        self.template_source = "config" if configured else "gguf"
-        if self.template is None:
-            raise ModelError(
-                f"{self.path.name} has no chat template, so prompts cannot be formatted for "
-                "it; use an instruct model's GGUF, or set engine.chat_template to 'chatml' or "
-                "a Jinja template"
-            )
+        choice = choose_template(self.info, chat_template)
+        if choice.template is None:
+            raise ModelError(missing_template_message(self.info))
+        self.template: str = choice.template
+        self.template_source = choice.source
+        #: What a person should know about this model (a guessed template, a base model).
+        self.notices: list[str] = [n for n in (choice.notice,) if n]
+        self.base_model = is_base_model(self.info)
+        if self.base_model:
+            self.notices.append(base_model_warning(self.info))
+        for notice in self.notices:
+            log.warning(notice)
         trained = self.info.context_length
         self.context_window = min(n_ctx, trained) if trained else n_ctx
         self.n_threads, self.n_gpu_layers = n_threads, n_gpu_layers
@@ -258,25 +269,29 @@ class LlamaEngine(Engine):
         grammar: Grammar | None = None,
         stop: Sequence[str] = (),
     ) -> tuple[str, str, Usage]:
-        from llama_cpp import LlamaGrammar
-
         loaded = self._model()
+        stops = [s for s in stop if s]
+
+        def stop_text(text: str) -> bool:
+            if grammar is not None:
+                return complete_json(text)  # the object is closed: nothing may follow
+            return any(s in text for s in stops)
+
         with loaded.lock, Timer() as timer:
-            try:
-                out = loaded.llama.create_completion(
-                    prompt=tokens,
-                    max_tokens=max_tokens,
-                    temperature=temperature,
-                    seed=seed,
-                    stop=list(stop),
-                    repeat_penalty=1.0,
-                    grammar=LlamaGrammar.from_string(grammar.gbnf) if grammar else None,
-                )
-            except (RuntimeError, ValueError) as exc:
-                raise ModelError(f"{self.name}: generation failed: {exc}") from None
-        choice, usage = out["choices"][0], out["usage"]
-        cost = Usage(usage["prompt_tokens"], usage["completion_tokens"], timer.seconds)
-        return choice["text"], choice.get("finish_reason") or "stop", cost
+            out = decode(
+                loaded.llama,
+                tokens,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                seed=seed,
+                gbnf=grammar.gbnf if grammar else None,
+                stop_text=stop_text if grammar is not None or stops else None,
+            )
+        text = out.text
+        for s in stops:  # like llama.cpp: the stop string is not part of the answer
+            text = text.split(s, 1)[0]
+        cost = Usage(out.prompt_tokens, len(out.tokens), timer.seconds)
+        return text, out.finish_reason, cost
 
     def generate_json(
         self, messages: Sequence[MessageLike], schema: type[M], *, max_tokens: int | None = None
@@ -335,6 +350,8 @@ class LlamaEngine(Engine):
             "context_window": self.context_window,
             "trained_context": self.info.context_length,
             "chat_template": self.template_source,
+            "base_model": self.base_model,
+            "notices": list(self.notices),
             "temperature": self.temperature,
             "seed": self.seed,
             "loaded": self._loaded is not None,
