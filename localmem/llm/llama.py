@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -64,7 +65,20 @@ _LOADED: dict[tuple, _Loaded] = {}
 _LOADED_LOCK = threading.Lock()
 
 
+def default_threads() -> int:
+    """Threads llama.cpp uses when none are configured: half the logical CPUs, at least one.
+
+    Both for generation and for prompt evaluation. llama.cpp's threads wait for each other at
+    every layer by spinning, so more threads than free cores is far slower, not a little: on
+    the shared 2-core machine, 40 tokens took 1.2 s with one thread and 16-28 s with two
+    (docs/benchmarks.md, ``engine-real``). Half the CPUs is llama.cpp's own default for
+    generation; its default for prompts (every CPU) is the one that crawled.
+    """
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
 def _load(path: Path, *, n_ctx: int, n_threads: int | None, n_gpu_layers: int) -> _Loaded:
+    n_threads = n_threads or default_threads()
     key = (str(path.resolve()), n_ctx, n_threads, n_gpu_layers)
     with _LOADED_LOCK:
         if key in _LOADED:
@@ -80,8 +94,7 @@ def _load(path: Path, *, n_ctx: int, n_threads: int | None, n_gpu_layers: int) -
                 model_path=str(path),
                 n_ctx=n_ctx,
                 n_threads=n_threads,
-                # prompt evaluation too: its default (all cores) crawls on a busy machine
-                n_threads_batch=n_threads,
+                n_threads_batch=n_threads,  # see default_threads()
                 n_gpu_layers=n_gpu_layers,
                 verbose=False,
             )
@@ -121,7 +134,7 @@ class LlamaEngine(Engine):
         Args:
             model_path: The GGUF file.
             n_ctx: Context window; capped at what the model was trained for.
-            n_threads: CPU threads (None: llama.cpp's default).
+            n_threads: CPU threads (None: :func:`default_threads`).
             n_gpu_layers: Layers offloaded to a GPU (-1: all).
             temperature: 0 decodes greedily (deterministic).
             seed: Sampling seed.
