@@ -108,6 +108,7 @@ class Decoded:
         prompt_tokens: Tokens of the prompt.
         evaluated: Prompt tokens actually evaluated (the rest came from the KV cache).
         prompt_seconds: Time spent evaluating the prompt.
+        seconds: The whole run (prompt evaluation included).
     """
 
     text: str
@@ -116,6 +117,7 @@ class Decoded:
     prompt_tokens: int
     evaluated: int
     prompt_seconds: float
+    seconds: float = 0.0
 
 
 def prefill(llama: Any, tokens: list[int]) -> int:
@@ -271,7 +273,8 @@ def decode(
         if grammar is not None:
             grammar.close()
     text = b"".join(pieces).decode("utf-8", errors="ignore")
-    return Decoded(text, tuple(out), finish, len(prompt), evaluated, prompt_seconds)
+    seconds = tick() - start
+    return Decoded(text, tuple(out), finish, len(prompt), evaluated, prompt_seconds, seconds)
 
 
 def _grammar_may_end(grammar: GrammarCheck, vocab: Any) -> bool:

@@ -39,7 +39,7 @@ from localmem.llm.base import (
     retry_temperature,
     validated,
 )
-from localmem.llm.decode import complete_json, decode
+from localmem.llm.decode import Decoded, complete_json, decode
 from localmem.llm.gguf_header import GGUFInfo, read_gguf
 from localmem.llm.grammar import Grammar, grammar_for_model
 from localmem.llm.templates import (
@@ -236,7 +236,8 @@ class LlamaEngine(Engine):
                     pass
             raise ModelError(f"{self.name}: the chat template failed: {exc}") from None
 
-    def _tokens(self, prompt: str) -> list[int]:
+    def prompt_tokens(self, prompt: str) -> list[int]:
+        """The token ids of a rendered prompt (a BOS added only if the template has none)."""
         llama = self._model().llama
         add_bos = self._add_bos and not (self._bos and prompt.startswith(self._bos))
         return llama.tokenize(prompt.encode("utf-8"), add_bos=add_bos, special=True)
@@ -248,7 +249,7 @@ class LlamaEngine(Engine):
 
     def count_prompt_tokens(self, messages: list[Message]) -> int:
         """Tokens of the messages after the chat template."""
-        return len(self._tokens(self.render(messages)))
+        return len(self.prompt_tokens(self.render(messages)))
 
     def forget_prompt_cache(self) -> None:
         """Drop the evaluated prompt llama.cpp keeps for reuse (benchmarks time full prompts)."""
@@ -271,6 +272,32 @@ class LlamaEngine(Engine):
             raise SchemaError(f"{self.name}: llama.cpp rejected the grammar built for the schema")
         llama_cpp.llama_sampler_free(sampler)
         loaded.checked_grammars.add(grammar.gbnf)
+
+    def decode(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        max_tokens: int,
+        grammar: Grammar | None = None,
+        stop_on_eog: bool = True,
+    ) -> Decoded:
+        """One greedy run of the decoding loop with its raw timings (for benchmarks).
+
+        ``stop_on_eog=False`` makes exactly ``max_tokens`` tokens: the benchmark compares
+        constrained and unconstrained generation of the same length this way.
+        """
+        loaded = self._model()
+        tokens = self.prompt_tokens(self.render(messages))
+        with loaded.lock:
+            return decode(
+                loaded.llama,
+                tokens,
+                max_tokens=max_tokens,
+                seed=self.seed,
+                gbnf=grammar.gbnf if grammar else None,
+                stop_on_eog=stop_on_eog,
+                stop_text=complete_json if grammar else None,
+            )
 
     def _complete(
         self,
@@ -314,7 +341,7 @@ class LlamaEngine(Engine):
         self._check_grammar(grammar)
         limit = max_tokens or self.max_tokens
         fit = self.fit(messages, max_tokens=limit)
-        tokens = self._tokens(self.render(fit.messages))
+        tokens = self.prompt_tokens(self.render(fit.messages))
 
         def attempt(n: int) -> tuple[str, str, Usage]:
             return self._complete(
@@ -337,7 +364,7 @@ class LlamaEngine(Engine):
         """Generate free text (see :meth:`Engine.generate_text`)."""
         limit = max_tokens or self.max_tokens
         fit = self.fit(messages, max_tokens=limit)
-        tokens = self._tokens(self.render(fit.messages))
+        tokens = self.prompt_tokens(self.render(fit.messages))
         stops = [s for s in (*(stop or ()), self._eos) if s]
         text, finish, usage = self._complete(
             tokens, max_tokens=limit, temperature=self.temperature, seed=self.seed, stop=stops
