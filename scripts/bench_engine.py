@@ -226,7 +226,10 @@ def to_markdown(
     """The benchmark's section of docs/benchmarks.md."""
     from localmem.experiments.report import provenance
 
-    lines = ["## Engine: per-task latency and throughput", "", provenance(command), ""]
+    title = (
+        "Engine: per-task latency and throughput" if tiny else "Engine on a real GGUF (issue 17)"
+    )
+    lines = [f"## {title}", "", provenance(command), ""]
     if tiny:
         lines += [
             "Model: the tiny random-weight test GGUF (2 layers, 64 dims, byte vocabulary). "

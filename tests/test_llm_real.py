@@ -120,3 +120,19 @@ def test_free_text_stops_at_the_end_of_turn_or_at_max_tokens(real_engine):
     assert short.finish_reason == "length" and short.usage.completion_tokens == 3
     longer = real_engine.generate_text(msgs, max_tokens=64)
     assert longer.usage.completion_tokens <= 64 and "<end_of_turn>" not in longer.value
+
+
+def test_auto_discovery_takes_a_gguf_whose_template_can_be_guessed(real_gguf, tmp_path):
+    from localmem.config import EngineConfig
+    from localmem.llm.discovery import select_gguf
+    from localmem.llm.registry import make_engine
+
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / real_gguf.name).symlink_to(real_gguf)
+    config = EngineConfig(models_dir=str(folder))
+    assert select_gguf(config).path.name == real_gguf.name
+    engine = make_engine(config)
+    assert engine.describe()["chat_template"] == "guessed:gemma"
+    named = make_engine(EngineConfig(models_dir=str(folder), chat_template="chatml"))
+    assert named.describe()["chat_template"] == "builtin:chatml"
