@@ -5,11 +5,16 @@ vocabulary at every step. On a real vocabulary (Gemma: 262,144 tokens) that is a
 second per generated token, where the model itself takes a few tens of milliseconds: most of a
 model task's time went to the grammar (docs/benchmarks.md, ``engine-real``).
 
-This loop does what llama.cpp's own ``common_sampler`` does: pick the token the model prefers
-without the grammar, ask the grammar about that one token only, and only when it is rejected
-look further, best-first: the 64 best tokens, then the 4,096 best, then the whole vocabulary.
-At temperature 0 the result is exactly the greedy choice under the full grammar mask (the best
-token the grammar allows), so outputs are the same as the slow path's, deterministically.
+Text the grammar forces (an object's next key, a closing bracket, the rest of a label once its
+first letters are chosen) is not generated token by token: it is found by asking the grammar
+which single bytes it allows, tokenized, and evaluated in one batch (what llguidance calls
+fast-forward tokens). The model then continues from it as if it had written it.
+
+For the rest, this loop does what llama.cpp's own ``common_sampler`` does: pick the token the
+model prefers without the grammar, ask the grammar about that one token only, and only when it
+is rejected look further, best-first: the 64 best tokens, then the 4,096 best, then the whole
+vocabulary. At temperature 0 the result is exactly the greedy choice under the full grammar
+mask (the best token the grammar allows), deterministically.
 With a temperature (the retry after an invalid output) the token is sampled among the
 ``SAMPLE_TOP_K`` best tokens the grammar allows, with a seeded generator.
 
@@ -31,6 +36,8 @@ from localmem.errors import ModelError, SchemaError
 
 WIDENING = (64, 4096)
 """How many of the best tokens are checked before the whole vocabulary, in turn."""
+FORCED_MAX_BYTES = 256
+"""Most bytes fast-forwarded at once (a bound, not a limit any schema reaches)."""
 SAMPLE_TOP_K = 40
 """Tokens considered when sampling with a temperature (llama.cpp's default top-k)."""
 BLOCK = 64
@@ -198,6 +205,7 @@ def decode(
     stop_on_eog: bool = True,
     stop_text: Callable[[str], bool] | None = None,
     clock: Callable[[], float] | None = None,
+    byte_tokens: np.ndarray | None = None,
 ) -> Decoded:
     """Generate up to ``max_tokens`` tokens after ``prompt`` (see the module docstring).
 
@@ -213,6 +221,9 @@ def decode(
         stop_text: Called with the text so far after each token; True ends the run. For a JSON
             grammar this ends the run as soon as the object is complete, one model step early.
         clock: A time source for the prompt's share of the time (default: perf_counter).
+        byte_tokens: The model's single-byte tokens (:func:`byte_tokens`): with a grammar,
+            text the grammar forces (a key, a bracket, the rest of a label) is fed in one
+            batch instead of one model step per token. None: no fast-forward.
 
     Raises:
         ModelError: llama.cpp failed.
@@ -241,7 +252,7 @@ def decode(
         except RuntimeError as exc:
             raise ModelError(f"llama.cpp could not evaluate the prompt: {exc}") from None
         prompt_seconds = tick() - start
-        for _ in range(max_tokens):
+        while len(out) < max_tokens:
             pointer = lib.llama_get_logits_ith(llama.ctx, -1)
             logits = np.ctypeslib.as_array(pointer, shape=(n_vocab,))
             if temperature > 0:
@@ -253,11 +264,20 @@ def decode(
             if stop_on_eog and lib.llama_vocab_is_eog(vocab, token):
                 finish = "stop"
                 break
+            step = [token]
+            pieces.append(llama.detokenize([token]))
             if grammar is not None:
                 grammar.accept(token)
-            out.append(token)
-            pieces.append(llama.detokenize([token]))
+                if byte_tokens is not None:
+                    forced = _forced_bytes(grammar, byte_tokens, vocab)
+                    if forced:
+                        step += _forced_tokens(llama, forced, byte_tokens)
+                        pieces.append(forced)
+            out.extend(step)
             text = b"".join(pieces).decode("utf-8", "ignore")
+            if len(out) > max_tokens:  # the forced text ran past the budget
+                del out[max_tokens:]
+                break
             if (
                 stop_text is not None
                 and stop_text(text)
@@ -266,7 +286,7 @@ def decode(
                 finish = "stop"
                 break
             try:
-                llama.eval([token])
+                llama.eval(step)  # forced tokens are evaluated in one batch
             except RuntimeError as exc:
                 raise ModelError(f"llama.cpp failed while generating: {exc}") from None
     finally:
@@ -275,6 +295,48 @@ def decode(
     text = b"".join(pieces).decode("utf-8", errors="ignore")
     seconds = tick() - start
     return Decoded(text, tuple(out), finish, len(prompt), evaluated, prompt_seconds, seconds)
+
+
+def byte_tokens(llama: Any) -> np.ndarray | None:
+    """The token of each single byte (index = byte value), or None when the vocabulary lacks
+    one (then nothing is fast-forwarded). Computed once per loaded model by the engine."""
+    ids = []
+    for b in range(256):
+        toks = llama.tokenize(bytes([b]), add_bos=False, special=False)
+        if len(toks) != 1 or llama.detokenize(toks) != bytes([b]):
+            return None
+        ids.append(toks[0])
+    return np.array(ids, dtype=np.int32)
+
+
+def _forced_bytes(grammar: GrammarCheck, byte_ids: np.ndarray, vocab: Any) -> bytes:
+    """The text the grammar allows as the only continuation (keys, brackets, the rest of an
+    enum value), accepted into the grammar; the caller feeds it to the model in one batch.
+
+    A byte is forced when it is the only byte the grammar allows and the end is not allowed;
+    a token of several bytes can only be allowed if its first byte is, so no token is missed.
+    """
+    lib = _llama_cpp()
+    eos = lib.llama_vocab_eos(vocab)
+    probe = np.append(byte_ids, np.int32(eos)) if eos >= 0 else byte_ids
+    forced = bytearray()
+    while len(forced) < FORCED_MAX_BYTES:
+        ok = grammar.allowed(probe)
+        if ok.sum() != 1 or (eos >= 0 and ok[-1]):
+            break
+        b = int(np.argmax(ok[:256]))
+        grammar.accept(int(byte_ids[b]))
+        forced.append(b)
+    return bytes(forced)
+
+
+def _forced_tokens(llama: Any, forced: bytes, byte_ids: np.ndarray) -> list[int]:
+    """The model's own tokens for the forced text; its byte tokens when those do not give
+    back exactly the text (a tokenizer that adds a leading space, say)."""
+    tokens = llama.tokenize(forced, add_bos=False, special=False)
+    if llama.detokenize(tokens) == forced:
+        return tokens
+    return [int(byte_ids[b]) for b in forced]
 
 
 def _grammar_may_end(grammar: GrammarCheck, vocab: Any) -> bool:

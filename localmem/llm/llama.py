@@ -6,8 +6,8 @@
   without one gets a built-in template, named in ``engine.chat_template`` or guessed from its
   architecture (:mod:`localmem.llm.templates`), and is refused only when neither applies. A
   base model is accepted with a warning.
-- Decoding is our own loop (:mod:`localmem.llm.decode`): the grammar is checked lazily on the
-  token the model prefers, and the prompt prefix in the KV cache is reused.
+- Decoding is our own loop (:mod:`localmem.llm.decode`): a lazy grammar, forced text in one
+  batch, the cached prompt prefix reused.
 - JSON output is constrained by the grammar of the task's schema (:mod:`localmem.llm.grammar`),
   then validated by pydantic. An invalid or unfinished output is retried once with a little
   sampling temperature (greedy decoding would repeat the same mistake), then
@@ -39,7 +39,7 @@ from localmem.llm.base import (
     retry_temperature,
     validated,
 )
-from localmem.llm.decode import Decoded, complete_json, decode
+from localmem.llm.decode import Decoded, byte_tokens, complete_json, decode
 from localmem.llm.gguf_header import GGUFInfo, read_gguf
 from localmem.llm.grammar import Grammar, grammar_for_model
 from localmem.llm.templates import (
@@ -59,6 +59,7 @@ class _Loaded:
     llama: Any
     lock: threading.RLock = field(default_factory=threading.RLock)
     checked_grammars: set[str] = field(default_factory=set)
+    byte_tokens: Any = None  # the single-byte tokens, for fast-forwarding forced text
 
 
 _LOADED: dict[tuple, _Loaded] = {}
@@ -100,7 +101,7 @@ def _load(path: Path, *, n_ctx: int, n_threads: int | None, n_gpu_layers: int) -
             )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(f"llama.cpp could not load {path}: {exc}") from None
-        _LOADED[key] = loaded = _Loaded(llama)
+        _LOADED[key] = loaded = _Loaded(llama, byte_tokens=byte_tokens(llama))
         return loaded
 
 
@@ -281,11 +282,8 @@ class LlamaEngine(Engine):
         grammar: Grammar | None = None,
         stop_on_eog: bool = True,
     ) -> Decoded:
-        """One greedy run of the decoding loop with its raw timings (for benchmarks).
-
-        ``stop_on_eog=False`` makes exactly ``max_tokens`` tokens: the benchmark compares
-        constrained and unconstrained generation of the same length this way.
-        """
+        """One greedy run of the decoding loop with its raw timings (for benchmarks);
+        ``stop_on_eog=False`` makes exactly ``max_tokens`` tokens (same-length comparisons)."""
         loaded = self._model()
         tokens = self.prompt_tokens(self.render(messages))
         with loaded.lock:
@@ -297,6 +295,7 @@ class LlamaEngine(Engine):
                 gbnf=grammar.gbnf if grammar else None,
                 stop_on_eog=stop_on_eog,
                 stop_text=complete_json if grammar else None,
+                byte_tokens=loaded.byte_tokens,
             )
 
     def _complete(
@@ -326,6 +325,7 @@ class LlamaEngine(Engine):
                 seed=seed,
                 gbnf=grammar.gbnf if grammar else None,
                 stop_text=stop_text if grammar is not None or stops else None,
+                byte_tokens=loaded.byte_tokens,
             )
         text = out.text
         for s in stops:  # like llama.cpp: the stop string is not part of the answer
