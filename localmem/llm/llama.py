@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -47,9 +46,8 @@ from localmem.llm.templates import (
     choose_template,
     is_base_model,
     missing_template_message,
+    warn_once,
 )
-
-log = logging.getLogger("localmem.llm")
 
 
 @dataclass
@@ -162,7 +160,7 @@ class LlamaEngine(Engine):
         if self.base_model:
             self.notices.append(base_model_warning(self.info))
         for notice in self.notices:
-            log.warning(notice)
+            warn_once(notice)
         trained = self.info.context_length
         self.context_window = min(n_ctx, trained) if trained else n_ctx
         self.n_threads, self.n_gpu_layers = n_threads, n_gpu_layers

@@ -13,6 +13,7 @@ writes inside the fields is weak.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 
@@ -130,3 +131,13 @@ def base_model_warning(info: GGUFInfo) -> str:
         "the form), but expect weak content: repeated or generic values, labels that ignore "
         "the text. For real use pick an instruct GGUF (models/README.md)."
     )
+
+
+_WARNED: set[str] = set()
+
+
+def warn_once(message: str) -> None:
+    """Log a notice about a model once per process (stores open an engine each)."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        logging.getLogger("localmem.llm").warning(message)
