@@ -12,14 +12,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localmem import sessions
+from localmem import sessions, validate
 from localmem.config import CONFIG_FILE, Config, default_store_path
 from localmem.embed import Embedder, embedder_for_store, make_embedder
+from localmem.errors import InputError
 from localmem.facade.reading import Reading
 from localmem.facade.sessions import Sessions
 from localmem.facade.writing import Writing
 from localmem.mechanisms import BUILTIN
 from localmem.plugin import Plugin, hooks_of, migrations_of, stages_of
+from localmem.remote import RemoteMemory, connect
 from localmem.retrieval.pipeline import CORE_STAGES
 from localmem.retrieval.stages import compose
 from localmem.store.kernel import JobsReport, Kernel
@@ -67,6 +69,14 @@ class Memory(Writing, Reading, Sessions):
         self._procedures: ProcedureStore | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
+    @staticmethod
+    def connect(
+        target: str | Path | None = None, *, token: str | None = None, timeout: float = 120.0
+    ) -> RemoteMemory:
+        """A client of the ``localmem serve`` that holds a store (or of a server's URL), with
+        this class's methods, return types and errors; see :func:`localmem.remote.connect`."""
+        return connect(target, token=token, timeout=timeout)
+
     @classmethod
     def open(
         cls,
@@ -92,8 +102,15 @@ class Memory(Writing, Reading, Sessions):
         Raises:
             StoreError: not a store, corrupt, or made with another embedding model.
             StoreLockedError: another process has the store open.
+            InputError: the path is empty, not a path, or not valid Unicode.
         """
+        if path is not None and not isinstance(path, (str, Path)):
+            raise InputError(f"a store path is a str or Path, not {type(path).__name__}")
+        if path is not None and not str(path).strip():
+            raise InputError("the store path is empty")
         folder = Path(path).expanduser() if path is not None else default_store_path()
+        # DuckDB opens paths as UTF-8: a name with undecodable bytes fails deep inside it
+        validate.no_surrogates(str(folder), "the store path")
         file_config = Config.load(folder / CONFIG_FILE)
         config = config or file_config
         plugins = tuple(BUILTIN if plugins is None else plugins)
@@ -186,4 +203,21 @@ class Memory(Writing, Reading, Sessions):
             "embedder": self.embedder.name,
             "dim": self.store.dim,
             "bytes_on_disk": facts["bytes_on_disk"],
+        }
+
+    def status(self) -> dict[str, Any]:
+        """Everything the TUI's status screen shows: counts, index health, the embedder, the
+        search stages, which engine serves each model task, and the store's notices."""
+        from localmem.llm import describe_engines
+
+        embedder = dict(self.embedder.describe())
+        embedder["loaded"] = getattr(self.embedder, "loaded", None)
+        embedder["path"] = str(getattr(self.embedder, "path", "") or "")
+        return {
+            "stats": self.stats(),
+            "check": self.store.check(),
+            "embedder": embedder,
+            "stages": [(stage.name, stage.implementation) for stage in self.stages],
+            "engines": list(describe_engines(self.config)),
+            "notices": list(self.store.notices),
         }

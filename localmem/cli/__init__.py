@@ -21,14 +21,16 @@ from localmem.cli import (
     evolution,
     experiment,
     ingest,
+    mcp,
     memories,
     models,
     procedures,
     search,
+    serve,
     sessions,
     tui,
 )
-from localmem.console import CommandError, fail
+from localmem.console import CommandError, Parser, fail
 from localmem.errors import LocalMemError
 
 #: command modules, in the order their commands appear in --help
@@ -48,12 +50,14 @@ COMMANDS = [
     bench,
     demo,
     tui,
+    serve,
+    mcp,
 ]
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every registered command."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="localmem",
         description="A fully local memory system for LLM agents. Nothing leaves this machine.",
     )
