@@ -55,18 +55,28 @@ class Memory(Writing, Reading, Sessions):
         engine: Any = None,
         plugins: Sequence[Plugin] | None = None,
     ) -> None:
-        self.config = config or Config()
         self.plugins = tuple(BUILTIN if plugins is None else plugins)
         self.kernel = Kernel(
             store,
             embedder,
-            self.config,
+            config or Config(),
             engine=engine,
             make_engine=self._make_engine,
             hooks=hooks_of(self.plugins),
         )
         self.stages = compose(CORE_STAGES, stages_of(self.plugins))
         self._procedures: ProcedureStore | None = None
+
+    @property
+    def config(self) -> Config:
+        """The store's configuration: the kernel's, which every stage and mechanism reads."""
+        return self.kernel.config
+
+    @config.setter
+    def config(self, value: Config) -> None:
+        # one configuration, not two copies: a change here (the LoCoMo bench swapping reranker
+        # weights) must reach the search, which reads the kernel's
+        self.kernel.config = value
 
     # -- lifecycle -------------------------------------------------------------------------------
     @staticmethod
