@@ -19,6 +19,7 @@ from localmem.errors import (
     SchemaError,
     StoreError,
     StoreLockedError,
+    StoreReadOnlyError,
 )
 from localmem.types import (
     HistoryEvent,
@@ -70,6 +71,7 @@ __all__ = [
     "StageReport",
     "StoreError",
     "StoreLockedError",
+    "StoreReadOnlyError",
     "Thought",
     "__version__",
 ]
