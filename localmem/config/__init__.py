@@ -81,7 +81,7 @@ class Config(Section):
             return cls()
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON or UTF-8
             raise InputError(f"cannot read config {path}: {exc}") from None
         if not isinstance(data, dict):
             raise InputError(f"config {path} must hold a JSON object")
