@@ -353,3 +353,44 @@ def test_store_folder_and_files_are_private_whatever_the_umask(embedder, store_p
     assert set(modes) >= {DB_FILE, DB_FILE + ".wal", INDEX_FILE, SIDECAR_FILE, "lock"}
     assert "config.json" in modes
     assert {name: mode for name, mode in modes.items() if mode != 0o600} == {}
+
+
+# -- 8. the fault script at a small scale ----------------------------------------------------------
+def _faults_script():
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "faults.py"
+    spec = importlib.util.spec_from_file_location("faults", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_a_few_fault_trials_lose_nothing(tmp_path):
+    import random
+
+    faults = _faults_script()
+    template = tmp_path / "template"
+    faults.build_template(template)
+    memories = faults.template_memories(template)
+    rng = random.Random(16)
+    outcomes = []
+    for i, op in enumerate(["create", "add_many", "update", "delete", "evolve"]):
+        work = tmp_path / f"kill-{i}"
+        work.mkdir()
+        outcomes.append(faults.kill_trial(op, template, memories, work, rng))
+    for i, name in enumerate(["vectors.hnsw", "vectors.json", "localmem.duckdb"]):
+        work = tmp_path / f"damage-{i}"
+        work.mkdir()
+        outcomes.append(faults.damage_trial(name, template, memories, work, rng))
+    bad = [o for o in outcomes if o["outcome"] in faults.FAILURES]
+    assert bad == [], json.dumps(bad, indent=1)[:3000]
+    assert all(o["outcome"] in ("intact", "repaired") for o in outcomes[:-1]), outcomes
+
+
+def test_a_store_that_cannot_be_created_is_a_typed_error(capsys, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    code, _, err = run(capsys, "add", "x", "--store", str(blocker / "store"))
+    assert code == 1 and "cannot create the store folder" in err

@@ -38,7 +38,10 @@ def writable(folder: Path) -> bool:
 
 def make_folder(folder: Path) -> None:
     """Create the store folder (and missing parents) and make it owner-only."""
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a read-only filesystem, no permission
+        raise StoreError(f"cannot create the store folder {folder}: {exc.strerror}") from None
     make_private(folder)
 
 
