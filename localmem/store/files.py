@@ -80,7 +80,7 @@ def discard_torn_database(folder: Path) -> bool:
     path = folder / DB_FILE
     try:
         st = path.lstat()
-    except FileNotFoundError:
+    except OSError:  # none there (or the folder is not a folder: refused later)
         return False
     if not stat.S_ISREG(st.st_mode) or st.st_size >= DUCKDB_HEADER_BYTES:
         return False
