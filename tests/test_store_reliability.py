@@ -221,6 +221,27 @@ def test_damaged_database_block_gives_a_typed_error_and_doctor_says_bad(
     assert "BAD  database" in out
 
 
+def test_doctor_finds_damage_in_any_block_of_the_database(open_memory, store_path, tmp_path):
+    """Index blocks are read only when a query uses the index: doctor must still see them."""
+    import shutil
+
+    from localmem.cli.admin import doctor_report
+
+    _filled(open_memory, store_path, 40)
+    size = (store_path / DB_FILE).stat().st_size
+    blocks = (size - files.DUCKDB_HEADER_BYTES) // 262144
+    assert blocks >= 8
+    for block in range(blocks):
+        copy = tmp_path / f"copy{block}"
+        shutil.copytree(store_path, copy)
+        with open(copy / DB_FILE, "r+b") as fh:
+            fh.seek(files.DUCKDB_HEADER_BYTES + block * 262144 + 1000)
+            fh.write(os.urandom(4096))
+        report = doctor_report(copy)
+        assert not report["ok"], f"damage in block {block} went unseen"
+        shutil.rmtree(copy)
+
+
 def test_doctor_is_bad_when_the_config_names_another_embedder(capsys, open_memory, store_path):
     _filled(open_memory, store_path, 3)
     (store_path / "config.json").write_text(json.dumps({"embedder": {"backend": "torch"}}))
