@@ -312,7 +312,7 @@ def _chmod_private(path: Path) -> None:
         os.chmod(path, 0o600)
 
 
-_DAMAGE = ("corrupt", "checksum", "invalidated", "not a valid duckdb", "failed to read")
+_DAMAGE = ("corrupt", "checksum", "not a valid duckdb")
 
 
 def _translate(exc: duckdb.Error, path: Path) -> Exception:
@@ -324,13 +324,13 @@ def _translate(exc: duckdb.Error, path: Path) -> Exception:
             f"store {path.parent} is open read-only (its folder or filesystem is not "
             "writable): it cannot be changed"
         )
-    if isinstance(exc, (duckdb.IOException, duckdb.FatalException)) or any(
-        word in lower for word in _DAMAGE
-    ):
+    if any(word in lower for word in _DAMAGE):
         return StoreError(
-            f"the store database {path} is damaged or unreadable ({message}); "
+            f"the store database {path} is damaged ({message}); "
             "run `localmem doctor` and restore it from a backup"
         )
+    if isinstance(exc, (duckdb.IOException, duckdb.FatalException)):  # a full disk, I/O errors
+        return StoreError(f"cannot read or write the store database {path}: {message}")
     return exc
 
 
