@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from localmem.errors import (
+from localmem.offline import quiet_dependencies
+
+# before any dependency is imported: they read these switches at import (localmem/offline.py)
+quiet_dependencies()
+
+from localmem.errors import (  # noqa: E402
     EngineUnavailableError,
     InputError,
     LocalMemError,
@@ -21,7 +26,7 @@ from localmem.errors import (
     StoreLockedError,
     StoreReadOnlyError,
 )
-from localmem.types import (
+from localmem.types import (  # noqa: E402
     HistoryEvent,
     Hit,
     MemoryItem,
@@ -34,12 +39,18 @@ from localmem.types import (
 if TYPE_CHECKING:
     from localmem.config import Config
     from localmem.memory import JobsReport, Memory
+    from localmem.remote import connect
 
 __version__ = "0.1.0"
 
 # Memory and Config are imported on first use: they pull in DuckDB, pyarrow, numpy and pydantic
 # (about a second), which `localmem --help` and every CLI start would otherwise pay
-_LAZY = {"Memory": "localmem.memory", "JobsReport": "localmem.memory", "Config": "localmem.config"}
+_LAZY = {
+    "Memory": "localmem.memory",
+    "JobsReport": "localmem.memory",
+    "Config": "localmem.config",
+    "connect": "localmem.remote",  # a client of `localmem serve`, with Memory's API
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -74,4 +85,5 @@ __all__ = [
     "StoreReadOnlyError",
     "Thought",
     "__version__",
+    "connect",
 ]

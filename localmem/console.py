@@ -6,10 +6,10 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, is_dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from localmem.wire import encode as to_jsonable
 
 
 class CommandError(Exception):
@@ -44,30 +44,20 @@ def store_path(args: argparse.Namespace) -> Path:
 
 
 def open_memory(args: argparse.Namespace, *, create: bool = True):
-    """Open the store named by ``--store`` (the Memory import is deferred: it is heavy)."""
+    """The store named by ``--store``: a client of its server when ``localmem serve`` holds it,
+    else the store itself (the Memory import is deferred: it is heavy)."""
+    path = store_path(args)
+    if (path / "serve.json").exists():  # cheap test first: most stores are not served
+        from localmem.remote import connect, find_server
+
+        if find_server(path) is not None:
+            return connect(path)
     from localmem.memory import Memory
 
-    memory = Memory.open(store_path(args), create=create)
+    memory = Memory.open(path, create=create)
     for notice in memory.store.notices:
         print(f"localmem: {notice}", file=sys.stderr)
     return memory
-
-
-def to_jsonable(value: Any) -> Any:
-    """Dataclasses, datetimes and paths as plain JSON values."""
-    if is_dataclass(value) and not isinstance(value, type):
-        return to_jsonable(asdict(value))
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, Path):
-        return str(value)
-    if hasattr(value, "item"):  # numpy scalars
-        return value.item()
-    return value
 
 
 def print_json(value: Any) -> None:

@@ -20,6 +20,7 @@ from localmem.facade.sessions import Sessions
 from localmem.facade.writing import Writing
 from localmem.mechanisms import BUILTIN
 from localmem.plugin import Plugin, hooks_of, migrations_of, stages_of
+from localmem.remote import RemoteMemory, connect
 from localmem.retrieval.pipeline import CORE_STAGES
 from localmem.retrieval.stages import compose
 from localmem.store.files import peek_count
@@ -68,6 +69,14 @@ class Memory(Writing, Reading, Sessions):
         self._procedures: ProcedureStore | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
+    @staticmethod
+    def connect(
+        target: str | Path | None = None, *, token: str | None = None, timeout: float = 120.0
+    ) -> RemoteMemory:
+        """A client of the ``localmem serve`` that holds a store (or of a server's URL), with
+        this class's methods, return types and errors; see :func:`localmem.remote.connect`."""
+        return connect(target, token=token, timeout=timeout)
+
     @classmethod
     def open(
         cls,
@@ -191,4 +200,21 @@ class Memory(Writing, Reading, Sessions):
             "embedder": self.embedder.name,
             "dim": self.store.dim,
             "bytes_on_disk": facts["bytes_on_disk"],
+        }
+
+    def status(self) -> dict[str, Any]:
+        """Everything the TUI's status screen shows: counts, index health, the embedder, the
+        search stages, which engine serves each model task, and the store's notices."""
+        from localmem.llm import describe_engines
+
+        embedder = dict(self.embedder.describe())
+        embedder["loaded"] = getattr(self.embedder, "loaded", None)
+        embedder["path"] = str(getattr(self.embedder, "path", "") or "")
+        return {
+            "stats": self.stats(),
+            "check": self.store.check(),
+            "embedder": embedder,
+            "stages": [(stage.name, stage.implementation) for stage in self.stages],
+            "engines": list(describe_engines(self.config)),
+            "notices": list(self.store.notices),
         }

@@ -208,7 +208,7 @@ def test_configured_weights_are_used(store_path, open_memory, tmp_path):
         [{"content": "pottery"}, {"content": "pottery class with a long and winding story"}],
         kind="note",
     )
-    hits = mem.search("pottery", k=2, rerank="model-free").hits
+    hits = mem.search("pottery classes", k=2, rerank="model-free").hits
     assert hits[0].memory.content.startswith("pottery class")  # the longer one, by weight
 
 

@@ -21,10 +21,12 @@ from localmem.cli import (
     evolution,
     experiment,
     ingest,
+    mcp,
     memories,
     models,
     procedures,
     search,
+    serve,
     sessions,
     tui,
 )
@@ -48,6 +50,8 @@ COMMANDS = [
     bench,
     demo,
     tui,
+    serve,
+    mcp,
 ]
 
 

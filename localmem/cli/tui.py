@@ -79,9 +79,16 @@ def cmd_tui(args: argparse.Namespace) -> int:
             "localmem tui needs a terminal; in scripts use `localmem demo`, `localmem search`"
         )
     from localmem.memory import Memory
+    from localmem.remote import connect, find_server
     from localmem.tui import make_app  # Textual is imported only for this command
 
     path, fill_demo, notices = choose_store(args.store, demo=args.demo)
+    server = find_server(path)
+    if server is not None:  # an agent's `localmem serve` holds the store: watch it live
+        notices.append(f"served by process {server.pid}: memories others add appear here")
+        with connect(path) as memory:
+            make_app(memory, fill_demo=fill_demo, notices=notices, follow_s=2.0).run()
+        return 0
     with Memory.open(path) as memory:
         notices += list(memory.store.notices)
         make_app(memory, fill_demo=fill_demo, notices=notices).run()

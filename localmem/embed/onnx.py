@@ -39,6 +39,7 @@ from localmem.config import BUILTIN_EMBEDDER, EmbedderConfig, localmem_home
 from localmem.embed.base import Embedder, normalise
 from localmem.embed.sentence_transformers import resolve_model_path
 from localmem.errors import ModelError
+from localmem.offline import private_temp
 
 log = logging.getLogger("localmem.embed")
 
@@ -236,12 +237,13 @@ class OnnxEmbedder(Embedder):
         )
         tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".export-"))
         try:
-            cosine = export_model(
-                self.path,
-                tmp / FILES["fp32"],
-                pooling=self.spec.pooling,
-                max_tokens=self.spec.max_tokens,
-            )
+            with private_temp(folder.parent):  # torch's caches stay in LOCALMEM_HOME
+                cosine = export_model(
+                    self.path,
+                    tmp / FILES["fp32"],
+                    pooling=self.spec.pooling,
+                    max_tokens=self.spec.max_tokens,
+                )
             manifest = {
                 "format": EXPORT_FORMAT,
                 "source": str(self.path),
@@ -260,7 +262,8 @@ class OnnxEmbedder(Embedder):
 
         target = folder / FILES["int8"]
         tmp = folder / (FILES["int8"] + ".tmp")
-        quantize_int8(folder / FILES["fp32"], tmp)
+        with private_temp(folder.parent):  # the quantiser's work folder too
+            quantize_int8(folder / FILES["fp32"], tmp)
         os.replace(tmp, target)
         manifest = _json(folder / MANIFEST, default={})
         manifest.setdefault("files", {})[FILES["int8"]] = target.stat().st_size

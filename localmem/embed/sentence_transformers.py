@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,12 +12,11 @@ import numpy as np
 from localmem.config import BUILTIN_EMBEDDER, EmbedderConfig
 from localmem.embed.base import Embedder, normalise
 from localmem.errors import ModelError
+from localmem.offline import quiet_dependencies
 
-# the hub must never be asked: models come from local folders only
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# the hub must never be asked: models come from local folders only (localmem/offline.py);
+# importing localmem already did this, the call keeps the module right on its own
+quiet_dependencies()
 
 
 def builtin_model_path() -> Path:

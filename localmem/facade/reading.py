@@ -71,6 +71,18 @@ class Reading:
         item = self.get(memory_id, include_deleted=True)
         return links_of(self.kernel.db, item.id)
 
+    def thought_of(self, memory_id: str) -> dict[str, Any] | None:
+        """Where a memory stands in its session (number, branch, revises), or None."""
+        from localmem import sessions
+
+        return sessions.thought_of(self.kernel, memory_id)
+
+    def attributes_of(self, memory_ids: Sequence[str]) -> dict[str, Any]:
+        """The attributes mined for some memories (never-mined ones left out)."""
+        from localmem import attributes
+
+        return attributes.stored(self.kernel, memory_ids)
+
     def history(self, memory_id: str) -> list[HistoryEvent]:
         """Every change of a memory, oldest first (ADD, UPDATE, EVOLVE, DELETE, ...)."""
         return memories.history(self.kernel, memory_id)

@@ -41,25 +41,34 @@ def minmax(lists: Sequence[RankedList]) -> dict[int, float]:
     return _calibrated(lists, _scale)
 
 
-def _standardise(scores: np.ndarray) -> np.ndarray:
+def _standardise(scores: np.ndarray) -> tuple[np.ndarray, float]:
     sd = float(scores.std())
-    return (scores - scores.mean()) / sd if sd > 1e-9 else np.zeros_like(scores)
+    if sd <= 1e-9:  # one hit, or all alike: being in the list is the evidence
+        return np.ones_like(scores), 0.0
+    z = (scores - scores.mean()) / sd
+    return z, float(z.min())
 
 
-def _scale(scores: np.ndarray) -> np.ndarray:
+def _scale(scores: np.ndarray) -> tuple[np.ndarray, float]:
     lo, hi = float(scores.min()), float(scores.max())
-    return (scores - lo) / (hi - lo) if hi - lo > 1e-9 else np.ones_like(scores)
+    if hi - lo <= 1e-9:
+        return np.ones_like(scores), 0.0
+    return (scores - lo) / (hi - lo), 0.0
 
 
 def _calibrated(lists: Sequence[RankedList], norm) -> dict[int, float]:
+    """``norm`` gives a list's normalised scores and the score of a label missing from it.
+
+    A list whose scores are all alike (one hit, say: BM25 found the query's rare word in a
+    single memory) cannot be standardised; its members then score one unit above the labels it
+    lacks, instead of the nothing a zero spread would give them.
+    """
     normed = []
     for lst in lists:
         if len(lst.labels) == 0:
             continue
-        z = norm(np.asarray(lst.scores, dtype=np.float64))
-        normed.append(
-            (lst, dict(zip(lst.labels.tolist(), z.tolist(), strict=True)), float(z.min()))
-        )
+        z, floor = norm(np.asarray(lst.scores, dtype=np.float64))
+        normed.append((lst, dict(zip(lst.labels.tolist(), z.tolist(), strict=True)), floor))
     labels = {label for _, mapping, _ in normed for label in mapping}
     return {
         label: sum(lst.weight * mapping.get(label, floor) for lst, mapping, floor in normed)

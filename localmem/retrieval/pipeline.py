@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from localmem.retrieval import candidates, filters
 from localmem.retrieval.context import Query, SearchContext
+from localmem.retrieval.exact import exact_stage
 from localmem.retrieval.expansion import expand_stage
 from localmem.retrieval.options import SearchOptions
 from localmem.retrieval.packing import pack
@@ -67,6 +68,7 @@ CORE_STAGES: tuple[StageSpec, ...] = (
     StageSpec("candidates", _candidate_stage, "hnsw+bm25", served=_retrievers),
     StageSpec("temporal", temporal_stage, "dates"),
     StageSpec("rerank", rerank_stage, "model-free"),
+    StageSpec("exact", exact_stage, "words"),  # a verbatim match is never lost (exact.py)
     StageSpec("pack", _pack_stage, "tokenizer"),
 )
 

@@ -76,12 +76,19 @@ class LocalMemApp(App[None]):
     ]
 
     def __init__(
-        self, memory: Memory, *, fill_demo: bool = False, notices: tuple[str, ...] = ()
+        self,
+        memory: Memory,
+        *,
+        fill_demo: bool = False,
+        notices: tuple[str, ...] = (),
+        follow_s: float | None = None,
     ) -> None:
         super().__init__()
         self.memory = memory
         self.fill_demo = fill_demo
         self.notices = notices
+        self.follow_s = follow_s
+        self._seen: tuple | None = None
         self.errors: list[str] = []  # every error shown, oldest first (tests read it)
         self._quit_asked_at = 0.0
 
@@ -100,6 +107,26 @@ class LocalMemApp(App[None]):
         if self.fill_demo:
             self._fill_demo()
         self.query_one("#sources").focus()
+        if self.follow_s:  # other clients write to this store: show what they add
+            self.set_interval(self.follow_s, self._follow)
+
+    def _follow(self) -> None:
+        memory = self.memory
+
+        def look() -> tuple:  # added and deleted memories; an edit in place waits for a reload
+            newest = memory.list(limit=1, include_deleted=True)
+            return (
+                memory.count(),
+                memory.count(include_deleted=True),
+                newest[0].id if newest else None,
+            )
+
+        def seen(state: tuple) -> None:
+            if self._seen is not None and state != self._seen:
+                self.store_changed()
+            self._seen = state
+
+        background(self, look, done=seen, group="follow", exclusive=True)
 
     def _fill_demo(self) -> None:
         from localmem.demo import load_demo
@@ -285,7 +312,11 @@ class LocalMemApp(App[None]):
 
 
 def make_app(
-    memory: Memory, *, fill_demo: bool = False, notices: tuple[str, ...] | list[str] = ()
+    memory: Memory,
+    *,
+    fill_demo: bool = False,
+    notices: tuple[str, ...] | list[str] = (),
+    follow_s: float | None = None,
 ) -> LocalMemApp:
     """The app for an open store.
 
@@ -293,5 +324,7 @@ def make_app(
         memory: the store to show (the caller opens and closes it).
         fill_demo: fill the store with the demo sample when it is empty.
         notices: lines to show as notifications on start (store repairs, which store is shown).
+        follow_s: look for memories other clients added every so many seconds (a served
+            store); None: only this app writes.
     """
-    return LocalMemApp(memory, fill_demo=fill_demo, notices=tuple(notices))
+    return LocalMemApp(memory, fill_demo=fill_demo, notices=tuple(notices), follow_s=follow_s)

@@ -92,17 +92,15 @@ def rows(memory: Memory, key: str) -> list[Row]:
 
 def detail(memory: Memory, memory_id: str) -> Detail:
     """The memory with its session, attributes, links (both ways) and full history."""
-    from localmem import attributes, sessions
-
     item = memory.get(memory_id, include_deleted=True)
     out = Detail(item, history=memory.history(item.id))
-    out.thought = sessions.thought_of(memory, item.id)
+    out.thought = memory.thought_of(item.id)
     if item.session_id:
         try:
             out.session = memory.get_session(item.session_id)
         except Exception:  # a memory may name a session that was never started here
             out.session = None
-    mined = attributes.stored(memory, [item.id]).get(item.id)
+    mined = memory.attributes_of([item.id]).get(item.id)
     if mined is not None:
         out.attributes = sorted(
             (

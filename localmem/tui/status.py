@@ -32,8 +32,8 @@ class StatusReport:
 
 def gather(memory: Memory) -> StatusReport:
     """Read the facts of the open store (never opens a second handle on it)."""
-    stats = memory.stats()
-    facts = memory.store.check()
+    status = memory.status()
+    facts = status["check"]
     checks = [
         (
             "vector index",
@@ -51,33 +51,14 @@ def gather(memory: Memory) -> StatusReport:
     if any(failed.values()):
         detail = ", ".join(f"{k}: {n}" for k, n in failed.items() if n)
         checks.append(("jobs", False, f"failed jobs ({detail}); localmem jobs retry"))
-    embedder = dict(memory.embedder.describe())
-    embedder["loaded"] = getattr(memory.embedder, "loaded", None)
-    embedder["path"] = str(getattr(memory.embedder, "path", "") or "")
     return StatusReport(
-        stats=stats,
+        stats=status["stats"],
         checks=checks,
-        engines=engine_rows(memory),
-        embedder=embedder,
-        stages=[(stage.name, stage.implementation) for stage in memory.stages],
-        notices=list(memory.store.notices),
+        engines=status["engines"],
+        embedder=status["embedder"],
+        stages=[tuple(stage) for stage in status["stages"]],
+        notices=status["notices"],
     )
-
-
-def engine_rows(memory: Memory) -> list[dict[str, Any]]:
-    """Who serves each model task: llama.cpp with which model, model-free, or unavailable."""
-    try:
-        from localmem.llm import describe_engines
-    except ImportError:  # a build without the engine module: everything is model-free
-        return [
-            {
-                "task": "all tasks",
-                "served_by": "model-free",
-                "ok": True,
-                "engine": "no model engine in this build",
-            }
-        ]
-    return list(describe_engines(memory.config))
 
 
 _SERVED_STYLE = {"model-free": "cyan", "unavailable": "yellow"}

@@ -1,0 +1,50 @@
+"""localmem mcp: the store as an MCP server over stdio (for Claude Desktop, Cursor, agents)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from localmem.console import CommandError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the mcp command."""
+    p = sub.add_parser(
+        "mcp",
+        help="serve a store to MCP clients over stdio (an agent's memory)",
+        description="Run an MCP server over standard input and output on a store: tools to add, "
+        "search, get, update, delete and list memories, sessions of thoughts, procedures and "
+        "consolidation. An MCP client (Claude Desktop, Claude Code, Cursor...) starts this "
+        "command itself; see the README for its configuration.",
+    )
+    p.add_argument(
+        "store",
+        nargs="?",
+        metavar="STORE",
+        help="the store folder (default: $LOCALMEM_HOME/default, else ~/.localmem/default)",
+    )
+    p.add_argument("--store", dest="store_option", metavar="PATH", help="the same, as an option")
+    p.set_defaults(func=cmd_mcp)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve until the client disconnects."""
+    try:
+        from localmem.mcp_server import serve_stdio
+    except ImportError as exc:  # the SDK is a dependency; a broken install says so
+        raise CommandError(f"the MCP server needs the mcp package ({exc})") from None
+    from localmem import Memory
+    from localmem.config import default_store_path
+    from localmem.remote import connect, find_server
+
+    if args.store and args.store_option:
+        raise CommandError("give the store once: STORE or --store")
+    given = args.store or args.store_option
+    path = Path(given).expanduser() if given else default_store_path()
+    if find_server(path) is not None:  # `localmem serve` holds the store: go through it
+        serve_stdio(connect(path))
+        return 0
+    with Memory.open(path) as memory:
+        serve_stdio(memory)
+    return 0

@@ -1,0 +1,400 @@
+"""A client of ``localmem serve`` with the API of :class:`~localmem.memory.Memory`.
+
+A store is one process's while it is open (its writer lock); ``localmem serve`` is that process
+for every other client. :func:`connect` finds the server of a store (the discovery file it
+writes into the store folder) or takes its URL, and returns a :class:`RemoteMemory` whose
+methods have the same names, arguments, return types and errors as ``Memory``'s, so an agent's
+code does not change between in-process and served::
+
+    with Memory.connect("~/notes") as mem:      # a store that `localmem serve` holds
+        mem.add("The deploy runs on Fridays", kind="fact")
+        print(mem.search("when do we deploy")[0].memory.content)
+
+Requests go over HTTP on the loopback interface (the standard library's ``http.client``: one
+short JSON request per call needs no more), each carrying the store's secret token.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from localmem import wire
+from localmem.attributes.rows import StoredAttributes
+from localmem.config import Config
+from localmem.consolidation.model import ConsolidationReport
+from localmem.errors import InputError, StoreError
+from localmem.procedures.model import (
+    Procedure,
+    ProcedureEvent,
+    ProcedureMatch,
+    ProcedureVersion,
+    RecordResult,
+    render,
+)
+from localmem.store.links import Link
+from localmem.types import HistoryEvent, MemoryItem, SearchResult, Session, Thought
+
+#: the discovery file a running server writes into its store folder
+DISCOVERY_FILE = "serve.json"
+#: the file holding the store's secret token (readable by its owner only)
+TOKEN_FILE = "serve.token"
+#: the header that carries the token
+TOKEN_HEADER = "Authorization"
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """Where a store's server listens, and the token it wants."""
+
+    pid: int
+    url: str
+    token: str
+    store: Path
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists (on this machine)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    except (OSError, OverflowError, ValueError):
+        return False
+    return True
+
+
+def find_server(store: str | Path) -> ServerInfo | None:
+    """The live server of ``store``, or None (no discovery file, or its process is gone)."""
+    folder = Path(store).expanduser()
+    try:
+        data = json.loads((folder / DISCOVERY_FILE).read_text(encoding="utf-8"))
+        pid, url = int(data["pid"]), str(data["url"])
+        token = (folder / TOKEN_FILE).read_text(encoding="utf-8").strip()
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return None
+    if not pid_alive(pid) or not token:
+        return None
+    return ServerInfo(pid, url, token, folder)
+
+
+def connect(
+    target: str | Path | None = None, *, token: str | None = None, timeout: float = 120.0
+) -> RemoteMemory:
+    """A client of the server that holds a store.
+
+    Args:
+        target: a store folder (its server is found through the discovery file), or the
+            server's URL (``http://127.0.0.1:PORT``; the token then comes from ``token`` or
+            ``$LOCALMEM_TOKEN``). Default: the default store.
+        token: the store's secret token, when ``target`` is a URL.
+        timeout: seconds to wait for one answer.
+
+    Raises:
+        StoreError: no server runs for that store, or no token was given for a URL.
+    """
+    if isinstance(target, str) and target.startswith(("http://", "https://")):
+        token = token or os.environ.get("LOCALMEM_TOKEN")
+        if not token:
+            raise StoreError("connecting to a URL needs the store's token (or $LOCALMEM_TOKEN)")
+        return RemoteMemory(target, token, timeout=timeout)
+    if target is None:
+        from localmem.config import default_store_path
+
+        target = default_store_path()
+    info = find_server(target)
+    if info is None:
+        raise StoreError(f"no localmem server runs for {target}; start one with `localmem serve`")
+    return RemoteMemory(info.url, info.token, timeout=timeout, server=info)
+
+
+class RemoteMemory:
+    """The API of ``Memory`` over a server's HTTP interface (see :func:`connect`)."""
+
+    def __init__(
+        self, url: str, token: str, *, timeout: float = 120.0, server: ServerInfo | None = None
+    ) -> None:
+        parts = urlsplit(url)
+        if parts.scheme != "http" or not parts.hostname:
+            raise InputError(f"not a localmem server URL: {url!r}")
+        self.url, self.server = url, server
+        self._host, self._port = parts.hostname, parts.port or 80
+        self._token, self._timeout = token, timeout
+        self._procedures = RemoteProcedures(self)
+        self._described: dict[str, Any] | None = None
+
+    # -- transport --------------------------------------------------------------------------
+    def call(self, method: str, **args: Any) -> Any:
+        """Call one method of the server's Memory and return its JSON answer.
+
+        Raises:
+            LocalMemError: the same class the server raised; StoreError when the server cannot
+                be reached or answers nonsense.
+        """
+        body = json.dumps(wire.encode(args)).encode("utf-8")
+        conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+        try:
+            conn.request(
+                "POST",
+                f"/v1/{method}",
+                body=body,
+                headers={
+                    "Content-Type": "application/json",
+                    TOKEN_HEADER: f"Bearer {self._token}",
+                },
+            )
+            response = conn.getresponse()
+            raw = response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            raise StoreError(
+                f"the localmem server at {self.url} did not answer ({exc}); whether the "
+                "last request was applied is unknown: check before repeating it"
+            ) from None
+        finally:
+            conn.close()
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise StoreError(
+                f"the localmem server at {self.url} answered {response.status} with no JSON"
+            ) from None
+        if response.status != 200 or "error" in data:
+            raise wire.decode_error(data.get("error") if isinstance(data, dict) else data)
+        return data.get("result")
+
+    def close(self) -> None:
+        """Nothing to release (each call is its own connection); for symmetry with Memory."""
+
+    def __enter__(self) -> RemoteMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise StoreError(
+            f"{name!r} needs the store in this process, and a localmem server holds it"
+            f"{f' (pid {self.server.pid})' if self.server else ''}; stop the server first"
+        )
+
+    # -- what the store is -------------------------------------------------------------------
+    def _facts(self) -> dict[str, Any]:
+        if self._described is None:
+            self._described = self.call("describe")
+        return self._described
+
+    @property
+    def procedures(self) -> RemoteProcedures:
+        """The store's procedures (``memory.procedures``)."""
+        return self._procedures
+
+    @property
+    def path(self) -> Path:
+        """The store folder (on the server's machine, which is this one)."""
+        return self.server.store if self.server else Path(self._facts()["path"])
+
+    @property
+    def config(self) -> Config:
+        """The served store's configuration."""
+        return Config.model_validate(self._facts()["config"])
+
+    @property
+    def add_options(self) -> tuple[str, ...]:
+        """The options of :meth:`add` the served store's mechanisms offer."""
+        return tuple(self._facts()["add_options"])
+
+    @property
+    def stage_names(self) -> tuple[str, ...]:
+        """The search stages of the served store, in order."""
+        return tuple(self._facts()["stage_names"])
+
+    def status(self) -> dict[str, Any]:
+        """As :meth:`Memory.status`."""
+        return self.call("status")
+
+    def users(self, *, limit: int = 200) -> list[tuple[str, int]]:
+        """As :meth:`Memory.users`."""
+        return [tuple(pair) for pair in self.call("users", limit=limit)]
+
+    def links(self, memory_id: str) -> list[Link]:
+        """As :meth:`Memory.links`."""
+        return wire.decode(list[Link], self.call("links", memory_id=memory_id))
+
+    def thought_of(self, memory_id: str) -> dict[str, Any] | None:
+        """As :meth:`Memory.thought_of`."""
+        return self.call("thought_of", memory_id=memory_id)
+
+    def attributes_of(self, memory_ids: Iterable[str]) -> dict[str, StoredAttributes]:
+        """As :meth:`Memory.attributes_of`."""
+        data = self.call("attributes_of", memory_ids=list(memory_ids))
+        return {key: wire.decode(StoredAttributes, value) for key, value in data.items()}
+
+    # -- the Memory API ---------------------------------------------------------------------
+    def add(self, content: str, **fields: Any) -> MemoryItem:
+        """As :meth:`Memory.add`."""
+        return wire.decode(MemoryItem, self.call("add", content=content, **fields))
+
+    def add_many(
+        self,
+        items: Iterable[str | Mapping[str, Any]],
+        *,
+        progress: Callable[[int], None] | None = None,
+        **options: Any,
+    ) -> list[MemoryItem]:
+        """As :meth:`Memory.add_many` (``progress`` is called once, when all are stored)."""
+        if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+            raise InputError("items must be a list of texts or dicts")
+        stored = wire.decode(list[MemoryItem], self.call("add_many", items=list(items), **options))
+        if progress is not None:
+            progress(len(stored))
+        return stored
+
+    def get(self, memory_id: str, *, include_deleted: bool = False) -> MemoryItem:
+        """As :meth:`Memory.get`."""
+        return wire.decode(
+            MemoryItem, self.call("get", memory_id=memory_id, include_deleted=include_deleted)
+        )
+
+    def get_many(self, ids: Iterable[str]) -> list[MemoryItem]:
+        """As :meth:`Memory.get_many`."""
+        return wire.decode(list[MemoryItem], self.call("get_many", ids=list(ids)))
+
+    def update(self, memory_id: str, **fields: Any) -> MemoryItem:
+        """As :meth:`Memory.update` (content, context, metadata, event_time, actor)."""
+        return wire.decode(MemoryItem, self.call("update", memory_id=memory_id, **fields))
+
+    def delete(self, memory_id: str, *, actor: str = "user") -> MemoryItem:
+        """As :meth:`Memory.delete`."""
+        return wire.decode(MemoryItem, self.call("delete", memory_id=memory_id, actor=actor))
+
+    def restore(self, memory_id: str, *, actor: str = "user") -> MemoryItem:
+        """As :meth:`Memory.restore`."""
+        return wire.decode(MemoryItem, self.call("restore", memory_id=memory_id, actor=actor))
+
+    def purge(self, memory_id: str, *, actor: str = "user") -> None:
+        """As :meth:`Memory.purge`."""
+        self.call("purge", memory_id=memory_id, actor=actor)
+
+    def history(self, memory_id: str) -> list[HistoryEvent]:
+        """As :meth:`Memory.history`."""
+        return wire.decode(list[HistoryEvent], self.call("history", memory_id=memory_id))
+
+    def list(self, **options: Any) -> list[MemoryItem]:
+        """As :meth:`Memory.list`."""
+        return wire.decode(list[MemoryItem], self.call("list", **options))
+
+    def count(self, **options: Any) -> int:
+        """As :meth:`Memory.count`."""
+        return int(self.call("count", **options))
+
+    def search(self, query: str, *, k: int = 5, **options: Any) -> SearchResult:
+        """As :meth:`Memory.search`."""
+        return wire.decode(SearchResult, self.call("search", query=query, k=k, **options))
+
+    def start_session(self, title: str, **options: Any) -> Session:
+        """As :meth:`Memory.start_session`."""
+        return wire.decode(Session, self.call("start_session", title=title, **options))
+
+    def add_thought(self, session_id: str, content: str, **options: Any) -> Thought:
+        """As :meth:`Memory.add_thought`."""
+        return wire.decode(
+            Thought, self.call("add_thought", session_id=session_id, content=content, **options)
+        )
+
+    def complete_session(
+        self, session_id: str, outcome: str = "success", **options: Any
+    ) -> Session:
+        """As :meth:`Memory.complete_session`."""
+        return wire.decode(
+            Session,
+            self.call("complete_session", session_id=session_id, outcome=outcome, **options),
+        )
+
+    def thoughts(self, session_id: str) -> list[Thought]:
+        """As :meth:`Memory.thoughts`."""
+        return wire.decode(list[Thought], self.call("thoughts", session_id=session_id))
+
+    def get_session(self, session_id: str) -> Session:
+        """As :meth:`Memory.get_session`."""
+        return wire.decode(Session, self.call("get_session", session_id=session_id))
+
+    def sessions(self, **options: Any) -> list[Session]:
+        """As :meth:`Memory.sessions`."""
+        return wire.decode(list[Session], self.call("sessions", **options))
+
+    def consolidate(self, **options: Any) -> ConsolidationReport:
+        """As :meth:`Memory.consolidate`."""
+        return wire.decode(ConsolidationReport, self.call("consolidate", **options))
+
+    def stats(self) -> dict[str, Any]:
+        """As :meth:`Memory.stats`: counts and sizes."""
+        return self.call("stats")
+
+    def sources_of(self, ids: Iterable[str]) -> dict[str, list[str]]:
+        """As :func:`localmem.consolidation.sources_of`: the sources of consolidated memories."""
+        return self.call("sources_of", ids=list(ids))
+
+    def run_jobs(self, **options: Any) -> dict[str, Any]:
+        """Run queued jobs now, on the server (which also runs them in the background)."""
+        return self.call("run_jobs", **options)
+
+
+class RemoteProcedures:
+    """``memory.procedures`` of a served store: find, record, render."""
+
+    def __init__(self, remote: RemoteMemory) -> None:
+        self._remote = remote
+
+    def find(self, task: str, **options: Any) -> ProcedureMatch | None:
+        """As :meth:`ProcedureStore.find`."""
+        data = self._remote.call("procedures.find", task=task, **options)
+        return None if data is None else wire.decode(ProcedureMatch, data)
+
+    def record(
+        self, procedure_id: str, success: bool, trace: Any = None, **options: Any
+    ) -> RecordResult:
+        """As :meth:`ProcedureStore.record`."""
+        data = self._remote.call(
+            "procedures.record", procedure_id=procedure_id, success=success, trace=trace, **options
+        )
+        return wire.decode(RecordResult, data)
+
+    def get(self, procedure_id: str) -> Procedure:
+        """As :meth:`ProcedureStore.get`."""
+        return wire.decode(
+            Procedure, self._remote.call("procedures.get", procedure_id=procedure_id)
+        )
+
+    def list(self, **options: Any) -> list[Procedure]:
+        """As :meth:`ProcedureStore.list`."""
+        return wire.decode(list[Procedure], self._remote.call("procedures.list", **options))
+
+    def matches(self, task: str, **options: Any) -> list[ProcedureMatch]:
+        """As :meth:`ProcedureStore.matches`."""
+        data = self._remote.call("procedures.matches", task=task, **options)
+        return wire.decode(list[ProcedureMatch], data)
+
+    def versions(self, procedure_id: str) -> list[ProcedureVersion]:
+        """As :meth:`ProcedureStore.versions`."""
+        data = self._remote.call("procedures.versions", procedure_id=procedure_id)
+        return wire.decode(list[ProcedureVersion], data)
+
+    def history(self, procedure_id: str) -> list[ProcedureEvent]:
+        """As :meth:`ProcedureStore.history`."""
+        data = self._remote.call("procedures.history", procedure_id=procedure_id)
+        return wire.decode(list[ProcedureEvent], data)
+
+    @staticmethod
+    def render(procedure: Any) -> str:
+        """The prompt block of a procedure (computed here: it needs no store)."""
+        return render(procedure)

@@ -1,0 +1,110 @@
+"""Running the server: the store opened once, the loopback socket, the discovery file, the jobs.
+
+The order matters for the guarantees: the store is opened first (its writer lock makes a second
+server on the same store fail with the pid of the first), the token file is written before the
+discovery file (a client that finds the one finds the other), and both are removed on a clean
+exit; after a crash the discovery file stays, and clients ignore it because its pid is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import logging
+import os
+import secrets
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from localmem.errors import InputError, StoreError
+from localmem.remote import DISCOVERY_FILE, TOKEN_FILE, find_server
+
+if TYPE_CHECKING:
+    from localmem.memory import Memory
+
+log = logging.getLogger("localmem.server")
+
+
+def loopback_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on a loopback address, never on another.
+
+    Raises:
+        InputError: ``host`` is not a loopback address.
+        StoreError: the port cannot be bound.
+    """
+    try:
+        address = ipaddress.ip_address("127.0.0.1" if host == "localhost" else host)
+    except ValueError:
+        raise InputError(
+            f"--host must be a loopback address such as 127.0.0.1, not {host!r}"
+        ) from None
+    if not address.is_loopback:
+        raise InputError(
+            f"localmem serve listens on the loopback interface only; {host} is not loopback"
+        )
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((str(address), port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise StoreError(f"cannot listen on {host}:{port}: {exc}") from None
+    return sock
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read, atomically, whatever the umask."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, text.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def serve(memory: Memory, *, host: str = "127.0.0.1", port: int = 0, ready=None) -> None:
+    """Serve ``memory`` until SIGINT or SIGTERM; ``ready(url)`` is called once it listens."""
+    import uvicorn
+
+    from localmem.server.app import build_app
+    from localmem.worker import JobWorker
+
+    folder = Path(memory.kernel.store.folder)
+    running = find_server(folder)
+    if running is not None and running.pid != os.getpid():
+        raise StoreError(
+            f"store {folder} is already served by process {running.pid} at {running.url}"
+        )
+    sock = loopback_socket(host, port)
+    bound_host, bound_port = sock.getsockname()[:2]
+    url = f"http://{'[' + bound_host + ']' if ':' in bound_host else bound_host}:{bound_port}"
+    token = secrets.token_urlsafe(32)
+    worker = JobWorker(memory).start()
+    app = build_app(memory, token, on_write=worker.wake)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    server = uvicorn.Server(config)
+    _write_private(folder / TOKEN_FILE, token)
+    discovery = {"pid": os.getpid(), "url": url, "token_file": TOKEN_FILE}
+    _write_private(folder / DISCOVERY_FILE, json.dumps(discovery))
+    if ready is not None:
+        ready(url)
+    previous = signal.signal(signal.SIGTERM, lambda *_: setattr(server, "should_exit", True))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        worker.stop()
+        for name in (DISCOVERY_FILE, TOKEN_FILE):
+            with contextlib.suppress(OSError):
+                (folder / name).unlink()
+        sock.close()
+        print("localmem: server stopped", file=sys.stderr)

@@ -1,0 +1,165 @@
+"""`localmem mcp` against a real MCP client session over stdio (the official SDK's client)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+TOOLS = {
+    "add_memory",
+    "search_memories",
+    "get_memory",
+    "update_memory",
+    "delete_memory",
+    "restore_memory",
+    "memory_history",
+    "list_memories",
+    "start_session",
+    "add_thought",
+    "complete_session",
+    "find_procedure",
+    "record_procedure",
+    "consolidate",
+}
+
+
+def _payload(result) -> object:
+    assert not result.is_error, result.content[0].text
+    return json.loads(result.content[0].text)
+
+
+def _session(store, scenario):
+    """Run ``scenario(session)`` against `localmem mcp STORE` in a child process."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "localmem", "mcp", str(store)],
+        env={**os.environ},
+    )
+
+    async def main():
+        async with stdio_client(params) as streams, ClientSession(*streams) as session:
+            await session.initialize()
+            return await scenario(session)
+
+    return anyio.run(main)
+
+
+@pytest.mark.slow
+def test_an_mcp_client_adds_searches_and_keeps_a_procedure(tmp_path):
+    store = tmp_path / "store"
+
+    async def scenario(s: ClientSession):
+        listed = await s.list_tools()
+        names = {t.name for t in listed.tools}
+        assert names >= TOOLS
+        add = next(t for t in listed.tools if t.name == "add_memory")
+        assert add.description and add.input_schema["required"] == ["content"]
+
+        added = _payload(
+            await s.call_tool(
+                "add_memory",
+                {
+                    "content": "Caroline went to the LGBTQ support group on 7 May 2023",
+                    "kind": "message",
+                    "user_id": "caroline",
+                    "event_time": "2023-05-07T12:00:00+00:00",
+                    "metadata": {"source": "chat"},
+                },
+            )
+        )
+        other = _payload(
+            await s.call_tool("add_memory", {"content": "Melanie paints sunrises by the lake"})
+        )
+        found = _payload(
+            await s.call_tool(
+                "search_memories", {"query": "when did Caroline go to the support group", "k": 2}
+            )
+        )
+        assert found["hits"][0]["memory"]["id"] == added["id"]
+        assert "candidates" in found["explain"]
+        scoped = _payload(
+            await s.call_tool(
+                "search_memories", {"query": "paints", "user_id": "caroline", "temporal": True}
+            )
+        )
+        assert all(h["memory"]["user_id"] == "caroline" for h in scoped["hits"])
+
+        changed = _payload(
+            await s.call_tool(
+                "update_memory", {"memory_id": other["id"], "content": "Melanie paints sunsets"}
+            )
+        )
+        assert changed["content"] == "Melanie paints sunsets"
+        history = _payload(await s.call_tool("memory_history", {"memory_id": other["id"]}))
+        assert [e["event"] for e in history["events"]][-1] == "UPDATE"
+        assert _payload(await s.call_tool("delete_memory", {"memory_id": other["id"]}))["deleted"]
+        recent = _payload(await s.call_tool("list_memories", {"limit": 10}))
+        assert [m["id"] for m in recent["memories"]] == [added["id"]]
+
+        session = _payload(
+            await s.call_tool("start_session", {"title": "Debug a 500 on a null user field"})
+        )
+        for step in ("Reproduce with a null user field", "Add a null check and return 400"):
+            await s.call_tool("add_thought", {"session_id": session["id"], "content": step})
+        done = _payload(
+            await s.call_tool("complete_session", {"session_id": session["id"], "abstract": True})
+        )
+        assert done["status"] == "completed" and done["metadata"]["procedure_id"]
+        match = _payload(
+            await s.call_tool("find_procedure", {"task": "Debug a 500 when the email is null"})
+        )
+        assert match["found"] and "null check" in match["prompt"].lower()
+        recorded = _payload(
+            await s.call_tool(
+                "record_procedure",
+                {"procedure_id": done["metadata"]["procedure_id"], "success": True},
+            )
+        )
+        assert recorded["procedure"]["use_count"] == 1
+
+        resource = await s.read_resource(f"memory://{added['id']}")
+        assert json.loads(resource.contents[0].text)["id"] == added["id"]
+        return added["id"]
+
+    added_id = _session(store, scenario)
+
+    from localmem import Memory
+
+    with Memory.open(store) as mem:  # everything the client was told is stored
+        assert mem.get(added_id).metadata == {"source": "chat"}
+
+
+@pytest.mark.slow
+def test_bad_calls_get_typed_errors_and_the_server_keeps_serving(tmp_path):
+    async def scenario(s: ClientSession):
+        errors = {}
+        for name, args in {
+            "empty": ("add_memory", {"content": "   "}),
+            "unknown id": ("get_memory", {"memory_id": "nosuchid"}),
+            "bad kind": ("add_memory", {"content": "x", "kind": "poem"}),
+            "wrong type": ("search_memories", {"query": "x", "k": "many"}),
+            "bad mode": ("search_memories", {"query": "x", "mode": "psychic"}),
+            "unknown tool": ("drop_everything", {}),
+            "missing argument": ("add_thought", {"session_id": "s_nothing"}),
+            "unknown session": ("add_thought", {"session_id": "s_nothing", "content": "hm"}),
+        }.items():
+            result = await s.call_tool(*args)
+            assert result.is_error, name
+            errors[name] = result.content[0].text
+        # the SDK puts "Error executing tool NAME: " before the text of the error
+        assert "InputError: content is empty" in errors["empty"]
+        assert "NotFoundError:" in errors["unknown id"]
+        assert "InputError:" in errors["bad kind"]
+        assert "NotFoundError:" in errors["unknown session"]
+        assert "Unknown tool" in errors["unknown tool"]
+        assert all("Traceback" not in text for text in errors.values())
+        ok = _payload(await s.call_tool("add_memory", {"content": "still serving"}))
+        return ok["id"]
+
+    assert _session(tmp_path / "store", scenario)

@@ -1,0 +1,317 @@
+"""`localmem serve`: one process owns a store; clients (Python, CLI, MCP) go through it.
+
+Every test runs a real server process on a real store and talks to it over real loopback
+HTTP; the contract tests run the same API checks in-process and served.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import anyio
+import pytest
+
+import localmem
+from localmem.errors import InputError, LocalMemError, NotFoundError, StoreError
+from localmem.remote import DISCOVERY_FILE, TOKEN_FILE, RemoteMemory, find_server
+
+pytestmark = pytest.mark.slow
+
+
+def start_server(store: Path) -> subprocess.Popen:
+    """`localmem serve STORE` in a child process, returned once it is found."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "localmem", "serve", str(store)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while find_server(store) is None:
+        if proc.poll() is not None:
+            raise AssertionError(f"serve exited: {proc.stderr.read()[-2000:]}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError("serve did not start")
+        time.sleep(0.1)
+    return proc
+
+
+def stop_server(proc: subprocess.Popen) -> str:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.stderr.read() if proc.stderr else ""
+
+
+@pytest.fixture
+def served(tmp_path):
+    store = tmp_path / "store"
+    proc = start_server(store)
+    yield store, proc
+    stop_server(proc)
+
+
+def raw(store: Path, method: str, body: bytes, token: str | None = "store") -> tuple[int, dict]:
+    """One request as any HTTP client would send it."""
+    info = find_server(store)
+    parts = urlsplit(info.url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {info.token if token == 'store' else token}"
+    conn.request("POST", f"/v1/{method}", body=body, headers=headers)
+    response = conn.getresponse()
+    data = json.loads(response.read())
+    conn.close()
+    return response.status, data
+
+
+# -- the contract: the same API checks in-process and served ---------------------------------
+@pytest.fixture(params=["in-process", "served"])
+def api(request, tmp_path, embedder):
+    store = tmp_path / "store"
+    if request.param == "in-process":
+        mem = localmem.Memory.open(store, embedder=embedder)
+        yield mem
+        mem.close()
+    else:
+        proc = start_server(store)
+        with localmem.Memory.connect(store) as mem:
+            yield mem
+        stop_server(proc)
+
+
+def test_the_memory_api_behaves_the_same_served(api):
+    first = api.add(
+        "Caroline went to a support group",
+        kind="message",
+        user_id="caroline",
+        event_time="2023-05-07T12:00:00+00:00",
+        metadata={"source": "chat"},
+    )
+    assert first.event_time.year == 2023 and first.metadata == {"source": "chat"}
+    many = api.add_many(["Melanie paints sunrises", {"content": "The deploy runs on Fridays"}])
+    assert len(many) == 2 and api.count() == 3
+    assert api.get(first.id) == first
+    changed = api.update(many[0].id, content="Melanie paints sunsets")
+    assert changed.content == "Melanie paints sunsets"
+    assert [e.event for e in api.history(many[0].id)] == ["ADD", "UPDATE"]
+    result = api.search("who paints?", k=2)
+    assert result[0].memory.id == many[0].id and result.stages and "total" in result.explain()
+    scoped = api.search("support", user_id="caroline")
+    assert [h.memory.id for h in scoped] == [first.id]
+    assert api.delete(first.id).deleted and api.count() == 2
+    assert not api.restore(first.id).deleted
+    assert {m.id for m in api.list(limit=10)} == {first.id, *(m.id for m in many)}
+
+    session = api.start_session("Debug a 500 on a null user field")
+    api.add_thought(session.id, "Reproduce with a null user field")
+    api.add_thought(session.id, "Add a null check and return 400")
+    assert [t.number for t in api.thoughts(session.id)] == [1, 2]
+    done = api.complete_session(session.id, abstract=True)
+    assert done.status == "completed" and done.metadata["procedure_id"]
+    match = api.procedures.find("Debug a 500 when the email is null")
+    assert match is not None and "null check" in api.procedures.render(match).lower()
+
+    with pytest.raises(InputError):
+        api.add("   ")
+    with pytest.raises(NotFoundError):
+        api.get("nosuchid")
+    with pytest.raises(InputError):
+        api.search("x", mode="psychic")
+    api.purge(many[1].id)
+    assert api.get(many[1].id, include_deleted=True).content != "The deploy runs on Fridays"
+
+
+# -- the server itself -------------------------------------------------------------------------
+def test_discovery_token_and_loopback(served):
+    store, proc = served
+    info = find_server(store)
+    assert info.pid == proc.pid and urlsplit(info.url).hostname == "127.0.0.1"
+    for name in (DISCOVERY_FILE, TOKEN_FILE):
+        assert stat.S_IMODE((store / name).stat().st_mode) == 0o600
+    assert raw(store, "count", b"{}", token=None)[0] == 401
+    status, body = raw(store, "count", b"{}", token="not-the-token")
+    assert status == 401 and body["error"]["type"] == "LocalMemError"
+    assert raw(store, "count", b"{}") == (200, {"result": 0})
+    with pytest.raises(LocalMemError, match="token"):
+        RemoteMemory(info.url, "wrong").count()
+
+
+def test_bad_requests_get_typed_errors_and_the_server_keeps_serving(served):
+    store, _ = served
+    cases = {
+        b"{not json": (400, "InputError"),
+        b"[1, 2]": (400, "InputError"),
+        b'{"content": 5}': (400, "InputError"),
+        b'{"content": "x", "colour": "red"}': (400, "InputError"),
+        b'{"content": "x", "progress": 1}': (400, "InputError"),
+    }
+    for body, (status, kind) in cases.items():
+        got_status, got = raw(store, "add", body)
+        assert (got_status, got["error"]["type"]) == (status, kind), body
+        assert "Traceback" not in got["error"]["message"]
+    assert raw(store, "drop_everything", b"{}")[0] == 404
+    huge = json.dumps({"content": "x" * (33 * 1024 * 1024)}).encode()
+    assert raw(store, "add", huge)[0] == 413
+    status, body = raw(store, "add", b'{"content": "still serving"}')
+    assert status == 200 and body["result"]["content"] == "still serving"
+
+
+def test_a_second_server_names_the_first(served):
+    store, proc = served
+    second = subprocess.run(
+        [sys.executable, "-m", "localmem", "serve", str(store)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert second.returncode == 1
+    assert f"served by process {proc.pid}" in second.stderr
+    assert len(second.stderr.strip().splitlines()) == 1
+
+
+def test_a_non_loopback_address_is_refused(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "localmem", "serve", str(tmp_path / "s"), "--host", "0.0.0.0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1 and "loopback" in proc.stderr
+    assert not (tmp_path / "s").exists()  # refused before the store was made
+
+
+def test_cli_python_and_mcp_clients_share_a_served_store(served):
+    """Several processes write at once; every acknowledged write is there, counts add up."""
+    store, _ = served
+    cli_adds = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys\nfrom localmem.cli import main\n"
+                f"for i in range(8): assert main(['add', f'cli {{sys.argv[1]}} note {{i}}', "
+                f"'--store', {str(store)!r}]) == 0",
+                str(n),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(2)
+    ]
+    acknowledged = []
+    with localmem.connect(store) as mem:
+        for i in range(10):
+            acknowledged.append(mem.add(f"python note {i}").id)
+            mem.search("note", k=3)
+    for proc in cli_adds:
+        _out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err[-2000:]
+
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    async def through_mcp():
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "localmem", "mcp", str(store)], env={**os.environ}
+        )
+        async with stdio_client(params) as streams, ClientSession(*streams) as session:
+            await session.initialize()
+            result = await session.call_tool("add_memory", {"content": "added over MCP"})
+            assert not result.is_error, result.content[0].text
+            return json.loads(result.content[0].text)["id"]
+
+    mcp_id = anyio.run(through_mcp)  # `localmem mcp` finds the server and goes through it
+    with localmem.connect(store) as mem:
+        assert mem.count() == 10 + 16 + 1
+        assert all(mem.get(i) for i in [*acknowledged, mcp_id])
+
+
+def test_mcp_over_the_servers_http_endpoint(served):
+    store, _ = served
+    import httpx2
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    info = find_server(store)
+
+    async def scenario(token):
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as client,
+            streamable_http_client(f"{info.url}/mcp", http_client=client) as streams,
+            ClientSession(*streams[:2]) as session,
+        ):
+            await session.initialize()
+            tools = await session.list_tools()
+            assert "search_memories" in {t.name for t in tools.tools}
+            result = await session.call_tool("add_memory", {"content": "over streamable HTTP"})
+            assert not result.is_error
+
+    anyio.run(scenario, info.token)
+    with localmem.connect(store) as mem:
+        assert [m.content for m in mem.list()] == ["over streamable HTTP"]
+
+
+def test_a_killed_server_loses_no_acknowledged_write(tmp_path, embedder):
+    store = tmp_path / "store"
+    proc = start_server(store)
+    acknowledged: list[str] = []
+    failures: list[Exception] = []
+
+    def writer():
+        with localmem.connect(store) as mem:
+            for i in range(10_000):
+                try:
+                    acknowledged.append(mem.add(f"note {i} before the kill").id)
+                except StoreError as exc:  # the server died mid-request: a clear error
+                    failures.append(exc)
+                    return
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    while len(acknowledged) < 20:
+        time.sleep(0.05)
+    proc.kill()  # SIGKILL, no cleanup
+    proc.wait()
+    thread.join(timeout=120)
+    assert failures and "did not answer" in str(failures[0])
+    assert find_server(store) is None  # the stale discovery file is ignored
+    with localmem.Memory.open(store, embedder=embedder) as mem:
+        for memory_id in acknowledged:
+            assert mem.get(memory_id)
+    restarted = start_server(store)  # and it can be served again
+    try:
+        with localmem.connect(store) as mem:
+            assert mem.count() >= len(acknowledged)
+    finally:
+        stop_server(restarted)
+    assert not (store / DISCOVERY_FILE).exists()  # a clean stop removes the discovery file
+
+
+def test_the_server_runs_deferred_jobs_itself(served):
+    store, _ = served
+    with localmem.connect(store) as mem:
+        item = mem.add("Caroline adopted a rescue dog named Biscuit in Portland", mine="deferred")
+        deadline = time.monotonic() + 60
+        while not mem.attributes_of([item.id]) and time.monotonic() < deadline:
+            time.sleep(0.2)  # nobody runs the job here: the server's worker does
+        mined = mem.attributes_of([item.id])[item.id].mined
+        assert mined.attributes and any(a.axis == "entities" for a in mined.attributes)

@@ -1,0 +1,73 @@
+"""The TUI beside a running agent: opened on a store that `localmem serve` holds, it works
+through the server and shows what other clients add as they add it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from test_serve import start_server, stop_server
+from textual.widgets import DataTable
+from tui_helpers import drive, press, settle, static_text
+
+import localmem
+from localmem.demo import load_demo
+from localmem.tui import make_app
+from localmem.tui.browse import BrowsePane
+from localmem.tui.procedures import ProceduresPane
+from localmem.tui.search import SearchPane
+from localmem.tui.status import StatusPane
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def served_demo(tmp_path, embedder):
+    path = tmp_path / "demo"
+    with localmem.Memory.open(path, embedder=embedder) as mem:
+        load_demo(mem)
+    proc = start_server(path)
+    yield path
+    stop_server(proc)
+
+
+def test_the_tui_on_a_served_store_shows_what_another_client_adds(served_demo):
+    app_side = localmem.connect(served_demo)
+    agent_side = localmem.connect(served_demo)  # another client: the agent
+    before = agent_side.count()
+
+    async def scenario(pilot):
+        browse = pilot.app.query_one(BrowsePane)
+        table = browse.query_one("#rows", DataTable)
+        assert table.row_count == before
+        added = await asyncio.to_thread(
+            agent_side.add, "The agent noted that the deploy moved to Thursdays", kind="note"
+        )
+        for _ in range(40):  # the app looks every 0.2 s
+            await asyncio.sleep(0.1)
+            await settle(pilot)
+            if table.row_count == before + 1:
+                break
+        assert table.row_count == before + 1
+        assert added.id in {row.item.id for row in browse.rows}
+
+        table.focus()  # the detail pane reads through the server too (history, thought, links)
+        await press(pilot, "home")
+        assert "ADD" in static_text(pilot.app, "#browse-detail .detail-history")
+
+        await press(pilot, "slash")
+        pane = pilot.app.query_one(SearchPane)
+        pane.query_one("#query").value = "when is the deploy now"
+        await press(pilot, "enter")
+        assert pane.last.result.hits[0].memory.id == added.id
+
+        await press(pilot, "5")
+        report = pilot.app.query_one(StatusPane).report
+        assert report.stats["memories"] == before + 1
+        assert all(ok for _, ok, _ in report.checks)
+
+        await press(pilot, "3")
+        assert pilot.app.query_one(ProceduresPane).shown  # the demo's procedures
+
+    app = drive(make_app(app_side, follow_s=0.2), scenario)
+    assert app.errors == []
