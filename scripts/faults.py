@@ -148,10 +148,16 @@ try:
                         out["undeleted"].append(mid)
                 except NotFoundError:
                     out["missing"].append(mid)
+            import numpy as np
             live = [m for m in mem.list(limit=200)]
             for m in live[:: max(1, len(live) // 5)][:5]:
-                ids = [h.memory.id for h in mem.search(m.content, k=5, mode="dense")]
-                out["search_misses"] += m.id not in ids
+                hits = mem.search(m.content, k=10, mode="dense").hits
+                if m.id in [h.memory.id for h in hits]:
+                    continue
+                # near-duplicates (consolidation's rounds) may crowd it out: a miss only when
+                # its own similarity beats the last hit's, i.e. the index lost its vector
+                q, v = mem.embedder.embed_batch([m.content, m.text_for_embedding])
+                out["search_misses"] += float(np.dot(q, v)) > hits[-1].score + 0.03
         except LocalMemError as exc:
             out["error"], out["typed"] = str(exc), True
         finally:
