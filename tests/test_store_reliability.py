@@ -173,6 +173,17 @@ def test_lock_symlink_is_refused_and_its_target_untouched(open_memory, store_pat
     assert victim.read_text() == "precious"
 
 
+def test_lock_hard_link_is_refused_and_its_target_untouched(open_memory, store_path):
+    _filled(open_memory, store_path, 3)
+    victim = store_path.parent / "victim"
+    victim.write_text("precious")
+    (store_path / "lock").unlink()
+    os.link(victim, store_path / "lock")
+    with pytest.raises(StoreError, match="hard link"):
+        open_memory(store_path)
+    assert victim.read_text() == "precious"
+
+
 @pytest.mark.parametrize("kind", ["dir", "fifo"])
 def test_lock_that_is_not_a_file_is_a_typed_error(capsys, open_memory, store_path, kind):
     _filled(open_memory, store_path, 3)

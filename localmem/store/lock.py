@@ -73,9 +73,13 @@ class StoreLock:
             if exc.errno == errno.EISDIR:
                 raise StoreError(f"{self.path} is a folder, not a lock file; remove it") from None
             raise StoreError(f"cannot open the lock file {self.path}: {exc.strerror}") from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device named `lock`
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or a device named `lock`
             os.close(fd)
             raise StoreError(f"{self.path} is not a regular file; remove it")
+        if st.st_nlink > 1:  # a hard link to another file: taking the lock would empty it
+            os.close(fd)
+            raise StoreError(f"{self.path} is a hard link to another file; remove it")
         with contextlib.suppress(OSError):  # a lock file from before stores were private
             os.fchmod(fd, 0o600)
         return fd
