@@ -16,11 +16,46 @@ class CommandError(Exception):
     """A usage problem the command itself found (a bad combination of arguments)."""
 
 
+def printable(text: str) -> str:
+    """Text any stream can write: a lone surrogate (from argv bytes that are not UTF-8) becomes
+    its escape instead of failing the write."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def fail(message: str, *, code: int = 1) -> int:
     """Print one error line and return the exit code."""
     first = message.strip().splitlines()[0] if message.strip() else "failed"
-    print(f"localmem: error: {first}", file=sys.stderr)
+    print(printable(f"localmem: error: {first}"), file=sys.stderr)
     return code
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, whose usage errors can name an argument holding a lone surrogate."""
+
+    def error(self, message: str):  # type: ignore[override]
+        super().error(printable(message))
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: a whole number of at least 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
 
 
 def store_options() -> argparse.ArgumentParser:
@@ -40,6 +75,8 @@ def store_path(args: argparse.Namespace) -> Path:
     """The store the command works on."""
     from localmem.config import default_store_path  # pydantic: imported when a command runs
 
+    if args.store is not None and not args.store.strip():  # "--store $UNSET" is a mistake
+        raise CommandError("the store path is empty; name a folder or leave --store out")
     return Path(args.store).expanduser() if args.store else default_store_path()
 
 
@@ -48,7 +85,8 @@ def open_memory(args: argparse.Namespace, *, create: bool = True):
     else the store itself (the Memory import is deferred: it is heavy)."""
     path = store_path(args)
     if (path / "serve.json").exists():  # cheap test first: most stores are not served
-        from localmem.remote import connect, find_server
+        from localmem.discovery import find_server
+        from localmem.remote import connect
 
         if find_server(path) is not None:
             return connect(path)
@@ -71,11 +109,28 @@ def short(text: str, width: int = 100) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+def json_option(value: str | None, option: str) -> Any:
+    """The JSON value of an option such as ``--metadata`` (None when not given)."""
+    if value is None:
+        return None
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"{option} is not JSON: {exc.msg}") from None
+    except RecursionError:  # [[[[... thousands deep
+        raise CommandError(f"{option} nests too deeply") from None
+    except ValueError as exc:  # a number of more than 4,300 digits
+        raise CommandError(f"{option} is not usable JSON: {exc}") from None
+
+
 def read_content(value: str) -> str:
     """A text argument, where ``-`` means standard input."""
     if value != "-":
         return value
-    data = sys.stdin.buffer.read()
+    try:
+        data = sys.stdin.buffer.read()
+    except (OSError, ValueError, AttributeError) as exc:  # closed, or not a byte stream
+        raise CommandError(f"cannot read standard input: {exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

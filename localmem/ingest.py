@@ -12,8 +12,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localmem.chunking import TextChunk, chunk_id, fixed_chunks, recursive_chunks, tokenizer_for
+from localmem import validate
+from localmem.chunking import (
+    TextChunk,
+    check_sizes,
+    chunk_id,
+    fixed_chunks,
+    recursive_chunks,
+    tokenizer_for,
+)
 from localmem.errors import InputError
+from localmem.files import MAX_FILE_BYTES, decode_text, read_file_bytes
 from localmem.store import memories, records
 from localmem.text import content_hash
 
@@ -65,31 +74,20 @@ def register_chunker(name: str, chunker: Chunker) -> None:
 
 @dataclass
 class IngestReport:
-    """What an ingestion stored and skipped."""
+    """What an ingestion stored and skipped.
+
+    ``skipped`` counts everything not stored (bad lines, duplicates, chunks already stored);
+    ``duplicates`` the part of it that was already in the store (or earlier in the file).
+    ``resolved`` is the file actually read when ``path`` is a symbolic link (else None).
+    """
 
     path: str
     documents: int = 0
     memories: int = 0
     skipped: int = 0
     errors: list[str] | None = None
-
-
-def read_text_file(path: Path) -> str:
-    """A file's text; binary or non-UTF-8 files are refused with a clear error."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"no such file: {path}") from None
-    except IsADirectoryError:
-        raise InputError(f"{path} is a folder; name a file") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    if b"\x00" in raw[:8192]:
-        raise InputError(f"{path} looks like a binary file, not text")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path} is not UTF-8 text (bad byte at offset {exc.start})") from None
+    duplicates: int = 0
+    resolved: str | None = None
 
 
 def ingest_file(
@@ -100,18 +98,29 @@ def ingest_file(
     chunk_tokens: int = 256,
     overlap_tokens: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    allow_duplicates: bool = False,
+    max_bytes: int = MAX_FILE_BYTES,
     **defaults: Any,
 ) -> IngestReport:
     """Store a file's contents: JSONL lines as memories, a text document as chunks.
 
     ``defaults`` (kind, user_id, session_id, ...) apply to every memory written. ``progress`` is
-    called with (done, total) units of work.
+    called with (done, total) units of work. Only regular files of at most ``max_bytes`` are
+    read (a symbolic link is followed; the report names the file read). Ingesting the same
+    file again stores nothing new: a JSON line that duplicates a live memory (same text, kind,
+    scope and event time, :meth:`localmem.Memory.add` ``dedupe``) or a chunk already stored is
+    skipped and counted, unless ``allow_duplicates``.
     """
     path = Path(path).expanduser()
     if chunker not in CHUNKERS:
         raise InputError(f"unknown chunking strategy {chunker!r}; known: {', '.join(CHUNKERS)}")
+    check_sizes(chunk_tokens, overlap_tokens)
+    validate.positive_int(max_bytes, "max_bytes", maximum=2**40)
     report = IngestReport(str(path), errors=[])
-    text = read_text_file(path)
+    raw, resolved = read_file_bytes(path, max_bytes=max_bytes)
+    if resolved != path.absolute():
+        report.resolved = str(resolved)
+    text = decode_text(path, raw)
     if not text.strip():
         raise InputError(f"{path} is empty")
     if path.suffix.lower() in JSONL_SUFFIXES:
@@ -130,9 +139,14 @@ def ingest_file(
         stored = memory.add_many(
             records,
             progress=(lambda n: progress(n, len(records))) if progress else None,
+            dedupe=not allow_duplicates,
             **defaults,
         )
         report.documents, report.memories = 1, len(stored)
+        if len(stored) < len(records):
+            report.duplicates = len(records) - len(stored)
+            report.skipped += report.duplicates
+            report.errors.append(f"{report.duplicates} line(s) already stored")
         return report
     if path.suffix.lower() not in TEXT_SUFFIXES:
         raise InputError(
@@ -147,6 +161,7 @@ def ingest_file(
         overlap_tokens=overlap_tokens,
         progress=progress,
         report=report,
+        allow_duplicates=allow_duplicates,
         **defaults,
     )
     return report
@@ -163,6 +178,7 @@ def ingest_document(
     progress: Callable[[int, int], None] | None = None,
     report: IngestReport | None = None,
     title: str | None = None,
+    allow_duplicates: bool = False,
     **defaults: Any,
 ) -> list:
     """Chunk one document and store every chunk in a single transaction (all or nothing).
@@ -179,6 +195,15 @@ def ingest_document(
         ) from None
     if not text.strip():
         raise InputError(f"document {source} is empty")
+    check_sizes(chunk_tokens, overlap_tokens)
+    limit = memory.config.store.max_content_chars
+    if chunker == "paragraph":  # a paragraph is one chunk at least: check before tokenising it
+        longest = max(len(p.strip()) for p in text.replace("\r\n", "\n").split("\n\n"))
+        if longest > limit:
+            raise InputError(
+                f"{source} has a paragraph of {longest:,} characters, more than the limit of "
+                f"{limit:,}; use --chunker recursive or fixed"
+            )
     tokenizer = tokenizer_for(memory.embedder)
     pieces = [
         c if isinstance(c, TextChunk) else TextChunk(c, -1, -1, tokenizer(c))
@@ -187,7 +212,6 @@ def ingest_document(
     pieces = [c for c in pieces if c.text.strip()]
     if not pieces:
         raise InputError(f"document {source} has no text to store")
-    limit = memory.config.store.max_content_chars
     too_long = next((c for c in pieces if len(c.text) > limit), None)
     if too_long is not None:
         raise InputError(
@@ -214,7 +238,7 @@ def ingest_document(
         if title:
             meta["title"] = title
         records.append({"content": chunk.text, "kind": kind, "metadata": meta})
-    present = _stored_chunk_ids(memory, doc_id)
+    present = set() if allow_duplicates else _stored_chunk_ids(memory, doc_id)
     todo = [r for r in records if r["metadata"]["chunk_id"] not in present]
     stored = (
         memory.add_many(
@@ -231,6 +255,7 @@ def ingest_document(
         report.memories += len(stored)
         if len(todo) < len(records):
             report.skipped += len(records) - len(todo)
+            report.duplicates += len(records) - len(todo)
             report.errors = report.errors if report.errors is not None else []
             report.errors.append(f"{len(records) - len(todo)} chunk(s) of {source} already stored")
     return stored
@@ -265,6 +290,10 @@ def _jsonl_records(text: str, report: IngestReport) -> Iterator[tuple[int, dict[
         except json.JSONDecodeError as exc:
             report.skipped += 1
             report.errors.append(f"line {number}: not JSON ({exc.msg})")
+            continue
+        except (ValueError, RecursionError) as exc:  # a 5,000-digit number, [[[[... too deep
+            report.skipped += 1
+            report.errors.append(f"line {number}: unusable JSON ({type(exc).__name__})")
             continue
         if isinstance(obj, str):
             obj = {"content": obj}

@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localmem import sessions
+from localmem import sessions, validate
 from localmem.config import CONFIG_FILE, Config, default_store_path
 from localmem.embed import Embedder, embedder_for_store, make_embedder
+from localmem.errors import InputError
 from localmem.facade.reading import Reading
 from localmem.facade.sessions import Sessions
 from localmem.facade.writing import Writing
@@ -55,18 +56,28 @@ class Memory(Writing, Reading, Sessions):
         engine: Any = None,
         plugins: Sequence[Plugin] | None = None,
     ) -> None:
-        self.config = config or Config()
         self.plugins = tuple(BUILTIN if plugins is None else plugins)
         self.kernel = Kernel(
             store,
             embedder,
-            self.config,
+            config or Config(),
             engine=engine,
             make_engine=self._make_engine,
             hooks=hooks_of(self.plugins),
         )
         self.stages = compose(CORE_STAGES, stages_of(self.plugins))
         self._procedures: ProcedureStore | None = None
+
+    @property
+    def config(self) -> Config:
+        """The store's configuration: the kernel's, which every stage and mechanism reads."""
+        return self.kernel.config
+
+    @config.setter
+    def config(self, value: Config) -> None:
+        # one configuration, not two copies: a change here (the LoCoMo bench swapping reranker
+        # weights) must reach the search, which reads the kernel's
+        self.kernel.config = value
 
     # -- lifecycle -------------------------------------------------------------------------------
     @staticmethod
@@ -105,8 +116,15 @@ class Memory(Writing, Reading, Sessions):
         Raises:
             StoreError: not a store, corrupt, or made with another embedding model.
             StoreLockedError: another process has the store open.
+            InputError: the path is empty, not a path, or not valid Unicode.
         """
+        if path is not None and not isinstance(path, (str, Path)):
+            raise InputError(f"a store path is a str or Path, not {type(path).__name__}")
+        if path is not None and not str(path).strip():
+            raise InputError("the store path is empty")
         folder = Path(path).expanduser() if path is not None else default_store_path()
+        # DuckDB opens paths as UTF-8: a name with undecodable bytes fails deep inside it
+        validate.no_surrogates(str(folder), "the store path")
         file_config = Config.load(folder / CONFIG_FILE)
         config = config or file_config
         plugins = tuple(BUILTIN if plugins is None else plugins)

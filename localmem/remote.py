@@ -20,7 +20,6 @@ import http.client
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,6 +28,12 @@ from localmem import wire
 from localmem.attributes.rows import StoredAttributes
 from localmem.config import Config
 from localmem.consolidation.model import ConsolidationReport
+from localmem.discovery import (
+    TOKEN_HEADER,
+    ServerInfo,
+    find_server,
+    loopback_url,
+)
 from localmem.errors import InputError, StoreError
 from localmem.procedures.model import (
     Procedure,
@@ -38,52 +43,9 @@ from localmem.procedures.model import (
     RecordResult,
     render,
 )
+from localmem.store.kernel import JobsReport
 from localmem.store.links import Link
 from localmem.types import HistoryEvent, MemoryItem, SearchResult, Session, Thought
-
-#: the discovery file a running server writes into its store folder
-DISCOVERY_FILE = "serve.json"
-#: the file holding the store's secret token (readable by its owner only)
-TOKEN_FILE = "serve.token"
-#: the header that carries the token
-TOKEN_HEADER = "Authorization"
-
-
-@dataclass(frozen=True)
-class ServerInfo:
-    """Where a store's server listens, and the token it wants."""
-
-    pid: int
-    url: str
-    token: str
-    store: Path
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id exists (on this machine)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    except (OSError, OverflowError, ValueError):
-        return False
-    return True
-
-
-def find_server(store: str | Path) -> ServerInfo | None:
-    """The live server of ``store``, or None (no discovery file, or its process is gone)."""
-    folder = Path(store).expanduser()
-    try:
-        data = json.loads((folder / DISCOVERY_FILE).read_text(encoding="utf-8"))
-        pid, url = int(data["pid"]), str(data["url"])
-        token = (folder / TOKEN_FILE).read_text(encoding="utf-8").strip()
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return None
-    if not pid_alive(pid) or not token:
-        return None
-    return ServerInfo(pid, url, token, folder)
 
 
 def connect(
@@ -101,7 +63,7 @@ def connect(
     Raises:
         StoreError: no server runs for that store, or no token was given for a URL.
     """
-    if isinstance(target, str) and target.startswith(("http://", "https://")):
+    if isinstance(target, str) and "://" in target:
         token = token or os.environ.get("LOCALMEM_TOKEN")
         if not token:
             raise StoreError("connecting to a URL needs the store's token (or $LOCALMEM_TOKEN)")
@@ -116,6 +78,18 @@ def connect(
     return RemoteMemory(info.url, info.token, timeout=timeout, server=info)
 
 
+class NeedsLocalStore(StoreError, AttributeError):
+    """A part of ``Memory`` that only a store open in this process has (its kernel, embedder,
+    reembed...), asked of a served store. An AttributeError too, so ``hasattr`` says False."""
+
+    def __init__(self, name: str, server: ServerInfo | None) -> None:
+        who = f" (pid {server.pid})" if server else ""
+        super().__init__(
+            f"{name!r} needs the store in this process, and a localmem server holds it{who}; "
+            "stop the server first"
+        )
+
+
 class RemoteMemory:
     """The API of ``Memory`` over a server's HTTP interface (see :func:`connect`)."""
 
@@ -123,8 +97,8 @@ class RemoteMemory:
         self, url: str, token: str, *, timeout: float = 120.0, server: ServerInfo | None = None
     ) -> None:
         parts = urlsplit(url)
-        if parts.scheme != "http" or not parts.hostname:
-            raise InputError(f"not a localmem server URL: {url!r}")
+        if not loopback_url(url):  # the server listens on loopback only; the token stays here
+            raise InputError(f"not a localmem server URL (http on a loopback address): {url!r}")
         self.url, self.server = url, server
         self._host, self._port = parts.hostname, parts.port or 80
         self._token, self._timeout = token, timeout
@@ -182,10 +156,7 @@ class RemoteMemory:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        raise StoreError(
-            f"{name!r} needs the store in this process, and a localmem server holds it"
-            f"{f' (pid {self.server.pid})' if self.server else ''}; stop the server first"
-        )
+        raise NeedsLocalStore(name, self.server)
 
     # -- what the store is -------------------------------------------------------------------
     def _facts(self) -> dict[str, Any]:
@@ -236,6 +207,8 @@ class RemoteMemory:
 
     def attributes_of(self, memory_ids: Iterable[str]) -> dict[str, StoredAttributes]:
         """As :meth:`Memory.attributes_of`."""
+        if isinstance(memory_ids, (str, bytes)):
+            raise InputError("memory_ids must be a list of memory ids")
         data = self.call("attributes_of", memory_ids=list(memory_ids))
         return {key: wire.decode(StoredAttributes, value) for key, value in data.items()}
 
@@ -248,15 +221,24 @@ class RemoteMemory:
         self,
         items: Iterable[str | Mapping[str, Any]],
         *,
+        batch_size: int = 256,
         progress: Callable[[int], None] | None = None,
         **options: Any,
     ) -> list[MemoryItem]:
-        """As :meth:`Memory.add_many` (``progress`` is called once, when all are stored)."""
+        """As :meth:`Memory.add_many`: one request (and one transaction) per batch, so a long
+        import reports progress, stays under the request size limit, and keeps the batches
+        stored before a bad one."""
         if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
             raise InputError("items must be a list of texts or dicts")
-        stored = wire.decode(list[MemoryItem], self.call("add_many", items=list(items), **options))
-        if progress is not None:
-            progress(len(stored))
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise InputError(f"batch_size must be a positive integer, not {batch_size!r}")
+        items, stored = list(items), []
+        for start in range(0, len(items), batch_size):
+            batch = items[start : start + batch_size]
+            data = self.call("add_many", items=batch, batch_size=batch_size, **options)
+            stored += wire.decode(list[MemoryItem], data)
+            if progress is not None:
+                progress(len(stored))
         return stored
 
     def get(self, memory_id: str, *, include_deleted: bool = False) -> MemoryItem:
@@ -344,9 +326,9 @@ class RemoteMemory:
         """As :func:`localmem.consolidation.sources_of`: the sources of consolidated memories."""
         return self.call("sources_of", ids=list(ids))
 
-    def run_jobs(self, **options: Any) -> dict[str, Any]:
+    def run_jobs(self, **options: Any) -> JobsReport:
         """Run queued jobs now, on the server (which also runs them in the background)."""
-        return self.call("run_jobs", **options)
+        return wire.decode(JobsReport, self.call("run_jobs", **options))
 
 
 class RemoteProcedures:
@@ -354,6 +336,21 @@ class RemoteProcedures:
 
     def __init__(self, remote: RemoteMemory) -> None:
         self._remote = remote
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise NeedsLocalStore(f"procedures.{name}", self._remote.server)
+
+    def retire(self, procedure_id: str, **options: Any) -> Procedure:
+        """As :meth:`ProcedureStore.retire`."""
+        data = self._remote.call("procedures.retire", procedure_id=procedure_id, **options)
+        return wire.decode(Procedure, data)
+
+    def restore(self, procedure_id: str, **options: Any) -> Procedure:
+        """As :meth:`ProcedureStore.restore`."""
+        data = self._remote.call("procedures.restore", procedure_id=procedure_id, **options)
+        return wire.decode(Procedure, data)
 
     def find(self, task: str, **options: Any) -> ProcedureMatch | None:
         """As :meth:`ProcedureStore.find`."""

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from localmem.store.memories import JobRequest
 
 OUTCOMES = ("success", "failure")
+STATUSES = ("open", "completed")
 _SESSION_COLUMNS = (
     "s.id, s.title, s.status, s.outcome, s.created_at, s.completed_at, s.user_id, s.agent_id, "
     "s.metadata, (SELECT count(*) FROM thoughts t WHERE t.session_id = s.id) AS n"
@@ -69,8 +70,7 @@ def start_session(
 
 def get_session(memory: Kernel | HasKernel, session_id: str) -> Session:
     """One session by id (or unique prefix)."""
-    if not isinstance(session_id, str) or not session_id.strip():
-        raise InputError("a session id must be a non-empty string")
+    session_id = validate.identifier(session_id, "a session id")
     db = kernel_of(memory).db
     rows = db.fetchall(f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", [session_id])
     if not rows:
@@ -89,8 +89,11 @@ def list_sessions(
     memory: Kernel | HasKernel, *, status: str | None = None, limit: int = 100
 ) -> list[Session]:
     """Sessions, newest first."""
+    validate.positive_int(limit, "limit", maximum=validate.MAX_LIMIT)
     where, params = "", []
     if status is not None:
+        if status not in STATUSES:
+            raise InputError(f"status must be one of {', '.join(STATUSES)}, not {status!r}")
         where, params = "WHERE s.status = ?", [status]
     rows = kernel_of(memory).db.fetchall(
         f"SELECT {_SESSION_COLUMNS} FROM sessions s {where} ORDER BY s.created_at DESC "
@@ -176,6 +179,7 @@ def closing(
     """
     if outcome not in OUTCOMES:
         raise InputError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
+    notes = validate.optional_text(notes, max_chars=100_000, what="notes")
     session = get_session(memory, session_id)
     if session.status != "open":
         raise InputError(f"session {session.id} is already {session.status}")

@@ -10,6 +10,28 @@ from typing import Any
 from localmem.errors import InputError
 from localmem.types import KINDS, LEVELS
 
+#: how deeply metadata may nest (dicts and lists); deeper is refused before json.dumps recurses
+MAX_METADATA_DEPTH = 32
+#: the largest ``limit`` a listing accepts (more rows than this is not a listing)
+MAX_LIMIT = 1_000_000
+
+
+def no_surrogates(value: str, what: str) -> str:
+    """``value`` when it encodes as UTF-8; a lone surrogate (``"\\ud800"``) is refused.
+
+    Lone surrogates are what a broken decoder or a JSON ``"\\ud800"`` escape leaves in a str;
+    neither DuckDB nor the tokenizer can store or read them, and replacing them would store
+    something the caller did not write, so they are refused with the field named.
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(
+            f"{what} holds a lone surrogate (\\u{ord(value[exc.start]):04x} at {exc.start}), "
+            "which is not valid Unicode text"
+        ) from None
+    return value
+
 
 def content(value: Any, *, max_chars: int, what: str = "content") -> str:
     """Text of a memory: a non-empty str (UTF-8 bytes are decoded) within the size limit."""
@@ -20,6 +42,7 @@ def content(value: Any, *, max_chars: int, what: str = "content") -> str:
             raise InputError(f"{what} is not valid UTF-8 (byte {exc.start})") from None
     if not isinstance(value, str):
         raise InputError(f"{what} must be text, not {type(value).__name__}")
+    no_surrogates(value, what)
     if "\x00" in value:
         raise InputError(f"{what} contains a NUL character")
     if not value.strip():
@@ -61,7 +84,16 @@ def scope_id(value: Any, what: str) -> str | None:
         raise InputError(f"{what} must be a non-empty string")
     if len(value) > 256:
         raise InputError(f"{what} is longer than 256 characters")
-    return value
+    return no_surrogates(value, what)
+
+
+def identifier(value: Any, what: str) -> str:
+    """An id (or id prefix) to look something up by: a non-empty string, stripped."""
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"{what} must be a non-empty string")
+    if len(value) > 256:
+        raise InputError(f"{what} is longer than 256 characters")
+    return no_surrogates(value.strip(), what)
 
 
 def timestamp(value: Any, what: str = "event_time") -> datetime | None:
@@ -83,7 +115,7 @@ def timestamp(value: Any, what: str = "event_time") -> datetime | None:
             raise InputError(f"{what} is not a time: {value!r}")
         try:
             value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
+        except (ValueError, OverflowError):
             raise InputError(f"{what} is not an ISO-8601 time: {value!r}") from None
     if not isinstance(value, datetime):
         raise InputError(f"{what} must be a datetime, an ISO-8601 string or epoch seconds")
@@ -92,22 +124,49 @@ def timestamp(value: Any, what: str = "event_time") -> datetime | None:
             f"{what} {value.isoformat()} has no time zone; pass an aware datetime "
             "(e.g. with tzinfo=timezone.utc) or an ISO string with an offset"
         )
-    return value.astimezone(timezone.utc)
+    try:  # 9999-12-31T23:59:59-12:00 is a valid string but past datetime.max in UTC
+        return value.astimezone(timezone.utc)
+    except OverflowError:
+        raise InputError(f"{what} {value.isoformat()} is out of range in UTC") from None
 
 
-def metadata(value: Any) -> dict[str, Any] | None:
-    """A JSON-serialisable dict with string keys (or None)."""
+def metadata(value: Any, what: str = "metadata") -> dict[str, Any] | None:
+    """A JSON-serialisable dict with string keys (or None), nested at most
+    :data:`MAX_METADATA_DEPTH` deep, every string valid Unicode (no lone surrogates)."""
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise InputError(f"metadata must be a dict, not {type(value).__name__}")
+        raise InputError(f"{what} must be a dict, not {type(value).__name__}")
     if not all(isinstance(k, str) for k in value):
-        raise InputError("metadata keys must be strings")
+        raise InputError(f"{what} keys must be strings")
+    _check_json_tree(value, what)
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"metadata is not JSON-serialisable: {exc}") from None
+        raise InputError(f"{what} is not JSON-serialisable: {exc}") from None
     return value
+
+
+def _check_json_tree(value: Any, what: str) -> None:
+    """Depth and strings of a metadata tree, walked without recursion (a 5,000-deep dict must
+    give an InputError, not a RecursionError)."""
+    stack: list[tuple[Any, int, str]] = [(value, 1, what)]
+    while stack:
+        node, depth, where = stack.pop()
+        if isinstance(node, str):
+            no_surrogates(node, where)
+            continue
+        if not isinstance(node, (dict, list, tuple)):
+            continue
+        if depth > MAX_METADATA_DEPTH:
+            raise InputError(f"{what} nests deeper than {MAX_METADATA_DEPTH} levels")
+        if isinstance(node, dict):
+            for key, child in node.items():
+                if isinstance(key, str):
+                    no_surrogates(key, f"a key of {where}")
+                stack.append((child, depth + 1, f"{where}[{str(key)[:40]!r}]"))
+        else:
+            stack.extend((child, depth + 1, f"{where}[{i}]") for i, child in enumerate(node))
 
 
 def positive_int(value: Any, what: str, *, maximum: int = 10_000) -> int:
@@ -116,4 +175,13 @@ def positive_int(value: Any, what: str, *, maximum: int = 10_000) -> int:
         raise InputError(f"{what} must be an integer")
     if not 1 <= value <= maximum:
         raise InputError(f"{what} must be between 1 and {maximum}")
+    return value
+
+
+def non_negative_int(value: Any, what: str, *, maximum: int = 10**12) -> int:
+    """An int in 0..maximum (an offset)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{what} must be an integer")
+    if not 0 <= value <= maximum:
+        raise InputError(f"{what} must be between 0 and {maximum}")
     return value

@@ -9,6 +9,7 @@ back as the same class of :mod:`localmem.errors`.
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from dataclasses import asdict, fields, is_dataclass
@@ -68,11 +69,17 @@ def _decode(kind: Any, data: Any) -> Any:
     if kind is datetime:
         return datetime.fromisoformat(data)
     if isinstance(kind, type) and is_dataclass(kind):
-        hints = get_type_hints(kind)
+        hints = _hints(kind)
         return kind(
             **{f.name: _decode(hints[f.name], data[f.name]) for f in fields(kind) if f.name in data}
         )
     return data
+
+
+@functools.lru_cache(maxsize=256)
+def _hints(kind: type) -> dict[str, Any]:
+    """A dataclass's field types (evaluating string annotations is slow: once per class)."""
+    return get_type_hints(kind)
 
 
 def _name(kind: Any) -> str:

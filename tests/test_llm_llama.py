@@ -107,7 +107,7 @@ def test_gguf_without_chat_template_is_refused_or_uses_the_configured_one(
     with pytest.raises(ModelError, match="no chat template"):
         LlamaEngine(plain)
     engine = LlamaEngine(plain, n_ctx=2048, n_threads=1, chat_template="chatml")
-    assert engine.describe()["chat_template"] == "config"
+    assert engine.describe()["chat_template"] == "builtin:chatml"
     assert engine.generate_json([{"role": "user", "content": "hi"}], Short, max_tokens=200)
 
 

@@ -88,7 +88,7 @@ def test_an_mcp_client_adds_searches_and_keeps_a_procedure(tmp_path):
                 "search_memories", {"query": "paints", "user_id": "caroline", "temporal": True}
             )
         )
-        assert all(h["memory"]["user_id"] == "caroline" for h in scoped["hits"])
+        assert scoped["hits"] and all(h["memory"]["user_id"] == "caroline" for h in scoped["hits"])
 
         changed = _payload(
             await s.call_tool(

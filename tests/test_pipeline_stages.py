@@ -271,3 +271,27 @@ def test_fit_learns_which_feature_marks_evidence_and_holds_conversations_out():
     assert cross_validate(examples)["metrics"]["overall"]["R@5"] > noise["R@5"]
     with pytest.raises(ValueError, match="two conversations"):
         heldout_weights([ex for ex in examples if ex.sample_id == "a"], ["signal", "noise"])
+
+
+def test_a_config_set_after_opening_reaches_the_search(store_path, open_memory, tmp_path):
+    """The LoCoMo bench swaps reranker weights on an open store (held-out weights); the
+    search must read the new ones (the refactor once left them on a copy nobody read)."""
+    from localmem.experiments.locomo_bench import reranker_weights
+
+    longer, shorter = tmp_path / "long.json", tmp_path / "short.json"
+    longer.write_text(json.dumps({"weights": {"length": 1.0}}))
+    shorter.write_text(json.dumps({"weights": {"length": -1.0}}))
+    mem = open_memory(store_path)
+    mem.add_many(
+        [{"content": "pottery"}, {"content": "pottery class with a long and winding story"}],
+        kind="note",
+    )
+
+    def first():
+        return mem.search("pottery classes", k=2, rerank="model-free").hits[0].memory.content
+
+    with reranker_weights(mem, str(longer)):
+        assert first().startswith("pottery class")
+    with reranker_weights(mem, str(shorter)):
+        assert first() == "pottery"
+    assert mem.kernel.config is mem.config

@@ -22,8 +22,9 @@ import anyio
 import pytest
 
 import localmem
+from localmem.discovery import DISCOVERY_FILE, TOKEN_FILE, find_server
 from localmem.errors import InputError, LocalMemError, NotFoundError, StoreError
-from localmem.remote import DISCOVERY_FILE, TOKEN_FILE, RemoteMemory, find_server
+from localmem.remote import RemoteMemory
 
 pytestmark = pytest.mark.slow
 
@@ -315,3 +316,87 @@ def test_the_server_runs_deferred_jobs_itself(served):
             time.sleep(0.2)  # nobody runs the job here: the server's worker does
         mined = mem.attributes_of([item.id])[item.id].mined
         assert mined.attributes and any(a.axis == "entities" for a in mined.attributes)
+
+
+def test_a_stale_discovery_file_is_never_trusted(tmp_path, embedder):
+    """After a crash the pid (here: this test's own, alive) and the port may belong to another
+    program; the instance name the file holds is what a client checks before the token."""
+    store = tmp_path / "store"
+    with localmem.Memory.open(store, embedder=embedder) as mem:
+        mem.add("written before the crash")
+    (store / TOKEN_FILE).write_text("stolen-if-sent")
+    (store / DISCOVERY_FILE).write_text(
+        json.dumps({"pid": os.getpid(), "url": "http://127.0.0.1:9", "instance": "gone"})
+    )
+    assert find_server(store) is None
+    from localmem.cli import main
+
+    assert main(["search", "crash", "--store", str(store)]) == 0  # in-process, as if unserved
+    proc = start_server(store)  # a new server replaces the stale files
+    try:
+        info = find_server(store)
+        assert info.pid == proc.pid and info.token != "stolen-if-sent"
+        assert "stolen" not in repr(info)
+    finally:
+        stop_server(proc)
+
+
+def test_paths_and_parts_that_are_not_the_api(served):
+    store, _ = served
+    info = find_server(store)
+    parts = urlsplit(info.url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    conn.request("GET", "/v1/health")  # the one answer without the token: the instance name
+    health = conn.getresponse()
+    assert health.status == 200 and set(json.loads(health.read())["result"]) == {"instance"}
+    auth = {"Authorization": f"Bearer {info.token}"}
+    for method, path, status in (("GET", "/v1/add", 404), ("POST", "/nowhere", 404)):
+        conn.request(method, path, headers=auth)
+        response = conn.getresponse()
+        assert response.status == status
+        assert json.loads(response.read())["error"]["type"] in ("InputError", "NotFoundError")
+    conn.request("POST", "/mcp", body=b"{}", headers={"Content-Type": "application/json"})
+    assert conn.getresponse().status == 401  # MCP over HTTP wants the token too
+    conn.close()
+    with pytest.raises(InputError, match="loopback"):
+        localmem.connect("http://192.0.2.1:8000", token=info.token)
+
+    with localmem.connect(store) as mem:
+        assert mem.run_jobs().remaining == 0  # the same JobsReport as in-process
+        assert not hasattr(mem, "embedder")  # an in-process part: absent, and says why
+        with pytest.raises(StoreError, match="needs the store in this process"):
+            mem.kernel  # noqa: B018
+        with pytest.raises(InputError):
+            mem.thought_of(5)
+        with pytest.raises(InputError):
+            mem.attributes_of("not-a-list")
+        with pytest.raises(InputError):
+            mem.search("x", stages=["candidates"])
+
+
+def test_a_served_add_many_goes_in_batches_with_progress(served):
+    store, _ = served
+    seen: list[int] = []
+    with localmem.connect(store) as mem:
+        items = [f"note {i} of a long import" for i in range(7)] + ["  "]
+        with pytest.raises(InputError):
+            mem.add_many(items, batch_size=3, progress=seen.append)
+        assert seen == [3, 6]  # the batches before the bad one are stored, as in-process
+        assert mem.count() == 6
+
+
+def test_ingest_goes_through_the_server(served, tmp_path, monkeypatch):
+    store, _ = served
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Deploys\n\nThe deploy runs on Fridays.\n\nRollbacks need two people.\n")
+    lines = tmp_path / "lines.jsonl"
+    lines.write_text('{"content": "Caroline went to a support group"}\n{"content": "hi"}\n')
+    from localmem.cli import main
+
+    monkeypatch.chdir(tmp_path)  # a relative path is the client's, not the server's
+    assert main(["ingest", "notes.md", "lines.jsonl", "--store", str(store)]) == 0
+    with localmem.connect(store) as mem:
+        first = mem.count()
+        assert first >= 3
+        assert main(["ingest", "notes.md", "lines.jsonl", "--store", str(store)]) == 0
+        assert mem.count() == first  # a rerun adds nothing, served or not

@@ -30,7 +30,7 @@ from localmem.cli import (
     sessions,
     tui,
 )
-from localmem.console import CommandError, fail
+from localmem.console import CommandError, Parser, fail
 from localmem.errors import LocalMemError
 
 #: command modules, in the order their commands appear in --help
@@ -57,7 +57,7 @@ COMMANDS = [
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every registered command."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="localmem",
         description="A fully local memory system for LLM agents. Nothing leaves this machine.",
     )

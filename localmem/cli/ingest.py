@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from localmem.console import Progress, open_memory, print_json, store_options
+from localmem.console import (
+    Progress,
+    non_negative_int,
+    open_memory,
+    positive_int,
+    print_json,
+    store_options,
+)
+from localmem.files import MAX_FILE_BYTES
 from localmem.types import KINDS
 
 
@@ -17,18 +26,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--chunker", default="paragraph", help="chunking strategy for documents")
-    p.add_argument("--chunk-tokens", type=int, default=256)
-    p.add_argument("--overlap-tokens", type=int, default=0)
+    p.add_argument("--chunk-tokens", type=positive_int, default=256)
+    p.add_argument("--overlap-tokens", type=non_negative_int, default=0)
     p.add_argument("--kind", choices=KINDS, help="kind of the memories (default: chunk / note)")
     p.add_argument("--user", dest="user_id")
-    p.add_argument("--session", dest="session_id")
+    p.add_argument("--session", dest="session_id", help="an existing session (`session start`)")
+    p.add_argument(
+        "--allow-duplicates",
+        action="store_true",
+        help="store lines and chunks again even when the same ones are already stored",
+    )
+    p.add_argument(
+        "--max-mb",
+        type=positive_int,
+        default=MAX_FILE_BYTES // 2**20,
+        help=f"refuse files larger than this many MiB (default {MAX_FILE_BYTES // 2**20})",
+    )
     p.set_defaults(func=cmd_ingest)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     """localmem ingest"""
-    from localmem.ingest import ingest_file
+    from localmem.chunking import check_sizes
+    from localmem.ingest import IngestReport, ingest_file
+    from localmem.remote import RemoteMemory
 
+    check_sizes(args.chunk_tokens, args.overlap_tokens)  # before opening the store
     defaults = {
         k: v
         for k, v in (
@@ -40,19 +63,32 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     }
     reports = []
     with open_memory(args) as mem:
+        if args.session_id:  # a typo must not scatter memories into a session nobody started
+            defaults["session_id"] = mem.get_session(args.session_id).id
         for path in args.files:
-            report = ingest_file(
-                mem,
-                path,
+            options = dict(
                 chunker=args.chunker,
                 chunk_tokens=args.chunk_tokens,
                 overlap_tokens=args.overlap_tokens,
-                progress=Progress(f"ingest {path}", enabled=None if not args.json else False),
+                allow_duplicates=args.allow_duplicates,
+                max_bytes=args.max_mb * 2**20,
                 **defaults,
             )
+            if isinstance(mem, RemoteMemory):  # a served store: its server reads the file
+                served = mem.call(
+                    "ingest_file", path=str(Path(path).expanduser().absolute()), **options
+                )
+                report = IngestReport(**served)
+            else:
+                bar = Progress(f"ingest {path}", enabled=None if not args.json else False)
+                report = ingest_file(mem, path, progress=bar, **options)
             reports.append(report)
             if not args.json:
+                if report.resolved:
+                    print(f"{path}: a link; read {report.resolved}")
                 skipped = f", {report.skipped} skipped" if report.skipped else ""
+                if report.duplicates:
+                    skipped += f" ({report.duplicates} already stored)"
                 print(f"{path}: {report.memories} memories stored{skipped}")
                 for err in (report.errors or [])[:5]:
                     print(f"  skipped {err}")

@@ -36,7 +36,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise CommandError(f"the MCP server needs the mcp package ({exc})") from None
     from localmem import Memory
     from localmem.config import default_store_path
-    from localmem.remote import connect, find_server
+    from localmem.discovery import find_server
+    from localmem.remote import connect
 
     if args.store and args.store_option:
         raise CommandError("give the store once: STORE or --store")

@@ -7,7 +7,9 @@ import json
 
 from localmem.console import (
     CommandError,
+    json_option,
     open_memory,
+    positive_int,
     print_json,
     read_content,
     short,
@@ -30,6 +32,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--metadata", help="a JSON object")
     p.add_argument("--mine", choices=("off", "inline", "deferred"), help="mine attributes")
     p.add_argument("--evolve", action="store_true", help="evolve related memories (A-Mem)")
+    p.add_argument(
+        "--dedupe",
+        action="store_true",
+        help="store nothing when the same text (kind, scope, event time) is already stored",
+    )
     p.set_defaults(func=cmd_add)
 
     p = sub.add_parser("show", parents=[common], help="show a memory")
@@ -40,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--kind", choices=KINDS)
     p.add_argument("--session", dest="session_id")
     p.add_argument("--user", dest="user_id")
-    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--limit", type=positive_int, default=20)
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("history", parents=[common], help="every change of a memory")
@@ -80,25 +87,24 @@ def _item_dict(item) -> dict:
 
 def cmd_add(args: argparse.Namespace) -> int:
     """localmem add"""
-    metadata = None
-    if args.metadata:
-        try:
-            metadata = json.loads(args.metadata)
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"--metadata is not JSON: {exc.msg}") from None
+    metadata = json_option(args.metadata, "--metadata")
     content = read_content(args.content)
     with open_memory(args) as mem:
+        session_id = args.session_id
+        if session_id:  # a typo must not start a session nobody opened (NotFoundError)
+            session_id = mem.get_session(session_id).id
         item = mem.add(
             content,
             kind=args.kind,
             user_id=args.user_id,
             agent_id=args.agent_id,
-            session_id=args.session_id,
+            session_id=session_id,
             event_time=args.event_time,
             context=args.context,
             metadata=metadata,
             mine=args.mine,
             evolve=args.evolve or None,
+            dedupe=args.dedupe,
         )
         if args.json:
             print_json(_item_dict(item))

@@ -52,6 +52,8 @@ def _params(n: int) -> str:
 
 def gguf_facts(info) -> dict[str, Any]:
     """What the listing shows about one GGUF."""
+    from localmem.llm.templates import guess_template
+
     return {
         "path": str(info.path),
         "name": info.name,
@@ -61,9 +63,19 @@ def gguf_facts(info) -> dict[str, Any]:
         "quantization": info.quantization,
         "context_length": info.context_length,
         "chat_template": info.chat_template is not None,
+        "guessed_template": None if info.chat_template else guess_template(info),
         "gguf_version": info.version,
         "tensors": info.tensor_count,
     }
+
+
+def _template_fix(info) -> str:
+    from localmem.llm.templates import guess_template
+
+    guess = guess_template(info)
+    if guess:
+        return f"the built-in '{guess}' template is guessed; engine.chat_template overrides it"
+    return "set engine.chat_template to gemma, chatml, llama3 or a Jinja template"
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -93,7 +105,7 @@ def _verify(path: Path, *, load: bool, as_json: bool) -> int:
     print(f"  quantization:  {info.quantization}")
     print(f"  size:          {human_size(info.size_bytes)}")
     print(f"  context:       {info.context_length or 'unknown'} tokens")
-    template = "yes" if info.chat_template else "NO (set engine.chat_template to use it)"
+    template = "yes" if info.chat_template else f"NO ({_template_fix(info)})"
     print(f"  chat template: {template}")
     if info.unverified_tensors:
         print(f"  note: {info.unverified_tensors} tensors of a type this reader does not know")
@@ -160,6 +172,8 @@ def _list(config, *, as_json: bool) -> int:
             print(f"{mark} {row['path']}  UNREADABLE: {why}")
         else:
             template = "chat template" if row["chat_template"] else "NO chat template"
+            if row.get("guessed_template"):
+                template += f" (built-in '{row['guessed_template']}' guessed)"
             print(
                 f"{mark} {row['path']}  {human_size(row['size_bytes'])}, {row['architecture']}, "
                 f"{row['quantization']}, context {row['context_length']}, {template}"

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
-from localmem.console import CommandError, open_memory, print_json, short, store_options
+from localmem.console import json_option, open_memory, print_json, short, store_options
 from localmem.retrieval.options import EXPANSIONS, FUSIONS, MODES, RERANKERS, STRATEGIES
 from localmem.types import KINDS, LEVELS
 
@@ -46,12 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """localmem search"""
-    metadata = None
-    if args.where:
-        try:
-            metadata = json.loads(args.where)
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"--where is not JSON: {exc.msg}") from None
+    metadata = json_option(args.where, "--where")
     options = {
         name: getattr(args, name)
         for name in (

@@ -33,8 +33,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise InputError(f"--port must be 0-65535, not {args.port}")
+    from localmem.discovery import find_server
     from localmem.errors import StoreError
-    from localmem.remote import find_server
 
     loopback_socket(args.host, 0).close()  # refuse a non-loopback host before opening the store
     path = Path(args.store).expanduser() if args.store else default_store_path()

@@ -78,8 +78,9 @@ def cmd_tui(args: argparse.Namespace) -> int:
         raise CommandError(
             "localmem tui needs a terminal; in scripts use `localmem demo`, `localmem search`"
         )
+    from localmem.discovery import find_server
     from localmem.memory import Memory
-    from localmem.remote import connect, find_server
+    from localmem.remote import connect
     from localmem.tui import make_app  # Textual is imported only for this command
 
     path, fill_demo, notices = choose_store(args.store, demo=args.demo)

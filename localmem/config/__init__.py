@@ -81,7 +81,11 @@ class Config(Section):
             return cls()
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON or UTF-8
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"config {path} is not UTF-8 text (bad byte at offset {exc.start})"
+            ) from None
+        except (OSError, json.JSONDecodeError, RecursionError) as exc:
             raise InputError(f"cannot read config {path}: {exc}") from None
         if not isinstance(data, dict):
             raise InputError(f"config {path} must hold a JSON object")

@@ -69,8 +69,9 @@ class EngineConfig(Section):
     timeout_s: float = Field(120.0, gt=0, description="Seconds before an HTTP call gives up.")
     chat_template: str | None = Field(
         None,
-        description="Chat template used when the GGUF has none (or to override its own): "
-        "'chatml', or a Jinja template string. Unset: a GGUF without a template is refused.",
+        description="Chat template overriding the GGUF's own: a built-in name ('gemma', "
+        "'chatml', 'llama3') or a Jinja template string. Unset or 'auto': the GGUF's own, else "
+        "one guessed from its architecture (with a notice), else the GGUF is refused.",
     )
     http_constraint: Literal["gbnf", "json_schema", "none"] = Field(
         "gbnf",

@@ -178,10 +178,19 @@ def _conversation(sample: Any, index: int, path: Path) -> Conversation:
     )
 
 
-def ingest_conversation(memory: Memory, conv: Conversation, *, batch_size: int = 256) -> int:
-    """Store every turn as a message memory: speaker, text, caption, the session's date."""
+def ingest_conversation(
+    memory: Memory, conv: Conversation, *, batch_size: int = 256, plain: bool = False
+) -> int:
+    """Store every turn as a message memory: speaker, text, caption, the session's date.
+
+    ``plain``: as a user who stores the text and nothing else would (``add("Caroline: ...")``):
+    no session, no event time, no speaker field; only the grader's ``dia_id`` label, which
+    retrieval never reads.
+    """
     records = [
-        {
+        {"content": t.content, "metadata": {"dia_id": t.dia_id}}
+        if plain
+        else {
             "content": t.content,
             "event_time": t.when,
             "session_id": f"{conv.sample_id}:S{t.session}",
@@ -200,7 +209,7 @@ def asked_at(conv: Conversation) -> datetime | None:
     return max(times) + timedelta(days=1) if times else None
 
 
-def ensure_ingested(memory: Memory, conv: Conversation) -> int:
+def ensure_ingested(memory: Memory, conv: Conversation, *, plain: bool = False) -> int:
     """Ingest a conversation unless the store already holds it; returns the turns added."""
     held = memory.count(user_id=conv.sample_id)
     if held == len(conv.turns):
@@ -210,7 +219,7 @@ def ensure_ingested(memory: Memory, conv: Conversation) -> int:
             f"the store holds {held} memories of {conv.sample_id}, not its {len(conv.turns)} "
             "turns: use a fresh store (or the one a complete run left)"
         )
-    return ingest_conversation(memory, conv)
+    return ingest_conversation(memory, conv, plain=plain)
 
 
 def evidence_recall(retrieved: Sequence[str], evidence: Iterable[str], k: int) -> float:

@@ -247,8 +247,12 @@ def run_retrieval(
     budget_tokens: int | None = None,
     heldout: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    plain: bool = False,
 ) -> dict[str, Any]:
     """Ingest what is missing, then run each configuration; returns the JSON-ready results.
+
+    ``plain`` stores the turns as plain text (see
+    :func:`localmem.experiments.locomo.ingest_conversation`).
 
     With ``heldout`` (a folder for the weight files), configurations that use the model-free
     reranker rank each conversation with weights fitted on the other ones
@@ -256,7 +260,7 @@ def run_retrieval(
     """
     totals = RunTotals()
     for conv in convs:
-        added = ensure_ingested(memory, conv)
+        added = ensure_ingested(memory, conv, plain=plain)
         totals.conversations += 1
         totals.turns += len(conv.turns)
         for why, n in conv.skipped.items():

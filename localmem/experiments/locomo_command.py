@@ -32,6 +32,12 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="rank each conversation with model-free reranker weights fitted on the other "
         "conversations of the file (leave-one-conversation-out), not the shipped ones",
     )
+    p.add_argument(
+        "--plain",
+        action="store_true",
+        help="store the turns as plain text ('Speaker: words'), without session, time or "
+        "speaker fields: what a user who calls add(text) gets",
+    )
     p.add_argument("--model", help="an instruct GGUF: also answer and judge (F1, BLEU-1, judge)")
     p.add_argument(
         "--answers",
@@ -99,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
                 budget_tokens=args.budget_tokens,
                 heldout=Path(tmp) / "reranker" if args.heldout_reranker else None,
                 progress=say,
+                plain=args.plain,
             )
             text = report.retrieval_markdown(results)
             if args.model or args.answers:

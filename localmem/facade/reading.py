@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from localmem import validate
+from localmem.errors import InputError
 from localmem.retrieval.pipeline import search as run_search
 from localmem.retrieval.stages import StageSpec
 from localmem.store import memories
@@ -34,7 +36,9 @@ class Reading:
 
     def get_many(self, ids: Sequence[str]) -> list[MemoryItem]:
         """Memories by exact id, in the order asked (unknown ids raise NotFoundError)."""
-        return memories.get_many(self.kernel, ids)
+        if isinstance(ids, str) or not isinstance(ids, Sequence):
+            raise InputError("get_many takes a list of ids")
+        return memories.get_many(self.kernel, [validate.identifier(i, "a memory id") for i in ids])
 
     def list(
         self,
@@ -49,7 +53,17 @@ class Reading:
         oldest_first: bool = False,
     ) -> list[MemoryItem]:
         """Memories, newest first (``oldest_first``: in event-time order), optionally of one
-        kind / session / user; ``in_session=False`` keeps memories outside any session."""
+        kind / session / user; ``in_session=False`` keeps memories outside any session.
+
+        Raises:
+            InputError: a bad kind, id, ``limit`` (1 to a million) or ``offset`` (0 or more).
+        """
+        if kind is not None:
+            validate.kind(kind)
+        validate.scope_id(session_id, "session_id")
+        validate.scope_id(user_id, "user_id")
+        validate.positive_int(limit, "limit", maximum=validate.MAX_LIMIT)
+        validate.non_negative_int(offset, "offset")
         return memories.select(
             self.kernel,
             kind=kind,
@@ -64,6 +78,7 @@ class Reading:
 
     def users(self, *, limit: int = 200) -> list[tuple[str, int]]:
         """(user id, how many memories outside sessions) for every user scope, by id."""
+        validate.positive_int(limit, "limit", maximum=validate.MAX_LIMIT)
         return memories.users(self.kernel, limit=limit)
 
     def links(self, memory_id: str) -> list[Link]:
@@ -75,13 +90,15 @@ class Reading:
         """Where a memory stands in its session (number, branch, revises), or None."""
         from localmem import sessions
 
-        return sessions.thought_of(self.kernel, memory_id)
+        return sessions.thought_of(self.kernel, _memory_id(memory_id))
 
     def attributes_of(self, memory_ids: Sequence[str]) -> dict[str, Any]:
         """The attributes mined for some memories (never-mined ones left out)."""
         from localmem import attributes
 
-        return attributes.stored(self.kernel, memory_ids)
+        if isinstance(memory_ids, (str, bytes)) or not isinstance(memory_ids, Sequence):
+            raise InputError("memory_ids must be a list of memory ids")
+        return attributes.stored(self.kernel, [_memory_id(x) for x in memory_ids])
 
     def history(self, memory_id: str) -> list[HistoryEvent]:
         """Every change of a memory, oldest first (ADD, UPDATE, EVOLVE, DELETE, ...)."""
@@ -106,3 +123,9 @@ class Reading:
             every stage (candidates in/out, milliseconds, implementation).
         """
         return run_search(self.kernel, query, stages=self.stages, k=k, **options)
+
+
+def _memory_id(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise InputError(f"a memory id is a non-empty string, not {value!r}")
+    return validate.no_surrogates(value, "a memory id")

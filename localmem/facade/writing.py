@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 
 from localmem import validate
+from localmem.errors import InputError
 from localmem.plugin import Plugin, add_jobs
-from localmem.store import memories
+from localmem.store import duplicates, memories
 from localmem.store.kernel import Kernel
 from localmem.store.memories import JobRequest
 from localmem.store.records import NewMemory
@@ -43,6 +44,7 @@ class Writing:
         level: str = "episodic",
         mine: str | None = None,
         evolve: bool | None = None,
+        dedupe: bool = False,
     ) -> MemoryItem:
         """Store one memory and return it.
 
@@ -58,6 +60,8 @@ class Writing:
             level: episodic, semantic or meta.
             mine: attribute mining: "off", "inline" or "deferred" (default from config).
             evolve: evolve related memories (A-Mem), inline or deferred per config.
+            dedupe: when a live memory with the same text, kind, scope (user, agent, session)
+                and event time exists, store nothing and return that memory.
 
         Raises:
             InputError: anything about the input is invalid; nothing is stored then.
@@ -73,6 +77,11 @@ class Writing:
             context=context,
             level=level,
         )
+        if dedupe:
+            row = memories.prepare(self.kernel, item)
+            found = duplicates.existing(self.kernel.db, [row]).get(duplicates.key(row))
+            if found is not None:
+                return memories.get(self.kernel, found)
         return self.add_many([item], mine=mine, evolve=evolve)[0]
 
     def add_many(
@@ -83,6 +92,7 @@ class Writing:
         progress: Callable[[int], None] | None = None,
         mine: str | None = None,
         evolve: bool | None = None,
+        dedupe: bool = False,
         **defaults: Any,
     ) -> list[MemoryItem]:
         """Store many memories, embedding them in batches.
@@ -91,23 +101,44 @@ class Writing:
         fill what an item leaves out (e.g. ``kind="message", user_id="u1"``). Every batch is
         one transaction: a bad item raises :class:`InputError` before anything of its batch is
         written (earlier batches stay). ``progress`` is called with the number stored so far.
+        ``dedupe=True`` skips an item that duplicates a live memory or an earlier item (same
+        text, kind, scope and event time; see :meth:`add`): the result holds only the memories
+        stored, so ``len(items) - len(result)`` were duplicates.
         """
+        if items is None or isinstance(items, (str, bytes, bytearray, Mapping)):
+            what = "None" if items is None else type(items).__name__
+            raise InputError(f"add_many takes a list of items (texts or dicts), not {what}")
+        if not isinstance(items, Iterable):
+            raise InputError(f"add_many takes a list of items, not {type(items).__name__}")
         validate.positive_int(batch_size, "batch_size", maximum=100_000)
         jobs = self.jobs_for_add(mine=mine, evolve=evolve)
         kernel = self.kernel
         stored: list[MemoryItem] = []
         batch: list[NewMemory] = []
-        for raw in items:
-            batch.append(memories.prepare(kernel, raw, defaults))
-            if len(batch) >= batch_size:
-                stored += memories.add(kernel, batch, jobs=jobs)
-                batch = []
-                if progress:
-                    progress(len(stored))
-        if batch:
-            stored += memories.add(kernel, batch, jobs=jobs)
+        seen: set[duplicates.Key] = set()
+
+        def flush() -> None:
+            rows = batch
+            if dedupe:
+                have = duplicates.existing(kernel.db, rows)
+                rows = [row for row in rows if duplicates.key(row) not in have]
+            if rows:
+                stored.extend(memories.add(kernel, rows, jobs=jobs))
+            batch.clear()
             if progress:
                 progress(len(stored))
+
+        for raw in items:
+            row = memories.prepare(kernel, raw, defaults)
+            if dedupe:
+                if duplicates.key(row) in seen:
+                    continue
+                seen.add(duplicates.key(row))
+            batch.append(row)
+            if len(batch) >= batch_size:
+                flush()
+        if batch:
+            flush()
         return stored
 
     def jobs_for_add(
@@ -140,6 +171,8 @@ class Writing:
         vectors this store's embedder already made (a caller that updates several memories
         embeds them in one batch); the text to embed is looked up there first.
         """
+        if metadata is not None:
+            validate.metadata(metadata)
         return memories.update(
             self.kernel,
             memory_id,

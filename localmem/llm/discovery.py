@@ -96,20 +96,23 @@ def find_models(config: EngineConfig) -> list[FoundModel]:
 
 
 def choose_gguf(found: list[FoundModel], config: EngineConfig) -> GGUFInfo | None:
-    """The first readable GGUF that can chat (has a template, or one is configured)."""
-    for model in found:
-        if model.info is None or model.kind != "gguf":
-            continue
-        if model.info.chat_template is not None or config.chat_template is not None:
-            return model.info
-    return None
+    """The first readable GGUF that can chat: one with a template of its own (or any, when one
+    is configured), else the first whose template can be guessed from its architecture."""
+    from localmem.llm.templates import guess_template
+
+    readable = [m.info for m in found if m.info is not None and m.kind == "gguf"]
+    for info in readable:
+        if info.chat_template is not None or config.chat_template not in (None, "auto"):
+            return info
+    return next((info for info in readable if guess_template(info) is not None), None)
 
 
 def select_gguf(config: EngineConfig) -> GGUFInfo | None:
     """The GGUF the llama.cpp engine should load, or None when there is none.
 
     ``engine.model_path`` naming a file wins and must be valid. Otherwise the first readable
-    GGUF with a chat template (or any, when ``engine.chat_template`` supplies one) is chosen;
+    GGUF with a chat template (or any, when ``engine.chat_template`` supplies one) is chosen,
+    else the first whose template can be guessed (a base model, usually: the engine warns);
     unreadable files are skipped with a warning.
 
     Raises:

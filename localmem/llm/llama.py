@@ -3,7 +3,11 @@
 - The model loads on the first call and is shared by every engine object that names the same
   file and context settings (llama.cpp contexts are not thread-safe: one lock per loaded model).
 - Prompts are rendered with the GGUF's own chat template (``tokenizer.chat_template``); a GGUF
-  without one is refused unless ``engine.chat_template`` names one.
+  without one gets a built-in template, named in ``engine.chat_template`` or guessed from its
+  architecture (:mod:`localmem.llm.templates`), and is refused only when neither applies. A
+  base model is accepted with a warning.
+- Decoding is our own loop (:mod:`localmem.llm.decode`): a lazy grammar, forced text in one
+  batch, the cached prompt prefix reused.
 - JSON output is constrained by the grammar of the task's schema (:mod:`localmem.llm.grammar`),
   then validated by pydantic. An invalid or unfinished output is retried once with a little
   sampling temperature (greedy decoding would repeat the same mistake), then
@@ -13,6 +17,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,15 +38,16 @@ from localmem.llm.base import (
     retry_temperature,
     validated,
 )
+from localmem.llm.decode import Decoded, byte_tokens, complete_json, decode
 from localmem.llm.gguf_header import GGUFInfo, read_gguf
 from localmem.llm.grammar import Grammar, grammar_for_model
-
-# ChatML, written out for GGUFs that lack a template (``engine.chat_template = "chatml"``).
-CHATML_TEMPLATE = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+from localmem.llm.templates import (
+    base_model_warning,
+    choose_template,
+    is_base_model,
+    missing_template_message,
+    warn_once,
 )
-BUILTIN_TEMPLATES = {"chatml": CHATML_TEMPLATE}
 
 
 @dataclass
@@ -51,13 +57,27 @@ class _Loaded:
     llama: Any
     lock: threading.RLock = field(default_factory=threading.RLock)
     checked_grammars: set[str] = field(default_factory=set)
+    byte_tokens: Any = None  # the single-byte tokens, for fast-forwarding forced text
 
 
 _LOADED: dict[tuple, _Loaded] = {}
 _LOADED_LOCK = threading.Lock()
 
 
+def default_threads() -> int:
+    """Threads llama.cpp uses when none are configured: half the logical CPUs, at least one.
+
+    Both for generation and for prompt evaluation. llama.cpp's threads wait for each other at
+    every layer by spinning, so more threads than free cores is far slower, not a little: on
+    the shared 2-core machine, 40 tokens took 1.2 s with one thread and 16-28 s with two
+    (docs/benchmarks.md, ``engine-real``). Half the CPUs is llama.cpp's own default for
+    generation; its default for prompts (every CPU) is the one that crawled.
+    """
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
 def _load(path: Path, *, n_ctx: int, n_threads: int | None, n_gpu_layers: int) -> _Loaded:
+    n_threads = n_threads or default_threads()
     key = (str(path.resolve()), n_ctx, n_threads, n_gpu_layers)
     with _LOADED_LOCK:
         if key in _LOADED:
@@ -73,14 +93,13 @@ def _load(path: Path, *, n_ctx: int, n_threads: int | None, n_gpu_layers: int) -
                 model_path=str(path),
                 n_ctx=n_ctx,
                 n_threads=n_threads,
-                # prompt evaluation too: its default (all cores) crawls on a busy machine
-                n_threads_batch=n_threads,
+                n_threads_batch=n_threads,  # see default_threads()
                 n_gpu_layers=n_gpu_layers,
                 verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(f"llama.cpp could not load {path}: {exc}") from None
-        _LOADED[key] = loaded = _Loaded(llama)
+        _LOADED[key] = loaded = _Loaded(llama, byte_tokens=byte_tokens(llama))
         return loaded
 
 
@@ -114,30 +133,34 @@ class LlamaEngine(Engine):
         Args:
             model_path: The GGUF file.
             n_ctx: Context window; capped at what the model was trained for.
-            n_threads: CPU threads (None: llama.cpp's default).
+            n_threads: CPU threads (None: :func:`default_threads`).
             n_gpu_layers: Layers offloaded to a GPU (-1: all).
             temperature: 0 decodes greedily (deterministic).
             seed: Sampling seed.
             max_tokens: Default limit on the output of one call.
-            chat_template: 'chatml' or a Jinja template, used when the GGUF has none.
+            chat_template: A built-in template's name (``gemma``, ``chatml``, ``llama3``) or a
+                Jinja template; it wins over the file's own. None or ``auto``: the file's own,
+                else one guessed from the architecture.
             info: The already-read header (saves reading it again).
 
         Raises:
             ModelError: The file is not a valid GGUF, or it has no chat template and none is
-                configured.
+                configured or can be guessed.
         """
         self.path = Path(model_path).expanduser()
         self.info = info or read_gguf(self.path)
-        # An explicit setting wins over the file's own template.
-        configured = BUILTIN_TEMPLATES.get(chat_template or "", chat_template)
-        self.template: str | None = configured or self.info.chat_template
-        self.template_source = "config" if configured else "gguf"
-        if self.template is None:
-            raise ModelError(
-                f"{self.path.name} has no chat template, so prompts cannot be formatted for "
-                "it; use an instruct model's GGUF, or set engine.chat_template to 'chatml' or "
-                "a Jinja template"
-            )
+        choice = choose_template(self.info, chat_template)
+        if choice.template is None:
+            raise ModelError(missing_template_message(self.info))
+        self.template: str = choice.template
+        self.template_source = choice.source
+        #: What a person should know about this model (a guessed template, a base model).
+        self.notices: list[str] = [n for n in (choice.notice,) if n]
+        self.base_model = is_base_model(self.info)
+        if self.base_model:
+            self.notices.append(base_model_warning(self.info))
+        for notice in self.notices:
+            warn_once(notice)
         trained = self.info.context_length
         self.context_window = min(n_ctx, trained) if trained else n_ctx
         self.n_threads, self.n_gpu_layers = n_threads, n_gpu_layers
@@ -212,7 +235,8 @@ class LlamaEngine(Engine):
                     pass
             raise ModelError(f"{self.name}: the chat template failed: {exc}") from None
 
-    def _tokens(self, prompt: str) -> list[int]:
+    def prompt_tokens(self, prompt: str) -> list[int]:
+        """The token ids of a rendered prompt (a BOS added only if the template has none)."""
         llama = self._model().llama
         add_bos = self._add_bos and not (self._bos and prompt.startswith(self._bos))
         return llama.tokenize(prompt.encode("utf-8"), add_bos=add_bos, special=True)
@@ -224,7 +248,7 @@ class LlamaEngine(Engine):
 
     def count_prompt_tokens(self, messages: list[Message]) -> int:
         """Tokens of the messages after the chat template."""
-        return len(self._tokens(self.render(messages)))
+        return len(self.prompt_tokens(self.render(messages)))
 
     def forget_prompt_cache(self) -> None:
         """Drop the evaluated prompt llama.cpp keeps for reuse (benchmarks time full prompts)."""
@@ -248,6 +272,30 @@ class LlamaEngine(Engine):
         llama_cpp.llama_sampler_free(sampler)
         loaded.checked_grammars.add(grammar.gbnf)
 
+    def decode(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        max_tokens: int,
+        grammar: Grammar | None = None,
+        stop_on_eog: bool = True,
+    ) -> Decoded:
+        """One greedy run of the decoding loop with its raw timings (for benchmarks);
+        ``stop_on_eog=False`` makes exactly ``max_tokens`` tokens (same-length comparisons)."""
+        loaded = self._model()
+        tokens = self.prompt_tokens(self.render(messages))
+        with loaded.lock:
+            return decode(
+                loaded.llama,
+                tokens,
+                max_tokens=max_tokens,
+                seed=self.seed,
+                gbnf=grammar.gbnf if grammar else None,
+                stop_on_eog=stop_on_eog,
+                stop_text=complete_json if grammar else None,
+                byte_tokens=loaded.byte_tokens,
+            )
+
     def _complete(
         self,
         tokens: list[int],
@@ -258,25 +306,30 @@ class LlamaEngine(Engine):
         grammar: Grammar | None = None,
         stop: Sequence[str] = (),
     ) -> tuple[str, str, Usage]:
-        from llama_cpp import LlamaGrammar
-
         loaded = self._model()
+        stops = [s for s in stop if s]
+
+        def stop_text(text: str) -> bool:
+            if grammar is not None:
+                return complete_json(text)  # the object is closed: nothing may follow
+            return any(s in text for s in stops)
+
         with loaded.lock, Timer() as timer:
-            try:
-                out = loaded.llama.create_completion(
-                    prompt=tokens,
-                    max_tokens=max_tokens,
-                    temperature=temperature,
-                    seed=seed,
-                    stop=list(stop),
-                    repeat_penalty=1.0,
-                    grammar=LlamaGrammar.from_string(grammar.gbnf) if grammar else None,
-                )
-            except (RuntimeError, ValueError) as exc:
-                raise ModelError(f"{self.name}: generation failed: {exc}") from None
-        choice, usage = out["choices"][0], out["usage"]
-        cost = Usage(usage["prompt_tokens"], usage["completion_tokens"], timer.seconds)
-        return choice["text"], choice.get("finish_reason") or "stop", cost
+            out = decode(
+                loaded.llama,
+                tokens,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                seed=seed,
+                gbnf=grammar.gbnf if grammar else None,
+                stop_text=stop_text if grammar is not None or stops else None,
+                byte_tokens=loaded.byte_tokens,
+            )
+        text = out.text
+        for s in stops:  # like llama.cpp: the stop string is not part of the answer
+            text = text.split(s, 1)[0]
+        cost = Usage(out.prompt_tokens, len(out.tokens), timer.seconds)
+        return text, out.finish_reason, cost
 
     def generate_json(
         self, messages: Sequence[MessageLike], schema: type[M], *, max_tokens: int | None = None
@@ -286,7 +339,7 @@ class LlamaEngine(Engine):
         self._check_grammar(grammar)
         limit = max_tokens or self.max_tokens
         fit = self.fit(messages, max_tokens=limit)
-        tokens = self._tokens(self.render(fit.messages))
+        tokens = self.prompt_tokens(self.render(fit.messages))
 
         def attempt(n: int) -> tuple[str, str, Usage]:
             return self._complete(
@@ -309,7 +362,7 @@ class LlamaEngine(Engine):
         """Generate free text (see :meth:`Engine.generate_text`)."""
         limit = max_tokens or self.max_tokens
         fit = self.fit(messages, max_tokens=limit)
-        tokens = self._tokens(self.render(fit.messages))
+        tokens = self.prompt_tokens(self.render(fit.messages))
         stops = [s for s in (*(stop or ()), self._eos) if s]
         text, finish, usage = self._complete(
             tokens, max_tokens=limit, temperature=self.temperature, seed=self.seed, stop=stops
@@ -335,6 +388,8 @@ class LlamaEngine(Engine):
             "context_window": self.context_window,
             "trained_context": self.info.context_length,
             "chat_template": self.template_source,
+            "base_model": self.base_model,
+            "notices": list(self.notices),
             "temperature": self.temperature,
             "seed": self.seed,
             "loaded": self._loaded is not None,

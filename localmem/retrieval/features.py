@@ -9,7 +9,8 @@ weights fits any store:
   question before it;
 - ``session``: how well the memory's session matches (mean of its best three dense + BM25);
 - ``speaker`` / ``other_speaker``: the question names the person who said it, or names
-  someone else (memories carry ``metadata.speaker`` when they come from a conversation);
+  someone else (the speaker is ``metadata.speaker`` when a conversation's ingestion gave it,
+  else a "Name: " prefix of the text, as a chat log stored as plain text has);
 - ``length``: log of the memory's word count, centred on the pool (a document-length prior:
   a short "wow, nice!" rarely holds an answer);
 - ``time_stated`` / ``time_close``: the temporal stage's evidence (0 when it did not run);
@@ -23,7 +24,8 @@ not move the ranking.
 from __future__ import annotations
 
 import itertools
-from collections import defaultdict
+import re
+from collections import Counter, defaultdict
 from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -165,11 +167,30 @@ def named_speakers(query: str | Set[str], speakers: set[str]) -> set[str]:
     return {s for s in speakers if s and words(s)[:1] and words(s)[0] in said}
 
 
+#: "Caroline: I went to..." : a speaker's name written before the words, as chat logs do
+_PREFIX = re.compile(r"^\s*([A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}):\s")
+
+
+def speaker_of(item: MemoryItem) -> str | None:
+    """Who said a memory: its ``speaker`` field, else a "Name: ..." prefix of its text."""
+    given = item.metadata.get("speaker")
+    if given:
+        return str(given)
+    found = _PREFIX.match(item.content)
+    return found.group(1) if found else None
+
+
+def _pool_speakers(pool: Pool) -> list[str | None]:
+    """Each candidate's speaker; a written prefix counts only when two candidates share it (a
+    speaker speaks more than once; a lone "Error: ..." or "Note: ..." is not a speaker)."""
+    who = [speaker_of(item) for item in pool.items]
+    given = [bool(item.metadata.get("speaker")) for item in pool.items]
+    written = Counter(w for w, g in zip(who, given, strict=True) if w and not g)
+    return [w if g or (w and written[w] >= 2) else None for w, g in zip(who, given, strict=True)]
+
+
 def _speakers(pool: Pool) -> tuple[list[str | None], set[str]]:
-    who = [
-        str(item.metadata.get("speaker")) if item.metadata.get("speaker") else None
-        for item in pool.items
-    ]
+    who = pool.cached("speakers", lambda: _pool_speakers(pool))
     return who, named_speakers(pool.ctx.parsed.word_set, {w for w in who if w})
 
 

@@ -117,9 +117,11 @@ class SearchOptions:
             raise InputError("since is after until")
         now = validate.timestamp(self.now, "now")
         meta = validate.metadata(self.metadata)
-        for key in meta or {}:
-            if not key.replace("_", "").replace("-", "").replace(".", "").isalnum():
-                raise InputError(f"metadata filter key {key!r} must be letters, digits, _ - .")
+        for key, value in (meta or {}).items():  # keys are top-level keys, matched exactly
+            if isinstance(value, (dict, list)) or value is None:
+                raise InputError(
+                    f"metadata filter {key!r} must name a string, number or boolean value"
+                )
         if self.budget_tokens is not None:
             validate.positive_int(self.budget_tokens, "budget_tokens", maximum=1_000_000)
         return replace(

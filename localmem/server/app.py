@@ -11,6 +11,7 @@ writes itself (its kernel's lock), reads run beside them. ``/mcp`` serves the MC
 from __future__ import annotations
 
 import contextlib
+import functools
 import hmac
 import inspect
 import json
@@ -26,9 +27,10 @@ from starlette.routing import Mount, Route
 
 from localmem import wire
 from localmem.consolidation import sources_of
+from localmem.discovery import TOKEN_HEADER
 from localmem.errors import InputError, LocalMemError, NotFoundError
+from localmem.ingest import ingest_file
 from localmem.mcp_server import build_server
-from localmem.remote import TOKEN_HEADER
 
 if TYPE_CHECKING:
     from localmem.memory import Memory
@@ -70,7 +72,17 @@ METHODS: dict[str, Callable[[Memory], Callable[..., Any]]] = {
         "attributes_of",
     )
 }
-for _name in ("find", "record", "list", "matches", "versions", "history", "get"):
+for _name in (
+    "find",
+    "record",
+    "list",
+    "matches",
+    "versions",
+    "history",
+    "get",
+    "retire",
+    "restore",
+):
     METHODS[f"procedures.{_name}"] = (lambda n: lambda m: getattr(m.procedures, n))(_name)
 # properties and facts of the store, for clients that show it (the TUI)
 METHODS["describe"] = lambda m: (
@@ -82,6 +94,8 @@ METHODS["describe"] = lambda m: (
     }
 )
 METHODS["sources_of"] = lambda m: lambda ids: sources_of(m, ids)
+# a file on this machine, read by the server (its path made absolute by the client)
+METHODS["ingest_file"] = lambda m: functools.partial(ingest_file, m)
 
 #: methods that never write (the job worker need not look at the queue after them)
 _READS = {
@@ -124,10 +138,17 @@ def _error(exc: LocalMemError, status: int | None = None) -> JSONResponse:
 
 
 def build_app(
-    memory: Memory, token: str, *, on_write: Callable[[], None] | None = None
+    memory: Memory,
+    token: str,
+    *,
+    instance: str = "",
+    on_write: Callable[[], None] | None = None,
 ) -> Starlette:
     """The ASGI app serving ``memory`` to clients that present ``token``.
 
+    ``instance`` is this server's random name, the one answer given without the token (at
+    ``GET /v1/health``): a client checks it against the discovery file before it sends the
+    token, so a stale file whose pid or port now belongs to another program is never trusted.
     ``on_write`` is called after every method that may have queued jobs (to wake the worker).
     """
     mcp = build_server(memory)
@@ -145,7 +166,7 @@ def build_app(
         size = request.headers.get("content-length")
         if size is not None and (not size.isdigit() or int(size) > MAX_BODY):
             return _error(InputError(f"request body over {MAX_BODY} bytes"), 413)
-        body = b""
+        body = bytearray()
         async for chunk in request.stream():
             body += chunk
             if len(body) > MAX_BODY:
@@ -165,22 +186,27 @@ def build_app(
             result = await anyio.to_thread.run_sync(lambda: fn(**args))
         except LocalMemError as exc:
             return _error(exc)
+        except TypeError as exc:  # an argument of the wrong kind the method did not check
+            return _error(InputError(f"bad arguments for {name}: {exc}"))
         except Exception as exc:  # a fault of ours: say so, keep serving
             log.exception("unexpected error in %s", name)
             return _error(LocalMemError(f"unexpected {type(exc).__name__} in {name}: {exc}"), 500)
-        if on_write is not None and name not in (
-            "get",
-            "get_many",
-            "history",
-            "list",
-            "count",
-            "search",
-        ):
+        if on_write is not None and name not in _READS:
             on_write()
         return JSONResponse({"result": wire.encode(result)})
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"result": {"store": str(memory.kernel.store.folder), "ok": True}})
+        return JSONResponse({"result": {"instance": instance}})
+
+    async def elsewhere(scope: dict, receive: Any, send: Any) -> None:
+        """/mcp goes to the MCP app; any other path is a typed 404."""
+        path = scope.get("path", "")
+        if scope["type"] != "http" or path == "/mcp" or path.startswith("/mcp/"):
+            await mcp_app(scope, receive, send)
+            return
+        await _error(NotFoundError(f"nothing at {path}; the API is POST /v1/METHOD"))(
+            scope, receive, send
+        )
 
     class TokenGate:
         """Refuses every request without the store's token (the MCP endpoint included)."""
@@ -189,7 +215,11 @@ def build_app(
             self.app = app
 
         async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-            if scope["type"] == "http" and not authorised(Request(scope)):
+            if (
+                scope["type"] == "http"
+                and scope.get("path") != "/v1/health"
+                and not authorised(Request(scope))
+            ):
                 response = _error(LocalMemError("missing or wrong token"), 401)
                 await response(scope, receive, send)
                 return
@@ -200,11 +230,18 @@ def build_app(
         async with mcp.session_manager.run():  # the MCP endpoint's sessions
             yield
 
+    async def refused(request: Request, exc: Exception) -> Response:
+        status = getattr(exc, "status_code", 404)
+        detail = f"{request.method} {request.url.path}: the API is POST /v1/METHOD"
+        kind = NotFoundError(detail) if status == 404 else InputError(detail)
+        return _error(kind, status)
+
     app = Starlette(
+        exception_handlers={404: refused, 405: refused},
         routes=[
             Route("/v1/health", health, methods=["GET"]),
             Route("/v1/{method}", call, methods=["POST"]),
-            Mount("/", app=mcp_app),
+            Mount("/", app=elsewhere),
         ],
         lifespan=lifespan,
     )

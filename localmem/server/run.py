@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from localmem.discovery import DISCOVERY_FILE, TOKEN_FILE
 from localmem.errors import InputError, StoreError
-from localmem.remote import DISCOVERY_FILE, TOKEN_FILE, find_server
 
 if TYPE_CHECKING:
     from localmem.memory import Memory
@@ -79,21 +79,26 @@ def serve(memory: Memory, *, host: str = "127.0.0.1", port: int = 0, ready=None)
     from localmem.worker import JobWorker
 
     folder = Path(memory.kernel.store.folder)
-    running = find_server(folder)
-    if running is not None and running.pid != os.getpid():
-        raise StoreError(
-            f"store {folder} is already served by process {running.pid} at {running.url}"
-        )
+    # the store is open here, so its lock is ours: a discovery file left in the folder is from
+    # a server that died, and is replaced below
     sock = loopback_socket(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     url = f"http://{'[' + bound_host + ']' if ':' in bound_host else bound_host}:{bound_port}"
-    token = secrets.token_urlsafe(32)
-    worker = JobWorker(memory).start()
-    app = build_app(memory, token, on_write=worker.wake)
+    token, instance = secrets.token_urlsafe(32), secrets.token_hex(8)
+    workers = [JobWorker(memory).start()]
+
+    def wake_jobs() -> None:
+        """After a write: look at the job queue now; a worker that died is replaced."""
+        if workers[-1].error is not None:
+            log.warning("job worker stopped (%s); starting a new one", workers[-1].error)
+            workers.append(JobWorker(memory).start())
+        workers[-1].wake()
+
+    app = build_app(memory, token, instance=instance, on_write=wake_jobs)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     server = uvicorn.Server(config)
     _write_private(folder / TOKEN_FILE, token)
-    discovery = {"pid": os.getpid(), "url": url, "token_file": TOKEN_FILE}
+    discovery = {"pid": os.getpid(), "url": url, "instance": instance, "token_file": TOKEN_FILE}
     _write_private(folder / DISCOVERY_FILE, json.dumps(discovery))
     if ready is not None:
         ready(url)
@@ -102,7 +107,7 @@ def serve(memory: Memory, *, host: str = "127.0.0.1", port: int = 0, ready=None)
         server.run(sockets=[sock])
     finally:
         signal.signal(signal.SIGTERM, previous)
-        worker.stop()
+        workers[-1].stop()
         for name in (DISCOVERY_FILE, TOKEN_FILE):
             with contextlib.suppress(OSError):
                 (folder / name).unlink()

@@ -68,7 +68,7 @@ def prepare(
         fields["content"] = raw
     unknown = set(fields) - ADD_FIELDS
     if unknown:
-        raise InputError(f"unknown field(s) for a memory: {', '.join(sorted(unknown))}")
+        raise InputError(f"unknown field(s) for a memory: {', '.join(sorted(map(repr, unknown)))}")
     limit = kernel.config.store.max_content_chars
     text = validate.content(fields.get("content"), max_chars=limit)
     ctx = validate.optional_text(fields.get("context"), max_chars=limit, what="context")
@@ -134,9 +134,7 @@ def lookup(kernel: Kernel, memory_id: str) -> MemoryItem:
         InputError: not a usable id, or a prefix of several.
         NotFoundError: no such memory.
     """
-    if not isinstance(memory_id, str) or not memory_id.strip():
-        raise InputError("a memory id must be a non-empty string")
-    memory_id = memory_id.strip()
+    memory_id = validate.identifier(memory_id, "a memory id")
     db = kernel.db
     found = records.fetch(db, "id = ?", [memory_id])
     if not found and len(memory_id) >= 4:

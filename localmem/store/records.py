@@ -271,16 +271,19 @@ def scrub_history(
         db.execute(f"UPDATE history SET {', '.join(sets)} WHERE id = ?", [*params, event_id])
 
 
+def json_key(key: str) -> str:
+    """The JSON pointer of a top-level metadata key, any characters (``a.b`` is one key)."""
+    return "/" + key.replace("~", "~0").replace("/", "~1")
+
+
 def metadata_values(db: Database, key: str, *, where: dict[str, str]) -> list[str | None]:
     """The metadata value under ``key`` of every live memory whose metadata has the given
     string values (``where``: key -> value)."""
-    conditions = ["NOT deleted"] + [
-        f"json_extract_string(metadata, '$.{name}') = ?" for name in where
-    ]
+    conditions = ["NOT deleted"] + ["json_extract_string(metadata, ?) = ?" for _ in where]
+    params = [json_key(key)] + [v for name, value in where.items() for v in (json_key(name), value)]
     rows = db.fetchall(
-        f"SELECT json_extract_string(metadata, '$.{key}') FROM memories "
-        f"WHERE {' AND '.join(conditions)}",
-        list(where.values()),
+        f"SELECT json_extract_string(metadata, ?) FROM memories WHERE {' AND '.join(conditions)}",
+        params,
     )
     return [r[0] for r in rows]
 
@@ -314,7 +317,8 @@ def filtered_labels(
         where.append("coalesce(event_time, created_at) <= ?")
         params.append(to_db_time(until))
     for key, value in (metadata or {}).items():
-        where.append(f"json_extract_string(metadata, '$.{key}') = ?")
+        where.append("json_extract_string(metadata, ?) = ?")
+        params.append(json_key(key))
         params.append(
             value
             if isinstance(value, str)

@@ -89,6 +89,7 @@ class LocalMemApp(App[None]):
         self.notices = notices
         self.follow_s = follow_s
         self._seen: tuple | None = None
+        self._follow_failed = False
         self.errors: list[str] = []  # every error shown, oldest first (tests read it)
         self._quit_asked_at = 0.0
 
@@ -113,16 +114,25 @@ class LocalMemApp(App[None]):
     def _follow(self) -> None:
         memory = self.memory
 
-        def look() -> tuple:  # added and deleted memories; an edit in place waits for a reload
-            newest = memory.list(limit=1, include_deleted=True)
-            return (
-                memory.count(),
-                memory.count(include_deleted=True),
-                newest[0].id if newest else None,
-            )
+        def look() -> tuple | None:  # added and deleted memories; edits wait for a reload
+            try:
+                newest = memory.list(limit=1, include_deleted=True)
+                return (
+                    memory.count(),
+                    memory.count(include_deleted=True),
+                    newest[0].id if newest else None,
+                )
+            except LocalMemError:  # the server went away: say so once, keep looking
+                return None
 
-        def seen(state: tuple) -> None:
-            if self._seen is not None and state != self._seen:
+        def seen(state: tuple | None) -> None:
+            if state is None:
+                if not self._follow_failed:
+                    self.notify("the store's server does not answer", severity="warning")
+                self._follow_failed = True
+                return
+            self._follow_failed = False
+            if state != self._seen:  # the first look reloads too: it may be newer than the lists
                 self.store_changed()
             self._seen = state
 
