@@ -24,6 +24,7 @@ from localmem.errors import (  # noqa: E402
     SchemaError,
     StoreError,
     StoreLockedError,
+    StoreReadOnlyError,
 )
 from localmem.types import (  # noqa: E402
     HistoryEvent,
@@ -81,6 +82,7 @@ __all__ = [
     "StageReport",
     "StoreError",
     "StoreLockedError",
+    "StoreReadOnlyError",
     "Thought",
     "__version__",
     "connect",

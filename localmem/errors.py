@@ -36,6 +36,10 @@ class StoreLockedError(StoreError):
         self.pid = pid
 
 
+class StoreReadOnlyError(StoreError):
+    """The store was opened read-only (its folder or filesystem is not writable): no change."""
+
+
 class ModelError(LocalMemError):
     """A model (embedder or GGUF) is missing, corrupt, or failed while running."""
 

@@ -24,8 +24,9 @@ from localmem.plugin import Plugin, hooks_of, migrations_of, stages_of
 from localmem.remote import RemoteMemory, connect
 from localmem.retrieval.pipeline import CORE_STAGES
 from localmem.retrieval.stages import compose
+from localmem.store.files import peek_count
 from localmem.store.kernel import JobsReport, Kernel
-from localmem.store.store import Store, peek_count
+from localmem.store.store import Store
 
 if TYPE_CHECKING:
     from localmem.procedures import ProcedureStore
@@ -97,6 +98,7 @@ class Memory(Writing, Reading, Sessions):
         engine: Any = None,
         create: bool = True,
         plugins: Sequence[Plugin] | None = None,
+        read_only: bool | None = None,
     ) -> Memory:
         """Open the store at ``path`` (default: ``$LOCALMEM_HOME/default``), creating it if new.
 
@@ -108,6 +110,8 @@ class Memory(Writing, Reading, Sessions):
             engine: a model engine for the model tasks (default: from the config, lazily).
             create: create the store if the folder holds none.
             plugins: the mechanisms to compose (default: every built-in one).
+            read_only: open without writing anything (search, show, stats work; a change
+                raises :class:`StoreReadOnlyError`). Default: when the folder is not writable.
 
         Raises:
             StoreError: not a store, corrupt, or made with another embedding model.
@@ -134,6 +138,7 @@ class Memory(Writing, Reading, Sessions):
             create=create,
             check_model=False,  # checked below, once the embedder is settled
             migrations=migrations_of(plugins),
+            read_only=read_only,
         )
         try:
             if not given and store.model != embedder.name:  # built with another variant
@@ -142,7 +147,7 @@ class Memory(Writing, Reading, Sessions):
         except BaseException:
             store.close(save=False)
             raise
-        if not (folder / CONFIG_FILE).exists() and config != Config():
+        if not store.read_only and not (folder / CONFIG_FILE).exists() and config != Config():
             config.save(folder / CONFIG_FILE)
         return cls(store, embedder, config=config, engine=engine, plugins=plugins)
 

@@ -86,6 +86,20 @@ def doctor_report(path) -> dict:
             vec.shape == (1, embedder.dim),
             f"{embedder.name} ({embedder.dim}-d) loads and embeds offline",
         )
+        if facts is not None and facts["embed_model"] is not None:
+            # what search would refuse: the configured embedder is not the store's model
+            recorded = (facts["embed_model"], facts["embed_dim"])
+            check(
+                "embedder match",
+                recorded == (embedder.name, embedder.dim),
+                f"the store's vectors are {recorded[0]} ({recorded[1]}-d)"
+                + (
+                    ""
+                    if recorded == (embedder.name, embedder.dim)
+                    else f", the config gives {embedder.name}: set the config back or run "
+                    "`localmem reembed`"
+                ),
+            )
     except LocalMemError as exc:
         check("embedder", False, str(exc))
     try:
@@ -103,7 +117,13 @@ def doctor_report(path) -> dict:
         check(
             "store",
             True,
-            f"{facts['live']} live memories, migrations {', '.join(facts['migrations'])}",
+            f"{facts['live']} live memories, migrations {', '.join(facts['migrations'])}"
+            + (" (read-only)" if facts["read_only"] else ""),
+        )
+        check(
+            "database",
+            not facts["damage"],
+            "; ".join(facts["damage"]) or "every table reads back (DuckDB checked every block)",
         )
         check(
             "vector index",

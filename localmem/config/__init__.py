@@ -95,7 +95,11 @@ class Config(Section):
         """Write only the fields that differ from the defaults, so new defaults still apply."""
         data = self.model_dump(mode="json", exclude_defaults=True)
         tmp = Path(str(path) + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.unlink(missing_ok=True)  # never write through a link left in its place
+        # owner-only whatever the umask: a store's files are private
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
         os.replace(tmp, path)
 
     def with_updates(self, **sections: dict) -> Config:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -14,10 +16,11 @@ from typing import Any
 
 import duckdb
 
-from localmem.errors import StoreError
+from localmem.errors import StoreError, StoreReadOnlyError
 
 DB_FILE = "localmem.duckdb"
 CORE_MIGRATIONS = "localmem.store.migrations"
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.(sql|py)$")
 
 
@@ -53,8 +56,11 @@ class Database:
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
         self.read_only = read_only
+        self._wal = Path(str(path) + ".wal")
         try:
             self.con = duckdb.connect(str(path), read_only=read_only)
+            if not read_only:
+                self.make_private()
             # no progress bars: DuckDB draws them on stdout during long queries (an index
             # rebuild at 1M memories), into a person's terminal or a script's JSON output
             self.con.execute("SET enable_progress_bar = false")
@@ -68,19 +74,33 @@ class Database:
         self._in_tx = 0
 
     # -- statements -------------------------------------------------------------------------
+    @contextmanager
+    def guarded(self) -> Iterator[None]:
+        """Hold the connection lock; turn DuckDB's errors about the file (damage, I/O, a write
+        on a read-only store) into :class:`StoreError` with advice, and keep the files private
+        after a write (DuckDB makes its WAL anew with the process umask)."""
+        with self.lock:
+            try:
+                yield
+            except duckdb.Error as exc:
+                raise _translate(exc, self.path) from None
+            finally:
+                if not self.read_only and not self._in_tx:
+                    self._private_wal()
+
     def execute(self, sql: str, params: Any = None) -> duckdb.DuckDBPyConnection:
         """Run one statement (under the connection lock)."""
-        with self.lock:
+        with self.guarded():
             return self.con.execute(sql, params) if params is not None else self.con.execute(sql)
 
     def fetchall(self, sql: str, params: Any = None) -> list[tuple]:
         """Run a query and return every row."""
-        with self.lock:
+        with self.guarded():
             return self.execute(sql, params).fetchall()
 
     def fetchone(self, sql: str, params: Any = None) -> tuple | None:
         """Run a query and return its first row (or None)."""
-        with self.lock:
+        with self.guarded():
             rows = self.execute(sql, params).fetchall()  # a half-read result blocks the connection
             return rows[0] if rows else None
 
@@ -91,17 +111,17 @@ class Database:
 
     def arrow(self, sql: str, params: Any = None):
         """Run a query and return a pyarrow table (bulk reads without a Python object per row)."""
-        with self.lock:
+        with self.guarded():
             return self.con.sql(sql, params=params).to_arrow_table()
 
     def arrow_batches(self, sql: str, params: Any = None, *, rows: int = 50_000):
         """Run a query and yield pyarrow record batches of about ``rows`` rows."""
-        with self.lock:
+        with self.guarded():
             yield from self.con.sql(sql, params=params).to_arrow_reader(rows)
 
     def insert_arrow(self, table: str, data, columns: str = "*") -> None:
         """Bulk-insert a pyarrow table (one statement, no Python loop per row)."""
-        with self.lock:
+        with self.guarded():
             name = f"_arrow_{id(data)}"
             self.con.register(name, data)
             try:
@@ -111,7 +131,7 @@ class Database:
 
     def with_arrow(self, data, sql: str, params: Any = None) -> list[tuple]:
         """Run ``sql`` with a pyarrow table visible as ``_arg``; returns the rows."""
-        with self.lock:
+        with self.guarded():
             self.con.register("_arg", data)
             try:
                 return (
@@ -125,7 +145,7 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[Database]:
         """One atomic unit: everything inside commits together or not at all. Nests."""
-        with self.lock:
+        with self.guarded():
             if self._in_tx:
                 self._in_tx += 1
                 try:
@@ -168,7 +188,7 @@ class Database:
     def migrate(self, packages: Sequence[str] = ()) -> list[str]:
         """Apply every migration (core and ``packages``) not applied yet, each in its own
         transaction; returns them."""
-        with self.lock:
+        with self.guarded():
             self.con.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 "name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL)"
@@ -194,7 +214,7 @@ class Database:
 
     def checkpoint(self) -> None:
         """Write the WAL into the database file (after a purge, so removed text leaves the disk)."""
-        with self.lock:
+        with self.guarded():
             self.con.execute("CHECKPOINT")
 
     def close(self) -> None:
@@ -202,11 +222,116 @@ class Database:
         with self.lock:
             self.con.close()
 
+    # -- the files ----------------------------------------------------------------------------
+    def make_private(self) -> None:
+        """Owner-only permissions on the database file and its WAL, whatever the umask."""
+        _chmod_private(self.path)
+        self._private_wal()
+
+    def _private_wal(self) -> None:
+        _chmod_private(self._wal)
+
+    def user_tables(self) -> list[tuple[str, str, int]]:
+        """Every table of the file as (schema, name, rows): what `doctor` reads and what
+        decides whether an uninitialised file holds anything."""
+        tables = self.fetchall(
+            "SELECT schema_name, table_name FROM duckdb_tables() "
+            "WHERE database_name = current_database() AND NOT temporary ORDER BY 1, 2"
+        )
+        return [
+            (schema, name, int(self.scalar(f'SELECT count(*) FROM "{schema}"."{name}"')))
+            for schema, name in tables
+        ]
+
+    def is_unfinished(self) -> bool:
+        """Whether this file is a store whose creation was cut short: no localmem migration
+        committed and no row in any table (a kill between DuckDB making the file and the first
+        migration's commit). Such a file holds nothing, so it may be initialised again."""
+        if self.applied_migrations():
+            return False
+        if self.fetchone("SELECT 1 FROM duckdb_views() WHERE NOT internal AND NOT temporary"):
+            return False  # someone's views: not ours to take over
+        return all(
+            name == "schema_migrations" and rows == 0 for _, name, rows in self.user_tables()
+        )
+
+    def read_all(self) -> list[str]:
+        """Read every column of every table, then every single-column index through the index,
+        so DuckDB verifies the checksum of every block it stores them in (it reads an index's
+        blocks only when a query uses that index); returns the problems found."""
+        problems = []
+        for schema, name in self.fetchall(
+            "SELECT schema_name, table_name FROM duckdb_tables() "
+            "WHERE database_name = current_database() AND NOT temporary ORDER BY 1, 2"
+        ):
+            try:
+                for _ in self.arrow_batches(f'SELECT * FROM "{schema}"."{name}"'):
+                    pass
+            except StoreError as exc:
+                problems.append(f"table {name}: {exc}")
+        keyed = self.fetchall(
+            "SELECT table_name, constraint_column_names[1] FROM duckdb_constraints() "
+            "WHERE constraint_type IN ('PRIMARY KEY', 'UNIQUE') AND database_name = "
+            "current_database()"
+        ) + [
+            (table, expr.strip("[]'\" "))
+            for table, expr in self.fetchall(
+                "SELECT table_name, CAST(expressions AS VARCHAR) FROM duckdb_indexes() "
+                "WHERE database_name = current_database()"
+            )
+        ]
+        # a range over the whole key, scanned through the index whatever its size
+        self.execute("SET index_scan_percentage = 1.0")
+        self.execute("SET index_scan_max_count = 9223372036854775807")
+        try:
+            for table, column in keyed:
+                if not _IDENTIFIER.match(column):
+                    continue  # an index on an expression: not ours, not checked
+                try:
+                    self.fetchall(
+                        f'SELECT count(*) FROM "{table}" WHERE "{column}" >= '
+                        f'(SELECT min("{column}") FROM "{table}")'
+                    )
+                except StoreError as exc:
+                    problems.append(f"index on {table}.{column}: {exc}")
+        finally:
+            self.execute("RESET index_scan_percentage")
+            self.execute("RESET index_scan_max_count")
+        return problems
+
 
 def _split_sql(text: str) -> list[str]:
     """Statements of a migration file (no semicolons inside literals in our migrations)."""
     lines = [line for line in text.splitlines() if not line.strip().startswith("--")]
     return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+def _chmod_private(path: Path) -> None:
+    # missing, of another owner, on a read-only filesystem: nothing to make private
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o600)
+
+
+_DAMAGE = ("corrupt", "checksum", "not a valid duckdb")
+
+
+def _translate(exc: duckdb.Error, path: Path) -> Exception:
+    """A DuckDB error about the store's file as a StoreError; anything else as it came."""
+    message = _first_line(exc)
+    lower = message.lower()
+    if "read-only mode" in lower:
+        return StoreReadOnlyError(
+            f"store {path.parent} is open read-only (its folder or filesystem is not "
+            "writable): it cannot be changed"
+        )
+    if any(word in lower for word in _DAMAGE):
+        return StoreError(
+            f"the store database {path} is damaged ({message}); "
+            "run `localmem doctor` and restore it from a backup"
+        )
+    if isinstance(exc, (duckdb.IOException, duckdb.FatalException)):  # a full disk, I/O errors
+        return StoreError(f"cannot read or write the store database {path}: {message}")
+    return exc
 
 
 def _first_line(exc: BaseException) -> str:

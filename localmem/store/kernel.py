@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from localmem.config import Config
+from localmem.errors import StoreReadOnlyError
 from localmem.store.db import Database
 from localmem.store.jobs import Job
 from localmem.store.unit import Write
@@ -154,6 +155,11 @@ class Kernel:
         if self._unit is not None and self._unit_owner == threading.get_ident():
             yield self._unit
             return
+        if self.store.read_only:
+            raise StoreReadOnlyError(
+                f"store {self.folder} is open read-only (its folder or filesystem is not "
+                "writable): it cannot be changed"
+            )
         with self.store.write_lock:
             unit = Write(self.store, on_delete=self.hooks.on_delete)
             self._unit, self._unit_owner = unit, threading.get_ident()

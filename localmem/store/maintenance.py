@@ -79,12 +79,19 @@ def reembed(
 
 
 def check_store(path: str | Path) -> dict[str, Any]:
-    """Integrity facts of a store without loading its embedding model."""
+    """Integrity facts of a store without loading its embedding model.
+
+    Opening repairs what can be rebuilt (the vector index, a creation cut short); then every
+    column of every table is read, so DuckDB checks the checksum of every block it stores
+    (``facts["damage"]`` lists what it refused: the truth itself is damaged).
+    """
     folder = Path(path).expanduser()
     config = Config.load(folder / CONFIG_FILE)
     store = Store.open(folder, config=config.store, model=None, dim=None, create=False)
     try:
         facts = store.check()
+        facts["damage"] = store.db.read_all()
+        facts["read_only"] = store.read_only
         facts["notices"] = list(store.notices)
         return facts
     finally:

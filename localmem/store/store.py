@@ -10,38 +10,17 @@ from pathlib import Path
 import numpy as np
 
 from localmem.config import StoreConfig
-from localmem.errors import StoreError
-from localmem.store.db import DB_FILE, Database
+from localmem.errors import StoreError, StoreReadOnlyError
+from localmem.store import files
+from localmem.store.db import DB_FILE, Database, list_migrations
 from localmem.store.jobs import JobQueue
 from localmem.store.lexical import LexicalIndex
-from localmem.store.lock import LOCK_FILE, StoreLock
-from localmem.store.vectors import INDEX_FILE, SIDECAR_FILE, VectorIndex
+from localmem.store.lock import StoreLock
+from localmem.store.vectors import INDEX_FILE, VectorIndex
 
 log = logging.getLogger("localmem.store")
 
 FORMAT_VERSION = "1"
-_STORE_FILES = {DB_FILE, DB_FILE + ".wal", INDEX_FILE, SIDECAR_FILE, LOCK_FILE, "config.json"}
-
-
-def peek_count(folder: str | Path) -> int | None:
-    """How many memories a store folder holds, read without opening the store (no lock taken,
-    DuckDB read-only): 0 for a folder without a store, None when the file cannot be read now
-    (another process has it open for writing, or it is not a store)."""
-    import duckdb
-
-    path = Path(folder).expanduser() / DB_FILE
-    if not path.exists():
-        return 0
-    try:
-        con = duckdb.connect(str(path), read_only=True)
-    except duckdb.Error:
-        return None
-    try:
-        return int(con.execute("SELECT count(*) FROM memories").fetchone()[0])
-    except duckdb.Error:
-        return None
-    finally:
-        con.close()
 
 
 class Store:
@@ -50,7 +29,9 @@ class Store:
     Use :meth:`open`. ``notices`` lists what opening had to repair (a person should see it).
     """
 
-    def __init__(self, folder: Path, db: Database, lock: StoreLock, config: StoreConfig) -> None:
+    def __init__(
+        self, folder: Path, db: Database, lock: StoreLock | None, config: StoreConfig
+    ) -> None:
         self.folder = folder
         self.db = db
         self._lock = lock
@@ -77,33 +58,39 @@ class Store:
         create: bool = True,
         check_model: bool = True,
         migrations: Sequence[str] = (),
+        read_only: bool | None = None,
     ) -> Store:
         """Open (or create) the store in ``folder`` for an embedding model of ``dim`` dimensions.
 
         ``model=None`` accepts whatever model the store records (maintenance: reembed, doctor).
         ``migrations`` names the migration packages of the mechanisms in use (their tables).
+        ``read_only``: True opens without writing anything (no lock file, DuckDB read-only, a
+        damaged index rebuilt in memory only); None (the default) does so when the folder is
+        not writable (a read-only mount), so reading an archive just works.
 
         Raises:
-            StoreError: the folder is not a store, or was built with another embedding model.
+            StoreError: the folder is not a store, is damaged, or was built with another
+                embedding model.
+            StoreReadOnlyError: a new store was asked for where nothing can be written.
             StoreLockedError: another process has it open.
         """
         folder = Path(folder).expanduser()
         config = config or StoreConfig()
         if folder.exists() and not folder.is_dir():
             raise StoreError(f"{folder} is a file, not a store folder")
+        if read_only is None:
+            read_only = folder.is_dir() and not files.writable(folder)
+        if read_only:
+            return cls._open_read_only(folder, config, model, dim, check_model, migrations)
+        torn = files.discard_torn_database(folder)
         is_store = (folder / DB_FILE).exists()
         if not is_store:
             if not create:
                 raise StoreError(
                     f"no store at {folder} (create one with `localmem add` or Memory.open)"
                 )
-            stray = [p.name for p in folder.iterdir()] if folder.exists() else []
-            if [name for name in stray if name not in _STORE_FILES]:
-                raise StoreError(
-                    f"{folder} is not a localmem store (it holds other files: "
-                    f"{', '.join(sorted(stray)[:3])})"
-                )
-            folder.mkdir(parents=True, exist_ok=True)
+            files.check_new_folder(folder)
+        files.make_folder(folder)
         lock = StoreLock(folder, timeout_s=config.lock_timeout_s)
         lock.acquire()
         try:
@@ -112,6 +99,8 @@ class Store:
             lock.release()
             raise
         self = cls(folder, db, lock, config)
+        if torn:
+            self.notice("the store's creation was cut short; it was created again (it was empty)")
         try:
             self._prepare(
                 model, dim, new=not is_store, check_model=check_model, migrations=migrations
@@ -120,6 +109,31 @@ class Store:
             self.close(save=False)
             raise
         return self
+
+    @classmethod
+    def _open_read_only(
+        cls,
+        folder: Path,
+        config: StoreConfig,
+        model: str | None,
+        dim: int | None,
+        check_model: bool,
+        migrations: Sequence[str],
+    ) -> Store:
+        if not (folder / DB_FILE).exists():
+            raise StoreReadOnlyError(f"no store at {folder}, and the folder is read-only")
+        self = cls(folder, Database(folder / DB_FILE, read_only=True), None, config)
+        try:
+            self._prepare(model, dim, new=False, check_model=check_model, migrations=migrations)
+        except BaseException:
+            self.close(save=False)
+            raise
+        return self
+
+    @property
+    def read_only(self) -> bool:
+        """Whether this store was opened read-only (nothing is written: no lock, no saves)."""
+        return self.db.read_only
 
     def _prepare(
         self,
@@ -130,14 +144,28 @@ class Store:
         check_model: bool = True,
         migrations: Sequence[str] = (),
     ) -> None:
+        if not new and self.db.is_unfinished():
+            if self.read_only:
+                raise StoreError(f"{self.folder} holds a store whose creation was cut short")
+            # a kill between DuckDB making the file and the first migration's commit: the file
+            # holds no row of anyone's, so making the store again loses nothing
+            self.notice("the store's creation was cut short; it was created again (it was empty)")
+            new = True
         if not new and not self.db.applied_migrations():
             raise StoreError(f"{self.folder} holds a DuckDB file that is not a localmem store")
-        self.db.migrate(migrations)
+        if self.read_only:
+            self._check_migrated(migrations)
+        else:
+            self.db.migrate(migrations)
         recorded_model = self.db.get_meta("embed_model")
         recorded_dim = self.db.get_meta("embed_dim")
         if recorded_model is None:
             if model is None or dim is None:
-                raise StoreError(f"{self.folder} records no embedding model; open it with one")
+                if self.db.scalar("SELECT count(*) FROM memories"):
+                    raise StoreError(f"{self.folder} records no embedding model; open it with one")
+                return  # empty: the first open with an embedder records its model
+            if self.read_only:
+                raise StoreError(f"{self.folder} records no embedding model (and is read-only)")
             with self.db.transaction():
                 self.db.set_meta("format", FORMAT_VERSION)
                 self.db.set_meta("embed_model", model)
@@ -147,9 +175,21 @@ class Store:
         if model is not None and check_model:
             self.check_model(model, dim)
         self._open_index()
+        if self.read_only:
+            return
         recovered = self.jobs.recover()
         if recovered:
             self.notice(f"{recovered} background job(s) interrupted by a crash will run again")
+
+    def _check_migrated(self, migrations: Sequence[str]) -> None:
+        missing = sorted(
+            {name for name, _, _ in list_migrations(migrations)} - set(self.db.applied_migrations())
+        )
+        if missing:
+            raise StoreReadOnlyError(
+                f"store {self.folder} is read-only and needs migrations this version adds "
+                f"({', '.join(missing[:3])}); open it once where it can be written"
+            )
 
     def check_model(self, model: str, dim: int | None) -> None:
         """Raise unless this store was built with embedding model ``model`` of ``dim`` dims.
@@ -210,6 +250,8 @@ class Store:
         index = self._new_index()
         self._add_embeddings(index, "NOT deleted AND embedding IS NOT NULL")
         self.vectors = index
+        if self.read_only:
+            self.notice("the store is read-only: the rebuilt vector index is kept in memory only")
         self.save_index()
         return index
 
@@ -261,8 +303,9 @@ class Store:
         return int(len(missing) + len(extra))
 
     def save_index(self) -> None:
-        """Write the vector index to disk (atomically) with the change sequence it has seen."""
-        if self.vectors is None:
+        """Write the vector index to disk (atomically) with the change sequence it has seen.
+        A read-only store keeps its index in memory."""
+        if self.vectors is None or self.read_only:
             return
         with self.write_lock:
             seq = self.db.scalar("SELECT coalesce(max(vec_seq), 0) FROM memories")
@@ -304,7 +347,7 @@ class Store:
             "live": live,
             "vectors_live": self.vectors.live_count if self.vectors else 0,
             "lexical_docs": lex_docs,
-            "vectors_in_step": bool(self.vectors and self.vectors.live_count == live),
+            "vectors_in_step": (self.vectors.live_count if self.vectors else 0) == live,
             "lexical_in_step": lex_docs == live,
             "jobs": self.jobs.counts(),
             "embed_model": self.model,
@@ -342,7 +385,8 @@ class Store:
             try:
                 self.db.close()
             finally:
-                self._lock.release()
+                if self._lock is not None:
+                    self._lock.release()
 
     @property
     def closed(self) -> bool:
