@@ -189,7 +189,7 @@ def report(results: list[dict], args) -> str:
         f"--clients {' '.join(map(str, args.clients))} --adds {args.adds}`, "
         f"{time.strftime('%Y-%m-%d')}, {platform.machine()}, {os.cpu_count()} cores, "
         f"load average during the runs {', '.join(format(r['load'], '.1f') for r in results)} "
-        "(other jobs shared the machine).",
+        "(1-minute load average; 2 or more means other jobs shared the cores).",
         "",
         "Search, k=10, default hybrid, query vectors cached on both sides (so the search is "
         "timed, not the embedding); served = `Memory.connect` over loopback HTTP to "

@@ -50,6 +50,9 @@ def loopback_socket(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # answers go out at once (accepted sockets inherit it): with Nagle's algorithm a
+        # kept-alive connection waits for the client's delayed ACK, 40 ms a request
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((str(address), port))
         sock.listen(128)
     except OSError as exc:

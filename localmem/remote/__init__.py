@@ -19,6 +19,9 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import socket
+import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,14 +38,8 @@ from localmem.discovery import (
     loopback_url,
 )
 from localmem.errors import InputError, StoreError
-from localmem.procedures.model import (
-    Procedure,
-    ProcedureEvent,
-    ProcedureMatch,
-    ProcedureVersion,
-    RecordResult,
-    render,
-)
+from localmem.remote.procedures import RemoteProcedures
+from localmem.remote.transport import IDLE_S, NeedsLocalStore
 from localmem.store.kernel import JobsReport
 from localmem.store.links import Link
 from localmem.types import HistoryEvent, MemoryItem, SearchResult, Session, Thought
@@ -78,18 +75,6 @@ def connect(
     return RemoteMemory(info.url, info.token, timeout=timeout, server=info)
 
 
-class NeedsLocalStore(StoreError, AttributeError):
-    """A part of ``Memory`` that only a store open in this process has (its kernel, embedder,
-    reembed...), asked of a served store. An AttributeError too, so ``hasattr`` says False."""
-
-    def __init__(self, name: str, server: ServerInfo | None) -> None:
-        who = f" (pid {server.pid})" if server else ""
-        super().__init__(
-            f"{name!r} needs the store in this process, and a localmem server holds it{who}; "
-            "stop the server first"
-        )
-
-
 class RemoteMemory:
     """The API of ``Memory`` over a server's HTTP interface (see :func:`connect`)."""
 
@@ -103,6 +88,7 @@ class RemoteMemory:
         self._host, self._port = parts.hostname, parts.port or 80
         self._token, self._timeout = token, timeout
         self._procedures = RemoteProcedures(self)
+        self._local = threading.local()  # one kept-alive connection per thread
         self._described: dict[str, Any] | None = None
 
     # -- transport --------------------------------------------------------------------------
@@ -114,8 +100,8 @@ class RemoteMemory:
                 be reached or answers nonsense.
         """
         body = json.dumps(wire.encode(args)).encode("utf-8")
-        conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
         try:
+            conn = self._connection()
             conn.request(
                 "POST",
                 f"/v1/{method}",
@@ -128,12 +114,14 @@ class RemoteMemory:
             response = conn.getresponse()
             raw = response.read()
         except (OSError, http.client.HTTPException) as exc:
+            self._drop()
             raise StoreError(
                 f"the localmem server at {self.url} did not answer ({exc}); whether the "
                 "last request was applied is unknown: check before repeating it"
             ) from None
-        finally:
-            conn.close()
+        self._local.used = time.monotonic()
+        if response.will_close:
+            self._drop()
         try:
             data = json.loads(raw)
         except ValueError:
@@ -144,8 +132,29 @@ class RemoteMemory:
             raise wire.decode_error(data.get("error") if isinstance(data, dict) else data)
         return data.get("result")
 
+    def _connection(self) -> http.client.HTTPConnection:
+        """This thread's kept-alive connection; a new one after an idle pause (the server
+        closes idle ones after 5 s, and a request must never be sent twice)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and time.monotonic() - self._local.used > IDLE_S:
+            self._drop()
+            conn = None
+        if conn is None:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+            conn.connect()
+            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._local.conn, self._local.used = conn, time.monotonic()
+        return conn
+
+    def _drop(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            conn.close()
+
     def close(self) -> None:
-        """Nothing to release (each call is its own connection); for symmetry with Memory."""
+        """Close this thread's connection to the server."""
+        self._drop()
 
     def __enter__(self) -> RemoteMemory:
         return self
@@ -329,69 +338,3 @@ class RemoteMemory:
     def run_jobs(self, **options: Any) -> JobsReport:
         """Run queued jobs now, on the server (which also runs them in the background)."""
         return wire.decode(JobsReport, self.call("run_jobs", **options))
-
-
-class RemoteProcedures:
-    """``memory.procedures`` of a served store: find, record, render."""
-
-    def __init__(self, remote: RemoteMemory) -> None:
-        self._remote = remote
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        raise NeedsLocalStore(f"procedures.{name}", self._remote.server)
-
-    def retire(self, procedure_id: str, **options: Any) -> Procedure:
-        """As :meth:`ProcedureStore.retire`."""
-        data = self._remote.call("procedures.retire", procedure_id=procedure_id, **options)
-        return wire.decode(Procedure, data)
-
-    def restore(self, procedure_id: str, **options: Any) -> Procedure:
-        """As :meth:`ProcedureStore.restore`."""
-        data = self._remote.call("procedures.restore", procedure_id=procedure_id, **options)
-        return wire.decode(Procedure, data)
-
-    def find(self, task: str, **options: Any) -> ProcedureMatch | None:
-        """As :meth:`ProcedureStore.find`."""
-        data = self._remote.call("procedures.find", task=task, **options)
-        return None if data is None else wire.decode(ProcedureMatch, data)
-
-    def record(
-        self, procedure_id: str, success: bool, trace: Any = None, **options: Any
-    ) -> RecordResult:
-        """As :meth:`ProcedureStore.record`."""
-        data = self._remote.call(
-            "procedures.record", procedure_id=procedure_id, success=success, trace=trace, **options
-        )
-        return wire.decode(RecordResult, data)
-
-    def get(self, procedure_id: str) -> Procedure:
-        """As :meth:`ProcedureStore.get`."""
-        return wire.decode(
-            Procedure, self._remote.call("procedures.get", procedure_id=procedure_id)
-        )
-
-    def list(self, **options: Any) -> list[Procedure]:
-        """As :meth:`ProcedureStore.list`."""
-        return wire.decode(list[Procedure], self._remote.call("procedures.list", **options))
-
-    def matches(self, task: str, **options: Any) -> list[ProcedureMatch]:
-        """As :meth:`ProcedureStore.matches`."""
-        data = self._remote.call("procedures.matches", task=task, **options)
-        return wire.decode(list[ProcedureMatch], data)
-
-    def versions(self, procedure_id: str) -> list[ProcedureVersion]:
-        """As :meth:`ProcedureStore.versions`."""
-        data = self._remote.call("procedures.versions", procedure_id=procedure_id)
-        return wire.decode(list[ProcedureVersion], data)
-
-    def history(self, procedure_id: str) -> list[ProcedureEvent]:
-        """As :meth:`ProcedureStore.history`."""
-        data = self._remote.call("procedures.history", procedure_id=procedure_id)
-        return wire.decode(list[ProcedureEvent], data)
-
-    @staticmethod
-    def render(procedure: Any) -> str:
-        """The prompt block of a procedure (computed here: it needs no store)."""
-        return render(procedure)

@@ -1,0 +1,22 @@
+"""What a client of ``localmem serve`` shares: the error for in-process-only parts, and how
+long a kept-alive connection may rest."""
+
+from __future__ import annotations
+
+from localmem.discovery import ServerInfo
+from localmem.errors import StoreError
+
+#: seconds a kept-alive connection may rest before it is replaced (the server's limit is 5)
+IDLE_S = 2.0
+
+
+class NeedsLocalStore(StoreError, AttributeError):
+    """A part of ``Memory`` that only a store open in this process has (its kernel, embedder,
+    reembed...), asked of a served store. An AttributeError too, so ``hasattr`` says False."""
+
+    def __init__(self, name: str, server: ServerInfo | None) -> None:
+        who = f" (pid {server.pid})" if server else ""
+        super().__init__(
+            f"{name!r} needs the store in this process, and a localmem server holds it{who}; "
+            "stop the server first"
+        )
