@@ -36,26 +36,24 @@ class Parser(argparse.ArgumentParser):
         super().error(printable(message))
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
+def _at_least(minimum: int, text: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be {minimum} or more, not {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    return _at_least(1, text)
 
 
 def non_negative_int(text: str) -> int:
     """An argparse type: a whole number of at least 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
-    return value
+    return _at_least(0, text)
 
 
 def store_options() -> argparse.ArgumentParser:

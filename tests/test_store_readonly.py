@@ -10,27 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from store_helpers import TEXTS, filled, run
 
 from localmem import Memory, StoreReadOnlyError
-from localmem.cli import main
 from localmem.store import files
 from localmem.store.db import DB_FILE
 from localmem.store.vectors import INDEX_FILE, SIDECAR_FILE
-
-TEXTS = [f"note {i}: the {w} of project {i % 7}" for i, w in enumerate(["plan", "risk"] * 60)]
-
-
-def run(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _filled(open_memory, path: Path, n: int = 120) -> list[str]:
-    mem = open_memory(path)
-    ids = [m.id for m in mem.add_many(TEXTS[:n])]
-    mem.close()
-    return ids
 
 
 # -- 6. read-only stores --------------------------------------------------------------------------
@@ -39,7 +24,7 @@ def _state(folder: Path) -> dict[str, tuple[int, int]]:
 
 
 def test_read_only_open_reads_and_refuses_writes(open_memory, store_path):
-    ids = _filled(open_memory, store_path, 30)
+    ids = filled(open_memory, store_path, 30)
     (store_path / "lock").unlink()
     (store_path / INDEX_FILE).write_bytes(b"\0" * (store_path / INDEX_FILE).stat().st_size)
     before = _state(store_path)
@@ -62,7 +47,7 @@ def test_read_only_open_reads_and_refuses_writes(open_memory, store_path):
 
 
 def test_an_unwritable_folder_opens_read_only(capsys, open_memory, store_path, monkeypatch):
-    ids = _filled(open_memory, store_path, 10)
+    ids = filled(open_memory, store_path, 10)
     monkeypatch.setattr(files, "writable", lambda folder: False)  # as a read-only mount answers
     mem = open_memory(store_path)
     assert mem.store.read_only and mem.get(ids[0]).content == TEXTS[0]
@@ -82,7 +67,7 @@ def test_tui_browses_and_searches_a_read_only_store(open_memory, store_path):
     from localmem.tui.browse import BrowsePane
     from localmem.tui.search import SearchPane
 
-    _filled(open_memory, store_path, 10)
+    filled(open_memory, store_path, 10)
     mem = open_memory(store_path, read_only=True)
 
     async def scenario(pilot):
@@ -113,7 +98,7 @@ def _unshare_ok() -> bool:
 
 @pytest.mark.skipif(not _unshare_ok(), reason="needs unshare and mount (a read-only bind mount)")
 def test_cli_on_a_real_read_only_mount(open_memory, store_path, tmp_path):
-    ids = _filled(open_memory, store_path, 10)
+    ids = filled(open_memory, store_path, 10)
     mnt = tmp_path / "mnt"
     mnt.mkdir()
     localmem = str(Path(sys.executable).parent / "localmem")

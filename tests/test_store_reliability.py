@@ -12,27 +12,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from store_helpers import filled, run
 
 from localmem import StoreError
-from localmem.cli import main
 from localmem.store import files
 from localmem.store.db import DB_FILE
 from localmem.store.vectors import INDEX_FILE, SIDECAR_FILE
-
-TEXTS = [f"note {i}: the {w} of project {i % 7}" for i, w in enumerate(["plan", "risk"] * 60)]
-
-
-def run(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _filled(open_memory, path: Path, n: int = 120) -> list[str]:
-    mem = open_memory(path)
-    ids = [m.id for m in mem.add_many(TEXTS[:n])]
-    mem.close()
-    return ids
 
 
 # -- 1. a kill during creation ------------------------------------------------------------------
@@ -112,7 +97,7 @@ def _search_in_child(store: Path) -> subprocess.CompletedProcess:
 def test_same_size_damage_to_the_index_is_caught_before_hnswlib_reads_it(
     open_memory, store_path, offset
 ):
-    _filled(open_memory, store_path)
+    filled(open_memory, store_path)
     path = store_path / INDEX_FILE
     size = path.stat().st_size
     start = size // 2 if offset == "middle" else offset
@@ -144,7 +129,7 @@ def test_same_size_damage_to_the_index_is_caught_before_hnswlib_reads_it(
     ids=["list", "string", "null", "number", "dim-text", "deleted-number", "deep", "not-utf8"],
 )
 def test_a_sidecar_that_is_not_a_good_object_means_a_rebuild(open_memory, store_path, text):
-    _filled(open_memory, store_path, 20)
+    filled(open_memory, store_path, 20)
     (store_path / SIDECAR_FILE).write_bytes(text.encode("utf-8", "surrogateescape"))
     mem = open_memory(store_path)
     assert any("rebuilding" in n for n in mem.store.notices)
@@ -153,7 +138,7 @@ def test_a_sidecar_that_is_not_a_good_object_means_a_rebuild(open_memory, store_
 
 
 def test_a_changed_number_in_the_sidecar_is_seen(open_memory, store_path):
-    _filled(open_memory, store_path, 20)
+    filled(open_memory, store_path, 20)
     side = json.loads((store_path / SIDECAR_FILE).read_text())
     side["vec_seq"] += 1000  # would hide every later change from the catch-up
     (store_path / SIDECAR_FILE).write_text(json.dumps(side))
@@ -163,7 +148,7 @@ def test_a_changed_number_in_the_sidecar_is_seen(open_memory, store_path):
 
 # -- 4. the lock file ---------------------------------------------------------------------------
 def test_lock_symlink_is_refused_and_its_target_untouched(open_memory, store_path, tmp_path):
-    _filled(open_memory, store_path, 3)
+    filled(open_memory, store_path, 3)
     victim = tmp_path / "victim"
     victim.write_text("precious")
     (store_path / "lock").unlink()
@@ -174,7 +159,7 @@ def test_lock_symlink_is_refused_and_its_target_untouched(open_memory, store_pat
 
 
 def test_lock_hard_link_is_refused_and_its_target_untouched(open_memory, store_path):
-    _filled(open_memory, store_path, 3)
+    filled(open_memory, store_path, 3)
     victim = store_path.parent / "victim"
     victim.write_text("precious")
     (store_path / "lock").unlink()
@@ -186,7 +171,7 @@ def test_lock_hard_link_is_refused_and_its_target_untouched(open_memory, store_p
 
 @pytest.mark.parametrize("kind", ["dir", "fifo"])
 def test_lock_that_is_not_a_file_is_a_typed_error(capsys, open_memory, store_path, kind):
-    _filled(open_memory, store_path, 3)
+    filled(open_memory, store_path, 3)
     (store_path / "lock").unlink()
     if kind == "dir":
         (store_path / "lock").mkdir()
@@ -218,7 +203,7 @@ def _damage_column(path: Path, table: str, column: str) -> None:
 def test_damaged_database_block_gives_a_typed_error_and_doctor_says_bad(
     capsys, open_memory, store_path
 ):
-    _filled(open_memory, store_path)  # closing checkpoints: the rows are in blocks now
+    filled(open_memory, store_path)  # closing checkpoints: the rows are in blocks now
     _damage_column(store_path / DB_FILE, "memories", "content")
     code, out, err = run(capsys, "search", "--store", str(store_path), "risk", "--mode", "lexical")
     assert code == 1 and "damaged" in err and "unexpected" not in err, err
@@ -237,7 +222,7 @@ def test_doctor_finds_damage_in_any_block_of_the_database(open_memory, store_pat
 
     from localmem.cli.admin import doctor_report
 
-    _filled(open_memory, store_path, 40)
+    filled(open_memory, store_path, 40)
     size = (store_path / DB_FILE).stat().st_size
     blocks = (size - files.DUCKDB_HEADER_BYTES) // 262144
     assert blocks >= 8
@@ -253,7 +238,7 @@ def test_doctor_finds_damage_in_any_block_of_the_database(open_memory, store_pat
 
 
 def test_doctor_is_bad_when_the_config_names_another_embedder(capsys, open_memory, store_path):
-    _filled(open_memory, store_path, 3)
+    filled(open_memory, store_path, 3)
     (store_path / "config.json").write_text(json.dumps({"embedder": {"backend": "torch"}}))
     code, out, _ = run(capsys, "search", "--store", str(store_path), "risk")
     assert code == 1  # search refuses the store with this config ...
