@@ -99,3 +99,32 @@ def test_bm25_is_incremental_and_survives_reload(lex, tmp_path):
 def test_bm25_allowed_labels(lex):
     lex.add([0, 1, 2], ["red apple", "red car", "red house"])
     assert sorted(lex.search("red", 5, allowed=np.array([1, 2]))[0].tolist()) == [1, 2]
+
+
+def test_an_updated_document_is_found_by_its_new_words_only(lex):
+    """remove + add of one label (what an update does) while the index is loaded: the old
+    text's postings, in the compressed rows or in the delta, must not come back."""
+    lex.add([0, 1], ["alpha beta", "beta gamma"])
+    assert lex.search("alpha", 5)[0].tolist() == [0]  # loaded: alpha is in the compressed rows
+    lex.remove([0])
+    lex.add([0], ["delta"])
+    assert lex.search("alpha", 5)[0].size == 0
+    assert lex.search("delta", 5)[0].tolist() == [0]
+    lex.remove([0])
+    lex.add([0], ["epsilon"])  # delta was only in the delta: it goes too
+    assert lex.search("delta", 5)[0].size == 0
+    fresh = LexicalIndex(lex.db)
+    for query in ("alpha", "delta", "epsilon beta"):
+        a, b = lex.search(query, 5), fresh.search(query, 5)
+        assert a[0].tolist() == b[0].tolist()
+        np.testing.assert_allclose(a[1], b[1], rtol=1e-5)
+    assert np.all(np.isfinite(lex.scores("epsilon beta gamma")))
+
+
+def test_an_updated_memory_is_not_found_by_its_old_words(memory):
+    item = memory.add("The deploy runs on Fridays")
+    memory.add("Rollbacks need two people")
+    assert memory.search("Fridays", mode="lexical")[0].memory.id == item.id
+    memory.update(item.id, content="The deploy moved to Thursdays")
+    assert all(h.memory.id != item.id for h in memory.search("Fridays", mode="lexical"))
+    assert memory.search("Thursdays", mode="lexical")[0].memory.id == item.id

@@ -134,7 +134,9 @@ class LexicalIndex:
                     self._delta[tid].append((label, tf))
                 self._grow(max(d_label) + 1)
                 for label, length in zip(d_label, d_len, strict=True):
-                    self._removed.discard(label)
+                    # a label removed and added again (an update) stays in ``_removed``: the
+                    # compressed rows still hold its old text's postings; its new ones are in
+                    # the delta
                     self._doc_len[label] = length
                     self._n_docs += 1
                     self._total_len += length
@@ -157,6 +159,11 @@ class LexicalIndex:
                         self._total_len -= float(self._doc_len[label])
                         self._doc_len[label] = 0
                     self._removed.add(label)
+                gone = set(labels)  # postings added since the load go too
+                for tid, entries in list(self._delta.items()):
+                    kept = [e for e in entries if e[0] not in gone]
+                    if len(kept) != len(entries):
+                        self._delta[tid] = kept
 
     def rollback(self) -> None:
         """Forget the in-memory state after a failed transaction; it reloads from DuckDB."""
@@ -202,6 +209,8 @@ class LexicalIndex:
             if not tids or self._n_docs == 0:
                 return scores
             avgdl = self._total_len / max(self._n_docs, 1)
+            if avgdl <= 0:  # every live document has no terms: no length to normalise by
+                avgdl = 1.0
             for tid in tids:
                 labels, tfs = self._postings(tid)
                 if len(labels) == 0:
