@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from localmem.atomic import write_private
 from localmem.config.base import Section
 from localmem.config.core import (
     BUILTIN_EMBEDDER,
@@ -94,13 +95,7 @@ class Config(Section):
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write only the fields that differ from the defaults, so new defaults still apply."""
         data = self.model_dump(mode="json", exclude_defaults=True)
-        tmp = Path(str(path) + ".tmp")
-        tmp.unlink(missing_ok=True)  # never write through a link left in its place
-        # owner-only whatever the umask: a store's files are private
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
-        os.replace(tmp, path)
+        write_private(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
     def with_updates(self, **sections: dict) -> Config:
         """A copy with some fields of some sections replaced: ``with_updates(search={"k": 3})``."""

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from localmem.atomic import write_private
 from localmem.discovery import DISCOVERY_FILE, TOKEN_FILE
 from localmem.errors import InputError, StoreError
 
@@ -61,19 +62,6 @@ def loopback_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _write_private(path: Path, text: str) -> None:
-    """Write a file only its owner can read, atomically, whatever the umask."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, text.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-
-
 def serve(memory: Memory, *, host: str = "127.0.0.1", port: int = 0, ready=None) -> None:
     """Serve ``memory`` until SIGINT or SIGTERM; ``ready(url)`` is called once it listens."""
     import uvicorn
@@ -100,9 +88,9 @@ def serve(memory: Memory, *, host: str = "127.0.0.1", port: int = 0, ready=None)
     app = build_app(memory, token, instance=instance, on_write=wake_jobs)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     server = uvicorn.Server(config)
-    _write_private(folder / TOKEN_FILE, token)
+    write_private(folder / TOKEN_FILE, token, fsync=True)
     discovery = {"pid": os.getpid(), "url": url, "instance": instance, "token_file": TOKEN_FILE}
-    _write_private(folder / DISCOVERY_FILE, json.dumps(discovery))
+    write_private(folder / DISCOVERY_FILE, json.dumps(discovery), fsync=True)
     if ready is not None:
         ready(url)
     previous = signal.signal(signal.SIGTERM, lambda *_: setattr(server, "should_exit", True))

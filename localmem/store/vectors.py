@@ -16,6 +16,8 @@ from pathlib import Path
 import hnswlib
 import numpy as np
 
+from localmem.atomic import write_private
+
 INDEX_FILE = "vectors.hnsw"
 SIDECAR_FILE = "vectors.json"
 _MIN_CAPACITY = 1024
@@ -89,15 +91,8 @@ class VectorIndex:
         crc = file_checksum(tmp)
         meta = dict(sidecar, dim=self.dim, deleted=deleted, bytes=_size(tmp), crc32=crc)
         meta["check"] = _sidecar_check(meta)
-        side_tmp = path.parent / (SIDECAR_FILE + ".tmp")
-        side_tmp.unlink(missing_ok=True)
-        fd = os.open(side_tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(meta))
-            fh.flush()
-            os.fsync(fh.fileno())
         os.replace(tmp, path)
-        os.replace(side_tmp, path.parent / SIDECAR_FILE)
+        write_private(path.parent / SIDECAR_FILE, json.dumps(meta), fsync=True)
 
     # -- writes ------------------------------------------------------------------------------
     def add(self, labels: Sequence[int] | np.ndarray, vectors: np.ndarray) -> None:
