@@ -127,12 +127,4 @@ def cmd_search(args: argparse.Namespace) -> int:
 def _provenance(mem, hits) -> dict[str, list[str]]:
     """The sources of the consolidated (semantic, meta) hits."""
     ids = [h.memory.id for h in hits if h.memory.level != "episodic"]
-    if not ids:
-        return {}
-    from localmem.remote import RemoteMemory
-
-    if isinstance(mem, RemoteMemory):  # a served store: the server looks them up
-        return mem.sources_of(ids)
-    from localmem.consolidation import sources_of
-
-    return sources_of(mem, ids)
+    return mem.sources_of(ids) if ids else {}

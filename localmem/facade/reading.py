@@ -100,6 +100,12 @@ class Reading:
             raise InputError("memory_ids must be a list of memory ids")
         return attributes.stored(self.kernel, [_memory_id(x) for x in memory_ids])
 
+    def sources_of(self, memory_ids: Sequence[str]) -> dict[str, list[str]]:
+        """For each consolidated (semantic, meta) memory, the memories it came from."""
+        from localmem.consolidation import sources_of
+
+        return sources_of(self.kernel, list(memory_ids))
+
     def history(self, memory_id: str) -> list[HistoryEvent]:
         """Every change of a memory, oldest first (ADD, UPDATE, EVOLVE, DELETE, ...)."""
         return memories.history(self.kernel, memory_id)

@@ -331,9 +331,9 @@ class RemoteMemory:
         """As :meth:`Memory.stats`: counts and sizes."""
         return self.call("stats")
 
-    def sources_of(self, ids: Iterable[str]) -> dict[str, list[str]]:
-        """As :func:`localmem.consolidation.sources_of`: the sources of consolidated memories."""
-        return self.call("sources_of", ids=list(ids))
+    def sources_of(self, memory_ids: Iterable[str]) -> dict[str, list[str]]:
+        """As :meth:`Memory.sources_of`: the sources of consolidated memories."""
+        return self.call("sources_of", memory_ids=list(memory_ids))
 
     def run_jobs(self, **options: Any) -> JobsReport:
         """Run queued jobs now, on the server (which also runs them in the background)."""

@@ -26,7 +26,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 from localmem import wire
-from localmem.consolidation import sources_of
 from localmem.discovery import TOKEN_HEADER
 from localmem.errors import InputError, LocalMemError, NotFoundError
 from localmem.ingest import ingest_file
@@ -70,6 +69,7 @@ METHODS: dict[str, Callable[[Memory], Callable[..., Any]]] = {
         "links",
         "thought_of",
         "attributes_of",
+        "sources_of",
     )
 }
 for _name in (
@@ -93,7 +93,6 @@ METHODS["describe"] = lambda m: (
         "config": m.config.model_dump(mode="json"),
     }
 )
-METHODS["sources_of"] = lambda m: lambda ids: sources_of(m, ids)
 # a file on this machine, read by the server (its path made absolute by the client)
 METHODS["ingest_file"] = lambda m: functools.partial(ingest_file, m)
 

@@ -22,7 +22,6 @@ INDEX_FILE = "vectors.hnsw"
 SIDECAR_FILE = "vectors.json"
 _MIN_CAPACITY = 1024
 _CHUNK = 1 << 20
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class VectorIndex:
