@@ -163,3 +163,12 @@ def test_bad_calls_get_typed_errors_and_the_server_keeps_serving(tmp_path):
         return ok["id"]
 
     assert _session(tmp_path / "store", scenario)
+
+
+def test_an_empty_store_path_is_refused_not_the_default_store(capsys, isolated_home):
+    from localmem.cli import main
+
+    assert main(["mcp", "--store", ""]) == 1
+    assert main(["serve", ""]) == 1
+    assert capsys.readouterr().err.count("the store path is empty") == 2
+    assert not (isolated_home / "default").exists()

@@ -39,9 +39,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from localmem.discovery import find_server
     from localmem.remote import connect
 
-    if args.store and args.store_option:
+    if args.store is not None and args.store_option is not None:
         raise CommandError("give the store once: STORE or --store")
-    given = args.store or args.store_option
+    given = args.store if args.store is not None else args.store_option
+    if given is not None and not given.strip():
+        raise CommandError("the store path is empty")
     path = Path(given).expanduser() if given else default_store_path()
     if find_server(path) is not None:  # `localmem serve` holds the store: go through it
         serve_stdio(connect(path))

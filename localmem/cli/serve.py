@@ -37,6 +37,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from localmem.errors import StoreError
 
     loopback_socket(args.host, 0).close()  # refuse a non-loopback host before opening the store
+    if args.store is not None and not args.store.strip():
+        raise InputError("the store path is empty")
     path = Path(args.store).expanduser() if args.store else default_store_path()
     running = find_server(path)
     if running is not None:
