@@ -61,28 +61,10 @@ def _contract_tests():
                 yield f"{name}__{module.__name__.removeprefix('test_')}", fn
 
 
-def _copy(fn):
-    """A new function running ``fn``, so a mark put on it here leaves the original alone."""
-
-    def test(*args, **kwargs):
-        return fn(*args, **kwargs)
-
-    test.__signature__ = inspect.signature(fn)
-    return test
-
-
 for _name, _fn in _contract_tests():
     globals()[_name] = _fn
 
 filled = test_search.filled
-
-# known to differ on PostgreSQL (issue 21, left open): a second consolidation run over unchanged
-# memories reports a change there
-_KNOWN = "test_dry_run_then_reruns_change_nothing_and_repeats_do_not_duplicate__consolidation"
-globals()[_KNOWN] = pytest.mark.xfail(
-    reason="PostgreSQL: a re-run of consolidation changes something (not investigated yet)",
-    strict=True,
-)(_copy(test_consolidation.test_dry_run_then_reruns_change_nothing_and_repeats_do_not_duplicate))
 
 
 @pytest.fixture

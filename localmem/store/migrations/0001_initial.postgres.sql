@@ -129,9 +129,11 @@ CREATE INDEX jobs_status ON jobs (status, id);
 CREATE FUNCTION range(n BIGINT) RETURNS SETOF BIGINT LANGUAGE sql IMMUTABLE
 AS $$ SELECT generate_series(0, n - 1) $$;
 
--- a JSON pointer ('/key', ~1 for '/', ~0 for '~'): localmem asks for top-level keys only
-CREATE FUNCTION json_extract_string(j JSON, pointer TEXT) RETURNS TEXT LANGUAGE sql IMMUTABLE
-AS $$ SELECT j ->> replace(replace(substr(pointer, 2), '~1', '/'), '~0', '~') $$;
+-- a JSON pointer ('/key', ~1 for '/', ~0 for '~': localmem asks for top-level keys only) or a
+-- '$.a.b' path, as DuckDB's json_extract_string takes both
+CREATE FUNCTION json_extract_string(j JSON, path TEXT) RETURNS TEXT LANGUAGE sql IMMUTABLE
+AS $$ SELECT CASE WHEN left(path, 1) = '$' THEN j #>> string_to_array(substr(path, 3), '.')
+                  ELSE j ->> replace(replace(substr(path, 2), '~1', '/'), '~0', '~') END $$;
 
 -- a '$.a.b' path
 CREATE FUNCTION json_extract(j JSON, path TEXT) RETURNS JSON LANGUAGE sql IMMUTABLE
