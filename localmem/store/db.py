@@ -226,6 +226,11 @@ class Database:
                 applied.append(name)
             return applied
 
+    def restart_sequence(self, name: str, start: int) -> None:
+        """Make sequence ``name`` continue from ``start`` (a copied store's numbers go on after
+        the copied rows'). DuckDB has no setval: the sequence is made again."""
+        self.execute(f"CREATE OR REPLACE SEQUENCE {name} START {int(start)} MINVALUE 0")
+
     def checkpoint(self) -> None:
         """Write the WAL into the database file (after a purge, so removed text leaves the disk)."""
         with self.guarded():

@@ -262,6 +262,10 @@ class PgDatabase:
                 if not (self.con.closed or self.con.broken):
                     self.con.execute("SELECT pg_advisory_unlock(%s)", [MIGRATION_LOCK])
 
+    def restart_sequence(self, name: str, start: int) -> None:
+        """Make sequence ``name`` continue from ``start``."""
+        self.execute("SELECT setval(?, ?, false)", [name, int(start)])
+
     def checkpoint(self) -> None:
         """After a purge: vacuum the tables that held the text, so the dead row versions'
         space is reclaimed (the text may stay in the WAL until the server recycles it)."""
