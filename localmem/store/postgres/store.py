@@ -29,6 +29,12 @@ from localmem.store.store import Store
 JOB_LEASE = timedelta(minutes=30)
 
 
+def local_folder(location: str):
+    """The local folder of a PostgreSQL store on this machine (for `localmem serve`'s discovery
+    and token files): ``$LOCALMEM_HOME/postgres/<hash of the address without its password>``."""
+    return localmem_home() / "postgres" / hashlib.sha256(location.encode("utf-8")).hexdigest()[:16]
+
+
 class PgJobQueue(JobQueue):
     """The job queue shared by every process on the database."""
 
@@ -70,8 +76,7 @@ class PgStore(Store):
             StoreError: no store there and ``create`` is False, or another embedding model.
         """
         db = PgDatabase(address, read_only=bool(read_only))
-        key = hashlib.sha256(db.location.encode("utf-8")).hexdigest()[:16]
-        self = cls(localmem_home() / "postgres" / key, db, None, config or StoreConfig())
+        self = cls(local_folder(db.location), db, None, config or StoreConfig())
         self.location = db.location
         self.jobs = PgJobQueue(db)
         self.lexical = PgLexicalIndex(db)
