@@ -1,0 +1,216 @@
+"""The embedded store against the PostgreSQL store (issue 21), side by side in one run.
+
+Usage:
+    python scripts/bench_pg.py store [--sizes 10000 100000] [--queries 200]
+    python scripts/bench_pg.py locomo [--configs dense bm25 hybrid +temporal+rerank]
+    python scripts/bench_pg.py report        # the `postgres` section of docs/benchmarks.md
+
+``store``: one embedded store (a folder: DuckDB + hnswlib) and one PostgreSQL store (a local
+PostgreSQL 16 + pgvector 0.6 started by pgserver, over its Unix socket) are grown to each size
+with the *same* MiniLM vectors of the same synthetic texts (scripts/bench_data.py; the
+embedding step is replaced by the precomputed vectors, every other step of ``add_many`` is
+real). At each size, for both: the add throughput of the segment just added; search p50/p95
+over ``--queries`` queries in dense and hybrid mode with the query vector given (the backend's
+work, not MiniLM's); recall@10 of the approximate index (hnswlib; pgvector HNSW) against exact
+search over the same vectors; size on disk (the store folder; the database's tables and
+indexes). Both stores have M 16, ef_construction 100, ef_search 96 (pgvector raises its beam to
+2k for k results as the embedded store does).
+
+``locomo``: `localmem bench locomo` on LoCoMo dev, once on a new embedded store and once on a
+new PostgreSQL database, the same configurations; evidence recall and search times of each.
+
+Results go to .bench/pg/*.json; ``report`` writes them into docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import bench_data  # noqa: E402
+from bench_scale import Precomputed  # noqa: E402
+from bench_store import pct  # noqa: E402
+from bench_store import queries as make_queries  # noqa: E402
+
+from localmem import Memory  # noqa: E402
+from localmem.embed import make_embedder  # noqa: E402
+
+WORK = ROOT / ".bench" / "pg"
+LOCOMO = Path("/work/shared/data/locomo/locomo_dev.json")
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def start_postgres(folder: Path):
+    """A PostgreSQL 16 with pgvector in ``folder`` (pgserver); returns (server, url)."""
+    import pgserver
+
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o755)  # pgserver runs postgres as its own user when we are root
+    server = pgserver.get_server(folder, cleanup_mode="stop")
+    server.psql("DROP DATABASE IF EXISTS bench;")
+    server.psql("CREATE DATABASE bench;")
+    return server, server.get_uri("bench")
+
+
+def machine() -> str:
+    cpus = os.cpu_count()
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        "?",
+    )
+    return f"{cpus} cores ({model})"
+
+
+# -- store ---------------------------------------------------------------------------------------
+def grow(mem: Memory, emb: Precomputed, texts: list[str], vectors: np.ndarray) -> float:
+    emb.serve(texts, vectors)
+    t0 = time.perf_counter()
+    mem.add_many(texts, batch_size=1000)
+    return len(texts) / (time.perf_counter() - t0)
+
+
+def search_times(mem: Memory, qs: list[str], mode: str) -> list[float]:
+    out = []
+    for q in qs:
+        t0 = time.perf_counter()
+        mem.search(q, k=10, mode=mode)
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def ann_recall(mem: Memory, qvecs: np.ndarray, base: np.ndarray) -> float:
+    """Mean share of the exact top 10 (over ``base``; label = row) the index returns."""
+    lo, hi, n = mem.store.db.fetchone("SELECT min(label), max(label), count(*) FROM memories")
+    assert (lo, hi + 1) == (0, n) == (0, len(base)), "labels are not the rows' positions"
+    hits = []
+    for q in qvecs:
+        exact = np.argpartition(-(base @ q), 10)[:10]
+        labels, _ = mem.store.vectors.search(q, 10)
+        hits.append(len(set(labels.tolist()) & set(exact.tolist())) / 10)
+    return float(np.mean(hits))
+
+
+def cmd_store(args: argparse.Namespace) -> None:
+    WORK.mkdir(parents=True, exist_ok=True)
+    sizes = sorted(args.sizes)
+    texts = bench_data.texts(sizes[-1])
+    log(f"vectors of {sizes[-1]} texts (cached in .bench/data)")
+    vectors = np.asarray(bench_data.vectors(sizes[-1]), dtype=np.float32)
+    qs = make_queries(args.queries + 1)
+    real = make_embedder()
+    qvecs = real.embed_batch(qs).astype(np.float32)
+    name = real.name
+    tmp = Path(tempfile.mkdtemp(prefix="bench-pg-", dir="/tmp"))
+    server, url = start_postgres(tmp / "pgdata")
+    folder = tmp / "embedded"
+    results: dict = {"machine": machine(), "sizes": {}, "queries": args.queries}
+    try:
+        emb = Precomputed(name, 384)
+        stores = {
+            "embedded": Memory.open(folder, embedder=emb),
+            "postgres": Memory.open(url, embedder=emb),
+        }
+        have = 0
+        for size in sizes:
+            row: dict = {}
+            for backend, mem in stores.items():
+                log(f"{backend}: growing {have} -> {size}")
+                rate = grow(mem, emb, texts[have:size], vectors[have:size])
+                emb.serve(qs, qvecs)  # the queries' vectors, given
+                mem.search(qs[0], k=10)  # warm: BM25 loaded, connections open
+                dense = search_times(mem, qs[1:], "dense")
+                hybrid = search_times(mem, qs[1:], "hybrid")
+                recall = ann_recall(mem, qvecs[1:], vectors[:size])
+                if backend == "embedded":
+                    mem.store.save_index()
+                row[backend] = {
+                    "add_items_per_s": rate,
+                    "dense_p50_ms": pct(dense, 50),
+                    "dense_p95_ms": pct(dense, 95),
+                    "hybrid_p50_ms": pct(hybrid, 50),
+                    "hybrid_p95_ms": pct(hybrid, 95),
+                    "recall_at_10": recall,
+                    "disk_mb": mem.store.bytes_on_disk() / 1e6,
+                    "loadavg": os.getloadavg(),
+                }
+                log(f"{backend} @ {size}: {json.dumps(row[backend])}")
+            have = size
+            results["sizes"][str(size)] = row
+            (WORK / "store.json").write_text(json.dumps(results, indent=2))
+        for mem in stores.values():
+            mem.close()
+    finally:
+        server.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
+    results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    (WORK / "store.json").write_text(json.dumps(results, indent=2))
+
+
+# -- locomo --------------------------------------------------------------------------------------
+def cmd_locomo(args: argparse.Namespace) -> None:
+    WORK.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-pg-locomo-", dir="/tmp"))
+    server, url = start_postgres(tmp / "pgdata")
+    cli = Path(sys.executable).parent / "localmem"
+    out = {}
+    try:
+        for backend, store in (("embedded", str(tmp / "embedded")), ("postgres", url)):
+            log(f"locomo on {backend}")
+            t0 = time.perf_counter()
+            subprocess.run(
+                [str(cli), "bench", "locomo", str(LOCOMO), "--store", store,
+                 "--configs", *args.configs, "--out", str(tmp / backend)],
+                check=True, cwd=str(ROOT),
+            )  # fmt: skip
+            data = json.loads((tmp / backend / "locomo.json").read_text())
+            out[backend] = {
+                "wall_s": time.perf_counter() - t0,
+                "summaries": {name: s["overall"] for name, s in data["summaries"].items()},
+                "per_question": data["per_question"],
+                "loadavg": os.getloadavg(),
+            }
+    finally:
+        server.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
+    out["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    out["configs"] = args.configs
+    (WORK / "locomo.json").write_text(json.dumps(out, indent=2))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("store")
+    s.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    s.add_argument("--queries", type=int, default=200)
+    s.set_defaults(func=cmd_store)
+    loc = sub.add_parser("locomo")
+    loc.add_argument(
+        "--configs", nargs="+", default=["dense", "bm25", "hybrid", "+temporal+rerank"]
+    )
+    loc.set_defaults(func=cmd_locomo)
+    args = p.parse_args()
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()
