@@ -3,6 +3,7 @@
 Usage:
     python scripts/bench_pg.py store [--sizes 10000 100000] [--queries 200]
     python scripts/bench_pg.py locomo [--configs dense bm25 hybrid +temporal+rerank]
+    python scripts/bench_pg.py servers [--servers 1 2 4] [--clients 8] [--adds 40]
     python scripts/bench_pg.py report        # the `postgres` section of docs/benchmarks.md
 
 ``store``: one embedded store (a folder: DuckDB + hnswlib) and one PostgreSQL store (a local
@@ -196,6 +197,103 @@ def cmd_locomo(args: argparse.Namespace) -> None:
     (WORK / "locomo.json").write_text(json.dumps(out, indent=2))
 
 
+# -- several servers -----------------------------------------------------------------------------
+def start_serve(url: str, home: Path) -> tuple[subprocess.Popen, Path]:
+    from localmem.discovery import find_server
+    from localmem.store.address import redact
+    from localmem.store.postgres.store import local_folder
+
+    env = dict(os.environ, LOCALMEM_HOME=str(home))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "localmem", "serve", url],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    folder = home / "postgres" / local_folder(redact(url)).name
+    deadline = time.monotonic() + 120
+    while find_server(folder) is None:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"serve did not start: {proc.stderr.read()[-2000:]}")
+        time.sleep(0.1)
+    return proc, folder
+
+
+def parallel(n: int, work) -> float:
+    """Run ``work(i)`` for i < n in n threads; the wall time."""
+    import threading
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+    t0 = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return time.perf_counter() - t0
+
+
+def cmd_servers(args: argparse.Namespace) -> None:
+    """N `localmem serve` processes on one database, ``--clients`` client threads spread over
+    them: each adds ``--adds`` memories one call at a time (embedded by the server), then runs
+    ``--adds`` searches; total adds/s and searches/s."""
+    import signal
+
+    from localmem.remote import connect
+
+    WORK.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-pg-serve-", dir="/tmp"))
+    server, url = start_postgres(tmp / "pgdata")
+    texts = bench_data.texts(args.prefill + 20 * args.clients * args.adds)
+    qs = make_queries(args.adds * args.clients, seed=11)
+    with Memory.open(url) as mem:  # the real embedder: the servers embed what they add
+        mem.add_many(texts[: args.prefill], batch_size=500)
+    results: dict = {"machine": machine(), "prefill": args.prefill, "clients": args.clients}
+    offset = args.prefill
+    try:
+        for n in args.servers:
+            procs = [start_serve(url, tmp / f"home{n}-{i}") for i in range(n)]
+            try:
+                clients = [connect(procs[i % n][1]) for i in range(args.clients)]
+                for c in clients:
+                    c.search("warm up", k=10)
+                batches = [
+                    texts[offset + i * args.adds : offset + (i + 1) * args.adds]
+                    for i in range(args.clients)
+                ]
+                offset += args.clients * args.adds
+
+                add_s = parallel(
+                    len(clients), lambda i, c=clients, b=batches: [c[i].add(x) for x in b[i]]
+                )
+                search_s = parallel(
+                    len(clients),
+                    lambda i, c=clients, m=args.adds: [
+                        c[i].search(q, k=10) for q in qs[i * m : (i + 1) * m]
+                    ],
+                )
+                total = args.clients * args.adds
+                results[str(n)] = {
+                    "adds_per_s": total / add_s,
+                    "searches_per_s": total / search_s,
+                    "loadavg": os.getloadavg(),
+                }
+                log(f"{n} server(s): {results[str(n)]}")
+            finally:
+                for proc, _ in procs:
+                    proc.send_signal(signal.SIGTERM)
+                for proc, _ in procs:
+                    proc.wait(timeout=60)
+        with Memory.open(url) as mem:
+            results["memories_at_end"] = mem.stats()["memories"]
+    finally:
+        server.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
+    results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    (WORK / "servers.json").write_text(json.dumps(results, indent=2))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -208,6 +306,12 @@ def main() -> None:
         "--configs", nargs="+", default=["dense", "bm25", "hybrid", "+temporal+rerank"]
     )
     loc.set_defaults(func=cmd_locomo)
+    sv = sub.add_parser("servers")
+    sv.add_argument("--servers", type=int, nargs="+", default=[1, 2, 4])
+    sv.add_argument("--clients", type=int, default=8)
+    sv.add_argument("--adds", type=int, default=40)
+    sv.add_argument("--prefill", type=int, default=10_000)
+    sv.set_defaults(func=cmd_servers)
     args = p.parse_args()
     args.func(args)
 
