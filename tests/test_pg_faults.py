@@ -171,3 +171,19 @@ def test_two_workers_never_take_the_same_job(pg_url):
     assert sorted(taken[0] + taken[1]) == sorted(ids)  # every job once, none twice
     assert not set(taken[0]) & set(taken[1])
     db.close()
+
+
+def test_read_only_on_postgres_searches_and_refuses_writes(pg_url, embedder):
+    from localmem.errors import StoreReadOnlyError
+
+    with Memory.open(pg_url, embedder=embedder) as mem:
+        kept = mem.add("the archive keeps the 2019 budget")
+    with Memory.open(pg_url, embedder=embedder, read_only=True) as mem:
+        assert mem.store.read_only
+        assert mem.search("2019 budget", k=1)[0].memory.id == kept.id
+        with pytest.raises(StoreReadOnlyError):
+            mem.add("not written")
+        with pytest.raises(StoreReadOnlyError):
+            mem.store.db.execute("DELETE FROM memories")
+    with Memory.open(pg_url, embedder=embedder) as mem:
+        assert mem.stats()["memories"] == 1
