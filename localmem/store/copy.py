@@ -25,7 +25,9 @@ SEQUENCES = {
     "consolidation_run_seq": ("consolidation_runs", "id"),
     "lex_term_seq": ("lex_terms", "id"),  # PostgreSQL's term ids (DuckDB's come from memory)
 }
-_SKIP = {"schema_migrations"}
+#: not copied: the migrations are each store's own; ``lex_stats`` (PostgreSQL's BM25 counts) is
+#: recounted from the copied rows
+_SKIP = {"schema_migrations", "lex_stats"}
 
 
 def _columns(store: Store, table: str) -> list[tuple[str, str]]:
@@ -58,7 +60,9 @@ def copy_store(src: Store, dst: Store, *, batch_rows: int = 20_000, progress=Non
     with dst.write_lock, dst.db.transaction():
         for table in sorted(src_tables):
             dst.db.execute(f"DELETE FROM {table}")  # meta of a new store: the source's wins
-            columns = _columns(dst, table)
+            # the columns both have (PostgreSQL's postings carry an extra one, filled after)
+            have = {c for c, _ in _columns(src, table)}
+            columns = [(c, kind) for c, kind in _columns(dst, table) if c in have]
             names = ", ".join(f'"{c}"' for c, _ in columns)
             # PostgreSQL takes text into a JSON column only by an explicit cast
             select = ", ".join(
@@ -79,6 +83,7 @@ def copy_store(src: Store, dst: Store, *, batch_rows: int = 20_000, progress=Non
                 top = dst.db.scalar(f"SELECT max({column}) FROM {table}")
                 if top is not None:
                     dst.db.restart_sequence(seq, int(top) + 1)
+        dst.lexical.refresh_stats()
     return counts
 
 

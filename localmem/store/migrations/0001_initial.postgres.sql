@@ -105,7 +105,9 @@ CREATE TABLE lex_terms (
 CREATE TABLE lex_postings (
     term_id INTEGER NOT NULL,
     label BIGINT NOT NULL,
-    tf INTEGER NOT NULL
+    tf INTEGER NOT NULL,
+    -- PostgreSQL only: the document's length, so BM25 reads the postings alone (lexical.py)
+    dl INTEGER
 );
 CREATE TABLE lex_docs (
     label BIGINT NOT NULL,
@@ -123,6 +125,10 @@ CREATE INDEX lex_postings_term ON lex_postings (term_id);
 CREATE INDEX lex_postings_label ON lex_postings (label);
 CREATE UNIQUE INDEX lex_docs_label ON lex_docs (label);
 CREATE INDEX jobs_status ON jobs (status, id);
+-- the collection's size and total length for BM25, kept with every add and remove, so a search
+-- never counts lex_docs
+CREATE TABLE lex_stats (docs BIGINT NOT NULL, total BIGINT NOT NULL);
+INSERT INTO lex_stats VALUES (0, 0);
 
 -- DuckDB functions the shared SQL uses, as PostgreSQL functions (no semicolon inside a body:
 -- migrations are split on them)

@@ -54,6 +54,7 @@ class PgDatabase:
         self.lock = threading.RLock()
         self._in_tx = 0
         self._sql: dict[tuple[str, bool], str] = {}
+        self._vector_types: Any = None  # the connection pgvector's types were registered on
         self.con = self._connect()
 
     def _connect(self):
@@ -140,6 +141,21 @@ class PgDatabase:
         with self.guarded():
             cur = self.execute(sql, params)
             return cur.fetchall() if cur.description else []
+
+    def fetch_vectors(self, sql: str, params: Any = None) -> list[tuple]:
+        """Run a query whose columns include ``vector`` values and return every row, read in
+        PostgreSQL's binary format with pgvector's adapter (numpy arrays): parsing 384 floats
+        a row from text cost about 0.15 ms, so an exact search over a user's 600 memories
+        spent 100 ms reading their vectors."""
+        from pgvector.psycopg import register_vector
+
+        with self.guarded():
+            if self._vector_types is not self.con:
+                register_vector(self.con)
+                self._vector_types = self.con
+            cur = self.con.cursor(binary=True)
+            cur.execute(self._translate(sql, params is not None), params)
+            return cur.fetchall()
 
     def fetchone(self, sql: str, params: Any = None) -> tuple | None:
         """Run a query and return its first row (or None)."""

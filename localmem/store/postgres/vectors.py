@@ -78,12 +78,12 @@ class PgVectorIndex:
         wanted = [int(x) for x in labels]
         if not wanted:
             return np.empty((0, self.dim), dtype=np.float32)
-        rows = self.db.fetchall(
-            f"SELECT label, embedding FROM memories WHERE {LIVE} "
+        rows = self.db.fetch_vectors(
+            f"SELECT label, embedding::vector FROM memories WHERE {LIVE} "
             "AND label IN (SELECT unnest(?::BIGINT[]))",
             [wanted],
         )
-        found = {int(label): vec for label, vec in rows}
+        found = {int(label): vec.to_numpy() for label, vec in rows}
         try:
             return np.asarray([found[x] for x in wanted], dtype=np.float32).reshape(-1, self.dim)
         except KeyError as exc:
