@@ -294,6 +294,93 @@ def cmd_servers(args: argparse.Namespace) -> None:
     (WORK / "servers.json").write_text(json.dumps(results, indent=2))
 
 
+# -- report --------------------------------------------------------------------------------------
+def _load(name: str) -> dict | None:
+    path = WORK / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _la(values) -> str:
+    return f"{values[0]:.1f}"
+
+
+def store_table(res: dict) -> str:
+    lines = [
+        "| size | backend | add (items/s) | dense p50 / p95 (ms) | hybrid p50 / p95 (ms) "
+        "| ANN recall@10 | on disk (MB) | load |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for size, row in res["sizes"].items():
+        for backend, r in row.items():
+            lines.append(
+                f"| {int(size):,} | {backend} | {r['add_items_per_s']:.0f} "
+                f"| {r['dense_p50_ms']:.1f} / {r['dense_p95_ms']:.1f} "
+                f"| {r['hybrid_p50_ms']:.1f} / {r['hybrid_p95_ms']:.1f} "
+                f"| {r['recall_at_10']:.3f} | {r['disk_mb']:.0f} | {_la(r['loadavg'])} |"
+            )
+    return "\n".join(lines)
+
+
+def locomo_table(res: dict) -> str:
+    lines = [
+        "| config | R@10 embedded | R@10 PostgreSQL | same top 10 | search p50 / p95 (ms) "
+        "embedded | PostgreSQL |",
+        "|---|---|---|---|---|---|",
+    ]
+    emb, pg = res["embedded"], res["postgres"]
+    for cfg in res["configs"]:
+        a, b = emb["summaries"][cfg], pg["summaries"][cfg]
+        qa, qb = emb["per_question"][cfg], pg["per_question"][cfg]
+        same = sum(x["retrieved"] == y["retrieved"] for x, y in zip(qa, qb, strict=True))
+        lines.append(
+            f"| {cfg} | {a['R@10']:.4f} | {b['R@10']:.4f} | {same} / {len(qa)} "
+            f"| {a['search_p50_ms']:.1f} / {a['search_p95_ms']:.1f} "
+            f"| {b['search_p50_ms']:.1f} / {b['search_p95_ms']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def servers_table(res: dict) -> str:
+    lines = ["| servers | adds/s | searches/s | load |", "|---|---|---|---|"]
+    for n in sorted(k for k in res if k.isdigit()):
+        r = res[n]
+        lines.append(
+            f"| {n} | {r['adds_per_s']:.1f} | {r['searches_per_s']:.1f} | {_la(r['loadavg'])} |"
+        )
+    return "\n".join(lines)
+
+
+def cmd_report(args: argparse.Namespace) -> None:
+    from localmem.experiments.report import write_section
+
+    parts = [Path(args.notes).read_text(encoding="utf-8").strip()] if args.notes else []
+    store, locomo, servers = _load("store"), _load("locomo"), _load("servers")
+    if store:
+        parts += [
+            f"**Store** (`python scripts/bench_pg.py store --sizes "
+            f"{' '.join(store['sizes'])} --queries {store['queries']}`, {store.get('date')}, "
+            f"{store['machine']}; PostgreSQL 16.2 + pgvector 0.6.2 from pgserver on the same "
+            "machine, over its Unix socket; load = 1-minute load average at the measurement):",
+            store_table(store),
+        ]
+    if locomo:
+        parts += [
+            f"**LoCoMo dev** (`python scripts/bench_pg.py locomo`, {locomo.get('date')}; "
+            "`localmem bench locomo` on a new store of each backend, same pipeline, onnx-int8; "
+            "*same top 10*: questions whose ten retrieved turns are the same, in the same order):",
+            locomo_table(locomo),
+        ]
+    if servers:
+        parts += [
+            f"**Several servers on one database** (`python scripts/bench_pg.py servers`, "
+            f"{servers.get('date')}; {servers['clients']} client threads spread over the "
+            f"servers, each adding memories one `add` at a time (embedded by the server), then "
+            f"searching; database prefilled with {servers['prefill']:,} memories):",
+            servers_table(servers),
+        ]
+    write_section(args.docs, "postgres", "\n\n".join(parts))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -312,6 +399,10 @@ def main() -> None:
     sv.add_argument("--adds", type=int, default=40)
     sv.add_argument("--prefill", type=int, default=10_000)
     sv.set_defaults(func=cmd_servers)
+    rp = sub.add_parser("report")
+    rp.add_argument("--docs", default=str(ROOT / "docs" / "benchmarks.md"))
+    rp.add_argument("--notes", help="a markdown file: the section's heading and findings")
+    rp.set_defaults(func=cmd_report)
     args = p.parse_args()
     args.func(args)
 

@@ -187,3 +187,13 @@ def test_read_only_on_postgres_searches_and_refuses_writes(pg_url, embedder):
             mem.store.db.execute("DELETE FROM memories")
     with Memory.open(pg_url, embedder=embedder) as mem:
         assert mem.stats()["memories"] == 1
+
+
+def test_a_role_that_may_not_create_the_tables_gets_a_store_error(pg_server, capsys):
+    name = urlsplit(pg_server.new_database()).path.lstrip("/")
+    pg_server.server.psql(
+        "DO $$ BEGIN CREATE ROLE lm_plain LOGIN; EXCEPTION WHEN OTHERS THEN NULL; END $$;"
+    )
+    code, out, err = run(capsys, "add", "a note", "--store", pg_server.url(name, user="lm_plain"))
+    assert code == 1 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "cannot set up the store" in err, err

@@ -246,25 +246,37 @@ class PgDatabase:
         """Apply every migration not applied yet, each in its own transaction, while holding
         an advisory lock: of several processes opening a new database at once, one migrates
         and the others then find it done."""
+        import psycopg
+
         with self.guarded(), self.advisory_lock():
-            self.con.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                "name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL)"
-            )
-            done = set(self.applied_migrations())
-            applied = []
-            for name, file, package in list_migrations(packages, self.backend):
-                if name in done:
-                    continue
-                with self.transaction():
-                    if file.endswith(".sql"):
-                        text = resources.files(package).joinpath(file).read_text(encoding="utf-8")
-                        for statement in split_sql(text):
-                            self.con.execute(statement)
-                    else:
-                        importlib.import_module(f"{package}.{name}").migrate(self)
-                    self.execute("INSERT INTO schema_migrations VALUES (?, ?)", [name, utcnow()])
-                applied.append(name)
+            applied: list[str] = []
+            try:
+                self.con.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                    "name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL)"
+                )
+                done = set(self.applied_migrations())
+                for name, file, package in list_migrations(packages, self.backend):
+                    if name in done:
+                        continue
+                    with self.transaction():
+                        if file.endswith(".sql"):
+                            text = resources.files(package).joinpath(file).read_text("utf-8")
+                            for statement in split_sql(text):
+                                self.con.execute(statement)
+                        else:
+                            importlib.import_module(f"{package}.{name}").migrate(self)
+                        self.execute(
+                            "INSERT INTO schema_migrations VALUES (?, ?)", [name, utcnow()]
+                        )
+                    applied.append(name)
+            except psycopg.errors.InsufficientPrivilege as exc:
+                # typically CREATE EXTENSION vector by a role that may not: say what to ask for
+                raise StoreError(
+                    f"cannot set up the store in {self.location}: {self._scrub(exc)} (a "
+                    "database owner must run CREATE EXTENSION vector, or grant the role "
+                    "what it needs)"
+                ) from None
             return applied
 
     @contextmanager
