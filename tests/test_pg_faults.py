@@ -197,3 +197,12 @@ def test_a_role_that_may_not_create_the_tables_gets_a_store_error(pg_server, cap
     code, out, err = run(capsys, "add", "a note", "--store", pg_server.url(name, user="lm_plain"))
     assert code == 1 and out == ""
     assert len(err.strip().splitlines()) == 1 and "cannot set up the store" in err, err
+
+
+def test_the_password_is_in_nothing_a_memory_shows(secret_url, embedder):
+    with Memory.open(secret_url, embedder=embedder) as mem:
+        mem.add("a note")
+        shown = [repr(mem), repr(mem.store), repr(mem.store.db), str(mem.path)]
+        shown += [str(mem.stats()), str(mem.status()), str(mem.store.check())]
+        assert all(SECRET_PASSWORD not in text for text in shown)
+        assert mem.stats()["path"] == redact(secret_url)
