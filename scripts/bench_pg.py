@@ -401,7 +401,11 @@ def main() -> None:
     sv.set_defaults(func=cmd_servers)
     rp = sub.add_parser("report")
     rp.add_argument("--docs", default=str(ROOT / "docs" / "benchmarks.md"))
-    rp.add_argument("--notes", help="a markdown file: the section's heading and findings")
+    rp.add_argument(
+        "--notes",
+        default=str(ROOT / "scripts" / "bench_pg_notes.md"),
+        help="a markdown file: the section's heading and findings",
+    )
     rp.set_defaults(func=cmd_report)
     args = p.parse_args()
     args.func(args)
