@@ -69,12 +69,15 @@ def store_options() -> argparse.ArgumentParser:
     return parent
 
 
-def store_path(args: argparse.Namespace) -> Path:
-    """The store the command works on."""
+def store_path(args: argparse.Namespace) -> Path | str:
+    """The store the command works on: a folder, or a ``postgresql://`` address as given."""
     from localmem.config import default_store_path  # pydantic: imported when a command runs
+    from localmem.store.address import is_postgres
 
     if args.store is not None and not args.store.strip():  # "--store $UNSET" is a mistake
         raise CommandError("the store path is empty; name a folder or leave --store out")
+    if is_postgres(args.store):
+        return args.store.strip()
     return Path(args.store).expanduser() if args.store else default_store_path()
 
 
@@ -82,7 +85,9 @@ def open_memory(args: argparse.Namespace, *, create: bool = True):
     """The store named by ``--store``: a client of its server when ``localmem serve`` holds it,
     else the store itself (the Memory import is deferred: it is heavy)."""
     path = store_path(args)
-    if (path / "serve.json").exists():  # cheap test first: most stores are not served
+    # cheap test first: most stores are not served (a PostgreSQL store is opened directly:
+    # its database serves any number of processes)
+    if isinstance(path, Path) and (path / "serve.json").exists():
         from localmem.discovery import find_server
         from localmem.remote import connect
 

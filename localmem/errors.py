@@ -40,6 +40,11 @@ class StoreReadOnlyError(StoreError):
     """The store was opened read-only (its folder or filesystem is not writable): no change."""
 
 
+class StoreConnectionError(StoreError):
+    """A store on a database server cannot be reached, refused the login, or the connection
+    was lost (what was not committed is not stored; trying again reconnects)."""
+
+
 class ModelError(LocalMemError):
     """A model (embedder or GGUF) is missing, corrupt, or failed while running."""
 

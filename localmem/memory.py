@@ -24,8 +24,10 @@ from localmem.plugin import Plugin, hooks_of, migrations_of, stages_of
 from localmem.remote import RemoteMemory, connect
 from localmem.retrieval.pipeline import CORE_STAGES
 from localmem.retrieval.stages import compose
+from localmem.store.address import is_postgres
 from localmem.store.files import peek_count
 from localmem.store.kernel import JobsReport, Kernel
+from localmem.store.opening import open_store
 from localmem.store.store import Store
 
 if TYPE_CHECKING:
@@ -103,7 +105,8 @@ class Memory(Writing, Reading, Sessions):
         """Open the store at ``path`` (default: ``$LOCALMEM_HOME/default``), creating it if new.
 
         Args:
-            path: the store folder.
+            path: the store folder, or the address of a PostgreSQL database
+                (``postgresql://user@host/db``: the same store on PostgreSQL with pgvector).
             config: overrides the store's own ``config.json`` for this session; a new store
                 saves it.
             embedder: an embedder to use instead of the configured one (same model name).
@@ -122,16 +125,18 @@ class Memory(Writing, Reading, Sessions):
             raise InputError(f"a store path is a str or Path, not {type(path).__name__}")
         if path is not None and not str(path).strip():
             raise InputError("the store path is empty")
-        folder = Path(path).expanduser() if path is not None else default_store_path()
+        postgres = is_postgres(path)
+        folder = None if postgres else Path(path).expanduser() if path else default_store_path()
         # DuckDB opens paths as UTF-8: a name with undecodable bytes fails deep inside it
-        validate.no_surrogates(str(folder), "the store path")
-        file_config = Config.load(folder / CONFIG_FILE)
+        validate.no_surrogates(str(path if postgres else folder), "the store path")
+        # a PostgreSQL store has no folder for a config.json: the defaults unless one is given
+        file_config = Config() if folder is None else Config.load(folder / CONFIG_FILE)
         config = config or file_config
         plugins = tuple(BUILTIN if plugins is None else plugins)
         given = embedder is not None
         embedder = embedder or make_embedder(config.embedder)
-        store = Store.open(
-            folder,
+        store = open_store(
+            path if postgres else folder,
             config=config.store,
             model=embedder.name,  # what a new store records
             dim=embedder.dim,
@@ -147,7 +152,12 @@ class Memory(Writing, Reading, Sessions):
         except BaseException:
             store.close(save=False)
             raise
-        if not store.read_only and not (folder / CONFIG_FILE).exists() and config != Config():
+        if (
+            folder is not None
+            and not store.read_only
+            and not (folder / CONFIG_FILE).exists()
+            and config != Config()
+        ):
             config.save(folder / CONFIG_FILE)
         return cls(store, embedder, config=config, engine=engine, plugins=plugins)
 
@@ -208,7 +218,7 @@ class Memory(Writing, Reading, Sessions):
         """Counts and sizes for `localmem stats` and the TUI status screen."""
         facts = self.store.stats()
         return {
-            "path": str(self.path),
+            "path": self.store.location,
             "memories": facts["memories"],
             "deleted": facts["deleted"],
             "by_kind": facts["by_kind"],

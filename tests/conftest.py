@@ -15,6 +15,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import localmem.experiments.judge
 import localmem.mechanisms  # noqa: F401
 
+# the real PostgreSQL server fixtures (pg_server, pg_url) for the PostgreSQL store's tests
+pytest_plugins = ["pg_server"]
+
 
 @pytest.fixture(autouse=True, scope="session")
 def shared_embed_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -234,7 +234,7 @@ def match(
     condition = (
         "(a.axis = 'entities' OR (a.rank = 0 AND a.score >= ?))"
         if strategy == "refined"
-        else "? IS NOT NULL"  # comprehensive: every row (the parameter is unused)
+        else "CAST(? AS DOUBLE) IS NOT NULL"  # comprehensive: every row (parameter unused)
     )
     sql = f"""
         WITH cand AS (

@@ -60,17 +60,23 @@ def doctor_report(path) -> dict:
     """Everything `localmem doctor` checks, as data (the TUI status screen shows it too)."""
     from localmem.config import CONFIG_FILE, Config
     from localmem.errors import LocalMemError
+    from localmem.store.address import is_postgres, redact
     from localmem.store.maintenance import check_store
 
-    report: dict = {"store": str(path), "checks": []}
+    postgres = is_postgres(path)
+    report: dict = {"store": redact(path), "checks": []}
 
     def check(name: str, ok: bool, detail: str) -> None:
         report["checks"].append({"check": name, "ok": ok, "detail": detail})
 
-    config = Config.load(path / CONFIG_FILE) if (path / CONFIG_FILE).exists() else Config()
+    config = (
+        Config.load(path / CONFIG_FILE)
+        if not postgres and (path / CONFIG_FILE).exists()
+        else Config()
+    )
     facts: dict | None = None
     store_error: LocalMemError | None = None
-    if (path / "localmem.duckdb").exists():
+    if postgres or (path / "localmem.duckdb").exists():
         try:
             facts = check_store(path)
         except LocalMemError as exc:
@@ -123,7 +129,9 @@ def doctor_report(path) -> dict:
         check(
             "database",
             not facts["damage"],
-            "; ".join(facts["damage"]) or "every table reads back (DuckDB checked every block)",
+            "; ".join(facts["damage"])
+            or "every table reads back"
+            + (" (PostgreSQL)" if postgres else " (DuckDB checked every block)"),
         )
         check(
             "vector index",

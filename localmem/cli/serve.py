@@ -39,8 +39,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     loopback_socket(args.host, 0).close()  # refuse a non-loopback host before opening the store
     if args.store is not None and not args.store.strip():
         raise InputError("the store path is empty")
-    path = Path(args.store).expanduser() if args.store else default_store_path()
-    running = find_server(path)
+    from localmem.store.address import is_postgres, redact
+
+    postgres = is_postgres(args.store)
+    path = (
+        args.store.strip()
+        if postgres
+        else (Path(args.store).expanduser() if args.store else default_store_path())
+    )
+    # a PostgreSQL store may have any number of servers (on this machine or others)
+    running = None if postgres else find_server(path)
     if running is not None:
         raise StoreError(
             f"store {path} is already served by process {running.pid} at {running.url}"
@@ -51,7 +59,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             ready=lambda url: print(
-                f"localmem: serving {path} at {url}", file=sys.stderr, flush=True
+                f"localmem: serving {redact(path)} at {url}", file=sys.stderr, flush=True
             ),
         )
     return 0

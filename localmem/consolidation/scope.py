@@ -12,8 +12,8 @@ from localmem.errors import NotFoundError
 from localmem.store import records
 from localmem.store.db import Database
 
-_SCOPE = "user_id IS NOT DISTINCT FROM ? AND (? IS NULL OR agent_id = ?)"
-_M_SCOPE = "m.user_id IS NOT DISTINCT FROM ? AND (? IS NULL OR m.agent_id = ?)"
+_SCOPE = "user_id IS NOT DISTINCT FROM ? AND (CAST(? AS VARCHAR) IS NULL OR agent_id = ?)"
+_M_SCOPE = "m.user_id IS NOT DISTINCT FROM ? AND (CAST(? AS VARCHAR) IS NULL OR m.agent_id = ?)"
 
 
 def scope_params(user_id: str | None, agent_id: str | None) -> list:
@@ -115,7 +115,7 @@ def sources_of(db: Database, ids: list[str]) -> dict[str, list[str]]:
         return {}
     out: dict[str, list[str]] = {}
     for src, dst in db.fetchall(
-        "SELECT src, dst FROM links WHERE kind = ? AND src IN (SELECT unnest(?)) "
+        "SELECT src, dst FROM links WHERE kind = ? AND src IN (SELECT unnest(?::VARCHAR[])) "
         "ORDER BY src, weight DESC, dst",
         [DERIVED_FROM, list(ids)],
     ):

@@ -254,7 +254,7 @@ class LongTermMemory:
                 self.db.execute(
                     "INSERT INTO ltm_relations VALUES (?, ?, ?, ?, 1, ?, ?) "
                     "ON CONFLICT (scope, source, relation, target) DO UPDATE SET "
-                    "mentions = mentions + 1, last_seen = excluded.last_seen",
+                    "mentions = ltm_relations.mentions + 1, last_seen = excluded.last_seen",
                     [self.scope, entity_key(s), r, entity_key(t), now, now],
                 )
         return len(merged), len(set(rels))

@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from localmem.experiments.locomo import load_locomo
     from localmem.experiments.report import provenance, write_section
     from localmem.memory import Memory
+    from localmem.store.address import is_postgres
 
     if args.list_configs:
         for cfg in bench.CONFIGS.values():
@@ -95,7 +96,14 @@ def run(args: argparse.Namespace) -> int:
 
     load_before = _load()
     with tempfile.TemporaryDirectory(prefix="localmem-locomo-") as tmp:
-        folder = Path(args.store).expanduser() if args.store else Path(tmp) / "store"
+        # --store may name a PostgreSQL database: the same pipeline on the other backend
+        folder = (
+            args.store.strip()
+            if is_postgres(args.store)
+            else Path(args.store).expanduser()
+            if args.store
+            else Path(tmp) / "store"
+        )
         with Memory.open(folder, config=config) as memory:
             results = bench.run_retrieval(
                 memory,

@@ -21,7 +21,7 @@ from localmem.errors import StoreError, StoreReadOnlyError
 DB_FILE = "localmem.duckdb"
 CORE_MIGRATIONS = "localmem.store.migrations"
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.(sql|py)$")
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+(?:\.([a-z]+))?\.(sql|py)$")
 
 
 def utcnow() -> datetime:
@@ -29,29 +29,43 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
-def list_migrations(packages: Sequence[str] = ()) -> list[tuple[str, str, str]]:
-    """The migrations of the core and of ``packages`` as (name, kind, package), in the order
+def list_migrations(
+    packages: Sequence[str] = (), backend: str = "duckdb"
+) -> list[tuple[str, str, str]]:
+    """The migrations of the core and of ``packages`` as (name, file, package), in the order
     they apply: by their number, whichever package holds them.
 
     A migration is a file ``NNNN_name.sql`` (statements) or ``NNNN_name.py`` (a module with
     ``migrate(con)``) in ``localmem/store/migrations`` (the core tables) or in a mechanism's
-    ``migrations`` package (its own tables). Each runs once, in its own transaction.
+    ``migrations`` package (its own tables). Each runs once, in its own transaction. Where a
+    backend's DDL differs, ``NNNN_name.<backend>.sql`` beside it replaces it for that backend
+    (``0001_initial.postgres.sql``): the migration keeps its name, so a store copied from one
+    backend to the other has the same migrations recorded.
     """
-    found = []
+    found: dict[str, tuple[str, str]] = {}
+    overrides: dict[str, tuple[str, str]] = {}
     for package in dict.fromkeys([CORE_MIGRATIONS, *packages]):
         for entry in resources.files(package).iterdir():
             m = _MIGRATION_NAME.match(entry.name)
-            if m:
-                found.append((entry.name.rsplit(".", 1)[0], m.group(2), package))
-    found.sort()
-    numbers = [name[:4] for name, _, _ in found]
+            if not m:
+                continue
+            name = entry.name.split(".", 1)[0]
+            if m.group(2) is None:
+                found[name] = (entry.name, package)
+            elif m.group(2) == backend:
+                overrides[name] = (entry.name, package)
+    found.update((name, file) for name, file in overrides.items() if name in found)
+    numbers = [name[:4] for name in found]
     if len(numbers) != len(set(numbers)):
         raise StoreError(f"two migrations share a number: {sorted(numbers)}")
-    return found
+    return [(name, *found[name]) for name in sorted(found)]
 
 
 class Database:
     """A DuckDB connection with a lock, so worker threads (TUI, job runner) can share it."""
+
+    #: which migration files apply (``NNNN_name.<backend>.sql`` overrides ``NNNN_name.sql``)
+    backend = "duckdb"
 
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
@@ -195,13 +209,13 @@ class Database:
             )
             done = set(self.applied_migrations())
             applied = []
-            for name, kind, package in list_migrations(packages):
+            for name, file, package in list_migrations(packages, self.backend):
                 if name in done:
                     continue
                 with self.transaction():
-                    if kind == "sql":
-                        sql = resources.files(package).joinpath(f"{name}.sql")
-                        for statement in _split_sql(sql.read_text(encoding="utf-8")):
+                    if file.endswith(".sql"):
+                        sql = resources.files(package).joinpath(file)
+                        for statement in split_sql(sql.read_text(encoding="utf-8")):
                             self.con.execute(statement)
                     else:
                         module = importlib.import_module(f"{package}.{name}")
@@ -211,6 +225,11 @@ class Database:
                     )
                 applied.append(name)
             return applied
+
+    def restart_sequence(self, name: str, start: int) -> None:
+        """Make sequence ``name`` continue from ``start`` (a copied store's numbers go on after
+        the copied rows'). DuckDB has no setval: the sequence is made again."""
+        self.execute(f"CREATE OR REPLACE SEQUENCE {name} START {int(start)} MINVALUE 0")
 
     def checkpoint(self) -> None:
         """Write the WAL into the database file (after a purge, so removed text leaves the disk)."""
@@ -300,7 +319,7 @@ class Database:
         return problems
 
 
-def _split_sql(text: str) -> list[str]:
+def split_sql(text: str) -> list[str]:
     """Statements of a migration file (no semicolons inside literals in our migrations)."""
     lines = [line for line in text.splitlines() if not line.strip().startswith("--")]
     return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]

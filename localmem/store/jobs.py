@@ -34,6 +34,10 @@ class Job:
 class JobQueue:
     """The ``jobs`` table as a queue."""
 
+    #: how a claim locks the row it takes ("" for DuckDB, where one process writes; PostgreSQL
+    #: says FOR UPDATE SKIP LOCKED, so several processes never take the same job)
+    ROW_LOCK = ""
+
     def __init__(self, db: Database) -> None:
         self.db = db
 
@@ -66,7 +70,9 @@ class JobQueue:
             if kinds:
                 where += f" AND kind IN ({', '.join('?' for _ in kinds)})"
                 params += kinds
-            row = self.db.fetchone(f"SELECT id FROM jobs WHERE {where} ORDER BY id LIMIT 1", params)
+            row = self.db.fetchone(
+                f"SELECT id FROM jobs WHERE {where} ORDER BY id LIMIT 1{self.ROW_LOCK}", params
+            )
             if row is None:
                 return None
             return self._claim_row(row[0])
@@ -78,7 +84,7 @@ class JobQueue:
         with self.db.transaction():
             row = self.db.fetchone(
                 "SELECT id FROM jobs WHERE status = 'pending' "
-                "AND id IN (SELECT unnest(?::BIGINT[])) ORDER BY id LIMIT 1",
+                f"AND id IN (SELECT unnest(?::BIGINT[])) ORDER BY id LIMIT 1{self.ROW_LOCK}",
                 [ids],
             )
             if row is None:
@@ -159,7 +165,7 @@ class JobQueue:
         """Jobs by kind and status."""
         out: dict[str, dict[str, int]] = {}
         for kind, status, n in self.db.fetchall(
-            "SELECT kind, status, count(*) FROM jobs GROUP BY ALL ORDER BY ALL"
+            "SELECT kind, status, count(*) FROM jobs GROUP BY 1, 2 ORDER BY 1, 2"
         ):
             out.setdefault(kind, {})[status] = int(n)
         return out

@@ -165,6 +165,11 @@ class LexicalIndex:
                     if len(kept) != len(entries):
                         self._delta[tid] = kept
 
+    def refresh_stats(self) -> None:
+        """Recount what the index keeps about its documents after its tables were written
+        directly (a copy): here everything reloads from the tables on first use."""
+        self.rollback()
+
     def rollback(self) -> None:
         """Forget the in-memory state after a failed transaction; it reloads from DuckDB."""
         with self._lock:

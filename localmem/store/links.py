@@ -80,9 +80,10 @@ def linked_ids(
     return [
         (r[0], r[1], float(r[2]))
         for r in db.fetchall(
-            "SELECT src, dst, weight FROM links WHERE kind = ? AND src IN (SELECT unnest(?)) "
-            "UNION ALL "
-            "SELECT dst, src, weight FROM links WHERE kind = ? AND dst IN (SELECT unnest(?))",
+            "SELECT src, dst, weight FROM links WHERE kind = ? "
+            "AND src IN (SELECT unnest(?::VARCHAR[])) UNION ALL "
+            "SELECT dst, src, weight FROM links WHERE kind = ? "
+            "AND dst IN (SELECT unnest(?::VARCHAR[]))",
             [kind, ids, kind, ids],
         )
     ]

@@ -12,6 +12,8 @@ import pyarrow as pa
 from localmem.config import CONFIG_FILE, Config, EmbedderConfig
 from localmem.embed import make_embedder
 from localmem.errors import StoreError
+from localmem.store.address import is_postgres
+from localmem.store.opening import open_store
 from localmem.store.store import Store
 from localmem.store.vectors import INDEX_FILE, SIDECAR_FILE
 from localmem.text import content_hash
@@ -85,9 +87,12 @@ def check_store(path: str | Path) -> dict[str, Any]:
     column of every table is read, so DuckDB checks the checksum of every block it stores
     (``facts["damage"]`` lists what it refused: the truth itself is damaged).
     """
-    folder = Path(path).expanduser()
-    config = Config.load(folder / CONFIG_FILE)
-    store = Store.open(folder, config=config.store, model=None, dim=None, create=False)
+    if is_postgres(path):
+        store = open_store(path, model=None, dim=None, create=False)
+    else:
+        folder = Path(path).expanduser()
+        config = Config.load(folder / CONFIG_FILE)
+        store = Store.open(folder, config=config.store, model=None, dim=None, create=False)
     try:
         facts = store.check()
         facts["damage"] = store.db.read_all()

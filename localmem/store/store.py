@@ -33,6 +33,8 @@ class Store:
         self, folder: Path, db: Database, lock: StoreLock | None, config: StoreConfig
     ) -> None:
         self.folder = folder
+        # where the store lives as a person may see it (a PostgreSQL address: no password)
+        self.location = str(folder)
         self.db = db
         self._lock = lock
         self.config = config
@@ -183,7 +185,8 @@ class Store:
 
     def _check_migrated(self, migrations: Sequence[str]) -> None:
         missing = sorted(
-            {name for name, _, _ in list_migrations(migrations)} - set(self.db.applied_migrations())
+            {name for name, _, _ in list_migrations(migrations, self.db.backend)}
+            - set(self.db.applied_migrations())
         )
         if missing:
             raise StoreReadOnlyError(
@@ -369,10 +372,13 @@ class Store:
             "by_kind": by_kind,
             "links": int(db.scalar("SELECT count(*) FROM links")),
             "jobs_pending": self.jobs.pending(),
-            "bytes_on_disk": sum(p.stat().st_size for p in self.folder.iterdir() if p.is_file()),
+            "bytes_on_disk": self.bytes_on_disk(),
         }
 
-    # -- closing -------------------------------------------------------------------------------
+    def bytes_on_disk(self) -> int:
+        """What the store takes on disk: its folder's files."""
+        return sum(p.stat().st_size for p in self.folder.iterdir() if p.is_file())
+
     def close(self, *, save: bool = True) -> None:
         """Save the index, close DuckDB, release the lock. Safe to call twice."""
         if self._closed:

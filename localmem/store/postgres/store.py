@@ -1,0 +1,119 @@
+"""A store on PostgreSQL with pgvector: :class:`PgStore` is a
+:class:`~localmem.store.store.Store` whose database is a server, whose vectors are a pgvector
+HNSW index over the embedding column, and whose BM25 is scored by the server.
+
+What the embedded store needs a folder for does not apply: no lock file (several processes,
+on several machines, share one database; transactions, row locks and ``SKIP LOCKED`` keep them
+apart), no index file to save, catch up or rebuild, no file modes. The store still has a local
+folder, ``$LOCALMEM_HOME/postgres/<hash of the address>``, for what `localmem serve` writes
+beside a store (its discovery and token files).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import timedelta
+
+from localmem.config import StoreConfig, localmem_home
+from localmem.errors import StoreError
+from localmem.store.db import utcnow
+from localmem.store.jobs import JobQueue
+from localmem.store.postgres.db import PgDatabase
+from localmem.store.postgres.lexical import PgLexicalIndex
+from localmem.store.postgres.vectors import PgVectorIndex, ensure_index
+from localmem.store.store import Store
+
+#: a job left ``running`` this long is taken to be a dead worker's and queued again on open
+#: (others may be running it right now: several processes share the queue)
+JOB_LEASE = timedelta(minutes=30)
+
+
+def local_folder(location: str):
+    """The local folder of a PostgreSQL store on this machine (for `localmem serve`'s discovery
+    and token files): ``$LOCALMEM_HOME/postgres/<hash of the address without its password>``."""
+    return localmem_home() / "postgres" / hashlib.sha256(location.encode("utf-8")).hexdigest()[:16]
+
+
+class PgJobQueue(JobQueue):
+    """The job queue shared by every process on the database."""
+
+    ROW_LOCK = " FOR UPDATE SKIP LOCKED"
+
+    def recover(self) -> int:
+        """Jobs ``running`` for longer than :data:`JOB_LEASE` go back to ``pending``: a job
+        running now may belong to another live process, so a fresh one is left alone."""
+        with self.db.transaction():
+            rows = self.db.fetchall(
+                "UPDATE jobs SET status = 'pending', updated_at = ? "
+                "WHERE status = 'running' AND updated_at < ? RETURNING id",
+                [utcnow(), utcnow() - JOB_LEASE],
+            )
+        return len(rows)
+
+
+class PgStore(Store):
+    """The store's contract on a PostgreSQL database (use :meth:`open_address`)."""
+
+    @classmethod
+    def open_address(
+        cls,
+        address: str,
+        *,
+        config: StoreConfig | None = None,
+        model: str | None,
+        dim: int | None,
+        create: bool = True,
+        check_model: bool = True,
+        migrations: Sequence[str] = (),
+        read_only: bool | None = None,
+    ) -> PgStore:
+        """Open (or create) the store in the database at ``address`` (``postgresql://...``).
+
+        Raises:
+            StoreConnectionError: the server cannot be reached or refused the login (the
+                message never holds the password).
+            StoreError: no store there and ``create`` is False, or another embedding model.
+        """
+        db = PgDatabase(address, read_only=bool(read_only))
+        self = cls(local_folder(db.location), db, None, config or StoreConfig())
+        self.location = db.location
+        self.jobs = PgJobQueue(db)
+        self.lexical = PgLexicalIndex(db)
+        try:
+            new = not db.applied_migrations()
+            if new and not create:
+                raise StoreError(f"no store at {db.location} (create one with Memory.open)")
+            self._prepare(model, dim, new=new, check_model=check_model, migrations=migrations)
+            if not self.read_only:
+                self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except BaseException:
+            self.close(save=False)
+            raise
+        return self
+
+    def _open_index(self) -> None:
+        c = self.config
+        if not self.read_only and ensure_index(
+            self.db, self.dim, m=c.hnsw_m, ef_construction=c.hnsw_ef_construction
+        ):
+            live = self.live_count()
+            if live:
+                self.notice(f"built the HNSW index of {live} vectors")
+        self.vectors = PgVectorIndex(self.db, self.dim, ef_search=c.hnsw_ef_search)
+
+    def save_index(self) -> None:
+        """Nothing to save: the server keeps the index."""
+
+    def index_changed(self, n: int) -> None:
+        """Nothing to count: there is no index file to save."""
+
+    def bytes_on_disk(self) -> int:
+        """What the store's tables and indexes take in the database."""
+        return int(
+            self.db.scalar(
+                "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'S')"
+            )
+        )

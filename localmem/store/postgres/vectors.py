@@ -1,0 +1,121 @@
+"""Vectors on PostgreSQL: the ``memories.embedding`` column itself, searched through a
+pgvector HNSW index on ``embedding::vector(dim)`` (inner product over the normalised vectors,
+as hnswlib does in the embedded store).
+
+The column is the same ``REAL[]`` as the embedded store's ``FLOAT[]`` list, so every module that
+reads stored vectors works unchanged; the index is an expression index, partial on the live
+rows, made once the store records its dimension. There is nothing to save, catch up or
+reconcile: PostgreSQL keeps the index in step in the writing transaction, for every process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from localmem.store.postgres.db import PgDatabase
+
+LIVE = "NOT deleted AND embedding IS NOT NULL"
+#: pgvector's largest hnsw.ef_search
+_MAX_EF = 1000
+
+
+def index_name(dim: int) -> str:
+    """The name of the HNSW index for vectors of ``dim`` dimensions."""
+    return f"memories_embedding_hnsw_{int(dim)}"
+
+
+def ensure_index(db: PgDatabase, dim: int, *, m: int, ef_construction: int) -> bool:
+    """Make the HNSW index for ``dim`` unless it exists (under the migration lock, so two
+    processes opening a new store do not both build it); True when it was made."""
+    with db.advisory_lock():
+        if db.scalar("SELECT to_regclass(?) IS NOT NULL", [index_name(dim)]):
+            return False
+        db.execute(
+            f"CREATE INDEX {index_name(dim)} ON memories USING hnsw "
+            f"((embedding::vector({int(dim)})) vector_ip_ops) "
+            f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)}) WHERE {LIVE}"
+        )
+        return True
+
+
+class PgVectorIndex:
+    """What the store and the read pipeline use of :class:`~localmem.store.vectors.VectorIndex`,
+    over the ``memories`` table."""
+
+    def __init__(self, db: PgDatabase, dim: int, *, ef_search: int = 96) -> None:
+        self.db = db
+        self.dim = int(dim)
+        self.ef_search = ef_search
+        self._order = f"embedding::vector({self.dim}) <#> ?::vector({self.dim})"
+
+    # the rows are the index: writes need nothing more
+    def add(self, labels: Sequence[int] | np.ndarray, vectors: np.ndarray) -> None:
+        """Nothing to do: the vectors were written with their rows."""
+
+    def mark_deleted(self, labels: Sequence[int]) -> int:
+        """Nothing to do: a deleted row leaves the partial index in its own transaction."""
+        return len(labels)
+
+    @property
+    def live_count(self) -> int:
+        """Vectors a search can return."""
+        return int(self.db.scalar(f"SELECT count(*) FROM memories WHERE {LIVE}"))
+
+    @property
+    def deleted_labels(self) -> set[int]:
+        """None: deleted rows are simply not in the partial index."""
+        return set()
+
+    def labels(self) -> np.ndarray:
+        """Every live label."""
+        rows = self.db.fetchall(f"SELECT label FROM memories WHERE {LIVE} ORDER BY label")
+        return np.asarray([r[0] for r in rows], dtype=np.int64)
+
+    def get(self, labels: Sequence[int]) -> np.ndarray:
+        """The stored vectors of live labels, in order (``KeyError`` for a missing one)."""
+        wanted = [int(x) for x in labels]
+        if not wanted:
+            return np.empty((0, self.dim), dtype=np.float32)
+        rows = self.db.fetch_vectors(
+            f"SELECT label, embedding::vector FROM memories WHERE {LIVE} "
+            "AND label IN (SELECT unnest(?::BIGINT[]))",
+            [wanted],
+        )
+        found = {int(label): vec.to_numpy() for label, vec in rows}
+        try:
+            return np.asarray([found[x] for x in wanted], dtype=np.float32).reshape(-1, self.dim)
+        except KeyError as exc:
+            raise KeyError(f"label {exc.args[0]} has no live vector") from None
+
+    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k labels by inner product through the HNSW index, best first."""
+        if k <= 0:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        vec = "[" + ",".join(repr(float(x)) for x in np.asarray(query).ravel()) + "]"
+        with self.db.transaction():
+            # the beam must hold k results (pgvector returns at most ef_search rows)
+            ef = min(_MAX_EF, max(self.ef_search, 2 * k))
+            self.db.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
+            rows = self.db.fetchall(
+                f"SELECT label, -({self._order}) FROM memories WHERE {LIVE} "
+                f"ORDER BY {self._order} LIMIT ?",
+                [vec, vec, int(k)],
+            )
+        labels = np.asarray([r[0] for r in rows], dtype=np.int64)
+        return labels, np.asarray([r[1] for r in rows], dtype=np.float32)
+
+    def exact(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k by a full scan (no index): what recall@10 of the HNSW search is measured
+        against."""
+        vec = "[" + ",".join(repr(float(x)) for x in np.asarray(query).ravel()) + "]"
+        with self.db.transaction():
+            self.db.execute("SET LOCAL enable_indexscan = off")
+            rows = self.db.fetchall(
+                f"SELECT label, -({self._order}) FROM memories WHERE {LIVE} "
+                f"ORDER BY {self._order} LIMIT ?",
+                [vec, vec, int(k)],
+            )
+        labels = np.asarray([r[0] for r in rows], dtype=np.int64)
+        return labels, np.asarray([r[1] for r in rows], dtype=np.float32)

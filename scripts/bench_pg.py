@@ -1,0 +1,415 @@
+"""The embedded store against the PostgreSQL store (issue 21), side by side in one run.
+
+Usage:
+    python scripts/bench_pg.py store [--sizes 10000 100000] [--queries 200]
+    python scripts/bench_pg.py locomo [--configs dense bm25 hybrid +temporal+rerank]
+    python scripts/bench_pg.py servers [--servers 1 2 4] [--clients 8] [--adds 40]
+    python scripts/bench_pg.py report        # the `postgres` section of docs/benchmarks.md
+
+``store``: one embedded store (a folder: DuckDB + hnswlib) and one PostgreSQL store (a local
+PostgreSQL 16 + pgvector 0.6 started by pgserver, over its Unix socket) are grown to each size
+with the *same* MiniLM vectors of the same synthetic texts (scripts/bench_data.py; the
+embedding step is replaced by the precomputed vectors, every other step of ``add_many`` is
+real). At each size, for both: the add throughput of the segment just added; search p50/p95
+over ``--queries`` queries in dense and hybrid mode with the query vector given (the backend's
+work, not MiniLM's); recall@10 of the approximate index (hnswlib; pgvector HNSW) against exact
+search over the same vectors; size on disk (the store folder; the database's tables and
+indexes). Both stores have M 16, ef_construction 100, ef_search 96 (pgvector raises its beam to
+2k for k results as the embedded store does).
+
+``locomo``: `localmem bench locomo` on LoCoMo dev, once on a new embedded store and once on a
+new PostgreSQL database, the same configurations; evidence recall and search times of each.
+
+Results go to .bench/pg/*.json; ``report`` writes them into docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import bench_data  # noqa: E402
+from bench_scale import Precomputed  # noqa: E402
+from bench_store import pct  # noqa: E402
+from bench_store import queries as make_queries  # noqa: E402
+
+from localmem import Memory  # noqa: E402
+from localmem.embed import make_embedder  # noqa: E402
+
+WORK = ROOT / ".bench" / "pg"
+LOCOMO = Path("/work/shared/data/locomo/locomo_dev.json")
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def start_postgres(folder: Path):
+    """A PostgreSQL 16 with pgvector in ``folder`` (pgserver); returns (server, url)."""
+    import pgserver
+
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o755)  # pgserver runs postgres as its own user when we are root
+    server = pgserver.get_server(folder, cleanup_mode="stop")
+    server.psql("DROP DATABASE IF EXISTS bench;")
+    server.psql("CREATE DATABASE bench;")
+    return server, server.get_uri("bench")
+
+
+def machine() -> str:
+    cpus = os.cpu_count()
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        "?",
+    )
+    return f"{cpus} cores ({model})"
+
+
+# -- store ---------------------------------------------------------------------------------------
+def grow(mem: Memory, emb: Precomputed, texts: list[str], vectors: np.ndarray) -> float:
+    emb.serve(texts, vectors)
+    t0 = time.perf_counter()
+    mem.add_many(texts, batch_size=1000)
+    return len(texts) / (time.perf_counter() - t0)
+
+
+def search_times(mem: Memory, qs: list[str], mode: str) -> list[float]:
+    out = []
+    for q in qs:
+        t0 = time.perf_counter()
+        mem.search(q, k=10, mode=mode)
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def ann_recall(mem: Memory, qvecs: np.ndarray, base: np.ndarray) -> float:
+    """Mean share of the exact top 10 (over ``base``; label = row) the index returns."""
+    lo, hi, n = mem.store.db.fetchone("SELECT min(label), max(label), count(*) FROM memories")
+    assert (lo, hi + 1) == (0, n) == (0, len(base)), "labels are not the rows' positions"
+    hits = []
+    for q in qvecs:
+        exact = np.argpartition(-(base @ q), 10)[:10]
+        labels, _ = mem.store.vectors.search(q, 10)
+        hits.append(len(set(labels.tolist()) & set(exact.tolist())) / 10)
+    return float(np.mean(hits))
+
+
+def cmd_store(args: argparse.Namespace) -> None:
+    WORK.mkdir(parents=True, exist_ok=True)
+    sizes = sorted(args.sizes)
+    texts = bench_data.texts(sizes[-1])
+    log(f"vectors of {sizes[-1]} texts (cached in .bench/data)")
+    vectors = np.asarray(bench_data.vectors(sizes[-1]), dtype=np.float32)
+    qs = make_queries(args.queries + 1)
+    real = make_embedder()
+    qvecs = real.embed_batch(qs).astype(np.float32)
+    name = real.name
+    tmp = Path(tempfile.mkdtemp(prefix="bench-pg-", dir="/tmp"))
+    server, url = start_postgres(tmp / "pgdata")
+    folder = tmp / "embedded"
+    results: dict = {"machine": machine(), "sizes": {}, "queries": args.queries}
+    try:
+        emb = Precomputed(name, 384)
+        stores = {
+            "embedded": Memory.open(folder, embedder=emb),
+            "postgres": Memory.open(url, embedder=emb),
+        }
+        have = 0
+        for size in sizes:
+            row: dict = {}
+            for backend, mem in stores.items():
+                log(f"{backend}: growing {have} -> {size}")
+                rate = grow(mem, emb, texts[have:size], vectors[have:size])
+                emb.serve(qs, qvecs)  # the queries' vectors, given
+                mem.search(qs[0], k=10)  # warm: BM25 loaded, connections open
+                dense = search_times(mem, qs[1:], "dense")
+                hybrid = search_times(mem, qs[1:], "hybrid")
+                recall = ann_recall(mem, qvecs[1:], vectors[:size])
+                if backend == "embedded":
+                    mem.store.save_index()
+                row[backend] = {
+                    "add_items_per_s": rate,
+                    "dense_p50_ms": pct(dense, 50),
+                    "dense_p95_ms": pct(dense, 95),
+                    "hybrid_p50_ms": pct(hybrid, 50),
+                    "hybrid_p95_ms": pct(hybrid, 95),
+                    "recall_at_10": recall,
+                    "disk_mb": mem.store.bytes_on_disk() / 1e6,
+                    "loadavg": os.getloadavg(),
+                }
+                log(f"{backend} @ {size}: {json.dumps(row[backend])}")
+            have = size
+            results["sizes"][str(size)] = row
+            (WORK / "store.json").write_text(json.dumps(results, indent=2))
+        for mem in stores.values():
+            mem.close()
+    finally:
+        server.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
+    results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    (WORK / "store.json").write_text(json.dumps(results, indent=2))
+
+
+# -- locomo --------------------------------------------------------------------------------------
+def cmd_locomo(args: argparse.Namespace) -> None:
+    WORK.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-pg-locomo-", dir="/tmp"))
+    server, url = start_postgres(tmp / "pgdata")
+    cli = Path(sys.executable).parent / "localmem"
+    out = {}
+    try:
+        for backend, store in (("embedded", str(tmp / "embedded")), ("postgres", url)):
+            log(f"locomo on {backend}")
+            t0 = time.perf_counter()
+            subprocess.run(
+                [str(cli), "bench", "locomo", str(LOCOMO), "--store", store,
+                 "--configs", *args.configs, "--out", str(tmp / backend)],
+                check=True, cwd=str(ROOT),
+            )  # fmt: skip
+            data = json.loads((tmp / backend / "locomo.json").read_text())
+            out[backend] = {
+                "wall_s": time.perf_counter() - t0,
+                "summaries": {name: s["overall"] for name, s in data["summaries"].items()},
+                "per_question": data["per_question"],
+                "loadavg": os.getloadavg(),
+            }
+    finally:
+        server.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
+    out["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    out["configs"] = args.configs
+    (WORK / "locomo.json").write_text(json.dumps(out, indent=2))
+
+
+# -- several servers -----------------------------------------------------------------------------
+def start_serve(url: str, home: Path) -> tuple[subprocess.Popen, Path]:
+    from localmem.discovery import find_server
+    from localmem.store.address import redact
+    from localmem.store.postgres.store import local_folder
+
+    env = dict(os.environ, LOCALMEM_HOME=str(home))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "localmem", "serve", url],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    folder = home / "postgres" / local_folder(redact(url)).name
+    deadline = time.monotonic() + 120
+    while find_server(folder) is None:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"serve did not start: {proc.stderr.read()[-2000:]}")
+        time.sleep(0.1)
+    return proc, folder
+
+
+def parallel(n: int, work) -> float:
+    """Run ``work(i)`` for i < n in n threads; the wall time."""
+    import threading
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+    t0 = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return time.perf_counter() - t0
+
+
+def cmd_servers(args: argparse.Namespace) -> None:
+    """N `localmem serve` processes on one database, ``--clients`` client threads spread over
+    them: each adds ``--adds`` memories one call at a time (embedded by the server), then runs
+    ``--adds`` searches; total adds/s and searches/s."""
+    import signal
+
+    from localmem.remote import connect
+
+    WORK.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-pg-serve-", dir="/tmp"))
+    server, url = start_postgres(tmp / "pgdata")
+    texts = bench_data.texts(args.prefill + 20 * args.clients * args.adds)
+    qs = make_queries(args.adds * args.clients, seed=11)
+    with Memory.open(url) as mem:  # the real embedder: the servers embed what they add
+        mem.add_many(texts[: args.prefill], batch_size=500)
+    results: dict = {"machine": machine(), "prefill": args.prefill, "clients": args.clients}
+    offset = args.prefill
+    try:
+        for n in args.servers:
+            procs = [start_serve(url, tmp / f"home{n}-{i}") for i in range(n)]
+            try:
+                clients = [connect(procs[i % n][1]) for i in range(args.clients)]
+                for c in clients:
+                    c.search("warm up", k=10)
+                batches = [
+                    texts[offset + i * args.adds : offset + (i + 1) * args.adds]
+                    for i in range(args.clients)
+                ]
+                offset += args.clients * args.adds
+
+                add_s = parallel(
+                    len(clients), lambda i, c=clients, b=batches: [c[i].add(x) for x in b[i]]
+                )
+                search_s = parallel(
+                    len(clients),
+                    lambda i, c=clients, m=args.adds: [
+                        c[i].search(q, k=10) for q in qs[i * m : (i + 1) * m]
+                    ],
+                )
+                total = args.clients * args.adds
+                results[str(n)] = {
+                    "adds_per_s": total / add_s,
+                    "searches_per_s": total / search_s,
+                    "loadavg": os.getloadavg(),
+                }
+                log(f"{n} server(s): {results[str(n)]}")
+            finally:
+                for proc, _ in procs:
+                    proc.send_signal(signal.SIGTERM)
+                for proc, _ in procs:
+                    proc.wait(timeout=60)
+        with Memory.open(url) as mem:
+            results["memories_at_end"] = mem.stats()["memories"]
+    finally:
+        server.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
+    results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    (WORK / "servers.json").write_text(json.dumps(results, indent=2))
+
+
+# -- report --------------------------------------------------------------------------------------
+def _load(name: str) -> dict | None:
+    path = WORK / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _la(values) -> str:
+    return f"{values[0]:.1f}"
+
+
+def store_table(res: dict) -> str:
+    lines = [
+        "| size | backend | add (items/s) | dense p50 / p95 (ms) | hybrid p50 / p95 (ms) "
+        "| ANN recall@10 | on disk (MB) | load |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for size, row in res["sizes"].items():
+        for backend, r in row.items():
+            lines.append(
+                f"| {int(size):,} | {backend} | {r['add_items_per_s']:.0f} "
+                f"| {r['dense_p50_ms']:.1f} / {r['dense_p95_ms']:.1f} "
+                f"| {r['hybrid_p50_ms']:.1f} / {r['hybrid_p95_ms']:.1f} "
+                f"| {r['recall_at_10']:.3f} | {r['disk_mb']:.0f} | {_la(r['loadavg'])} |"
+            )
+    return "\n".join(lines)
+
+
+def locomo_table(res: dict) -> str:
+    lines = [
+        "| config | R@10 embedded | R@10 PostgreSQL | same top 10 | search p50 / p95 (ms) "
+        "embedded | PostgreSQL |",
+        "|---|---|---|---|---|---|",
+    ]
+    emb, pg = res["embedded"], res["postgres"]
+    for cfg in res["configs"]:
+        a, b = emb["summaries"][cfg], pg["summaries"][cfg]
+        qa, qb = emb["per_question"][cfg], pg["per_question"][cfg]
+        same = sum(x["retrieved"] == y["retrieved"] for x, y in zip(qa, qb, strict=True))
+        lines.append(
+            f"| {cfg} | {a['R@10']:.4f} | {b['R@10']:.4f} | {same} / {len(qa)} "
+            f"| {a['search_p50_ms']:.1f} / {a['search_p95_ms']:.1f} "
+            f"| {b['search_p50_ms']:.1f} / {b['search_p95_ms']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def servers_table(res: dict) -> str:
+    lines = ["| servers | adds/s | searches/s | load |", "|---|---|---|---|"]
+    for n in sorted(k for k in res if k.isdigit()):
+        r = res[n]
+        lines.append(
+            f"| {n} | {r['adds_per_s']:.1f} | {r['searches_per_s']:.1f} | {_la(r['loadavg'])} |"
+        )
+    return "\n".join(lines)
+
+
+def cmd_report(args: argparse.Namespace) -> None:
+    from localmem.experiments.report import write_section
+
+    parts = [Path(args.notes).read_text(encoding="utf-8").strip()] if args.notes else []
+    store, locomo, servers = _load("store"), _load("locomo"), _load("servers")
+    if store:
+        parts += [
+            f"**Store** (`python scripts/bench_pg.py store --sizes "
+            f"{' '.join(store['sizes'])} --queries {store['queries']}`, {store.get('date')}, "
+            f"{store['machine']}; PostgreSQL 16.2 + pgvector 0.6.2 from pgserver on the same "
+            "machine, over its Unix socket; load = 1-minute load average at the measurement):",
+            store_table(store),
+        ]
+    if locomo:
+        parts += [
+            f"**LoCoMo dev** (`python scripts/bench_pg.py locomo`, {locomo.get('date')}; "
+            "`localmem bench locomo` on a new store of each backend, same pipeline, onnx-int8; "
+            "*same top 10*: questions whose ten retrieved turns are the same, in the same order):",
+            locomo_table(locomo),
+        ]
+    if servers:
+        parts += [
+            f"**Several servers on one database** (`python scripts/bench_pg.py servers`, "
+            f"{servers.get('date')}; {servers['clients']} client threads spread over the "
+            f"servers, each adding memories one `add` at a time (embedded by the server), then "
+            f"searching; database prefilled with {servers['prefill']:,} memories):",
+            servers_table(servers),
+        ]
+    write_section(args.docs, "postgres", "\n\n".join(parts))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("store")
+    s.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    s.add_argument("--queries", type=int, default=200)
+    s.set_defaults(func=cmd_store)
+    loc = sub.add_parser("locomo")
+    loc.add_argument(
+        "--configs", nargs="+", default=["dense", "bm25", "hybrid", "+temporal+rerank"]
+    )
+    loc.set_defaults(func=cmd_locomo)
+    sv = sub.add_parser("servers")
+    sv.add_argument("--servers", type=int, nargs="+", default=[1, 2, 4])
+    sv.add_argument("--clients", type=int, default=8)
+    sv.add_argument("--adds", type=int, default=40)
+    sv.add_argument("--prefill", type=int, default=10_000)
+    sv.set_defaults(func=cmd_servers)
+    rp = sub.add_parser("report")
+    rp.add_argument("--docs", default=str(ROOT / "docs" / "benchmarks.md"))
+    rp.add_argument(
+        "--notes",
+        default=str(ROOT / "scripts" / "bench_pg_notes.md"),
+        help="a markdown file: the section's heading and findings",
+    )
+    rp.set_defaults(func=cmd_report)
+    args = p.parse_args()
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()

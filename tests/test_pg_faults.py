@@ -1,0 +1,208 @@
+"""The PostgreSQL store's address, its secrets and its faults, against a real server: chosen
+by ``postgresql://`` in the API and the CLI, the password never shown, a wrong password, a
+connection dropped under an open store, the server restarted in the middle of writes, two
+processes migrating a new database at once, two workers on one job queue."""
+
+from __future__ import annotations
+
+import threading
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+from pg_server import SECRET_PASSWORD, SECRET_USER
+from store_helpers import run
+
+from localmem import Memory
+from localmem.errors import StoreConnectionError
+from localmem.store.address import is_postgres, redact
+from localmem.store.postgres.db import PgDatabase
+from localmem.store.postgres.store import PgJobQueue
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def secret_url(pg_server) -> str:
+    """A new database, addressed as the role that logs in with a password."""
+    name = urlsplit(pg_server.new_database()).path.lstrip("/")
+    return pg_server.url(name, user=SECRET_USER, password=SECRET_PASSWORD)
+
+
+def _terminate_others(url: str) -> int:
+    """Kill every other backend of the database (what a server restart or a network cut does
+    to a client's connection)."""
+    with psycopg.connect(url, autocommit=True) as con:
+        rows = con.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    return len(rows)
+
+
+def test_addresses_and_redaction():
+    url = "postgresql://me:hunter2@db.example:5432/mem?sslmode=require&password=hunter2"
+    assert is_postgres(url) and is_postgres("postgres://h/db") and not is_postgres("/tmp/x")
+    assert "hunter2" not in redact(url)
+    assert redact(url).startswith("postgresql://me:***@db.example:5432/mem")
+    assert redact("/a/folder") == "/a/folder"
+
+
+def test_cli_on_postgres_never_prints_the_password(secret_url, capsys):
+    code, _, err = run(capsys, "add", "The deploy runs on Fridays", "--store", secret_url)
+    assert code == 0, err
+    code, out, err = run(capsys, "search", "when do we deploy", "--store", secret_url)
+    assert code == 0 and "Fridays" in out
+    code, out, err = run(capsys, "stats", "--store", secret_url, "--json")
+    assert code == 0 and '"memories": 1' in out
+    code, out2, err2 = run(capsys, "doctor", "--store", secret_url)
+    assert "1 live memories" in out2
+    for text in (out, err, out2, err2):
+        assert SECRET_PASSWORD not in text
+    assert f"{SECRET_USER}:***@" in out
+
+
+def test_a_wrong_password_is_one_line_without_the_secret(pg_server, capsys):
+    bad = pg_server.url(user=SECRET_USER, password="not-the-" + SECRET_PASSWORD)
+    code, out, err = run(capsys, "stats", "--store", bad)
+    assert code != 0 and out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert "password authentication failed" in err
+    assert SECRET_PASSWORD not in err and "not-the-" not in err
+    with pytest.raises(StoreConnectionError) as info:
+        Memory.open(bad)
+    assert "not-the-" not in str(info.value) and "***" in str(info.value)
+
+
+def test_a_dropped_connection_is_a_clear_error_and_a_retry_works(pg_url, embedder):
+    with Memory.open(pg_url, embedder=embedder) as mem:
+        first = mem.add("kept before the cut")
+        assert _terminate_others(pg_url) >= 1
+        with pytest.raises(StoreConnectionError, match="lost the connection"):
+            mem.add("written while the connection was gone")
+        again = mem.add("written after reconnecting")  # the retry reconnects
+        assert [h.memory.id for h in mem.search("kept before the cut", k=1)] == [first.id]
+        assert mem.get(again.id).content == "written after reconnecting"
+        assert mem.stats()["memories"] == 2
+        assert mem.store.check()["lexical_in_step"]
+
+
+def test_acknowledged_writes_survive_a_server_restart_mid_write(pg_server, pg_url, embedder):
+    acked: list[str] = []
+    errors: list[Exception] = []
+    stop = threading.Event()
+    with Memory.open(pg_url, embedder=embedder) as mem:
+
+        def writer():
+            i = 0
+            while not stop.is_set():
+                try:
+                    acked.append(mem.add(f"note {i} about the release").id)
+                except StoreConnectionError as exc:  # the server went away: try again
+                    errors.append(exc)
+                i += 1
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        while len(acked) < 5:
+            stop.wait(0.05)
+        pg_server.restart()  # immediate: no checkpoint, as a crash
+        n_at_restart = len(acked)
+        while len(acked) < n_at_restart + 5 and thread.is_alive():
+            stop.wait(0.05)
+        stop.set()
+        thread.join(30)
+        assert errors, "the restart was not seen by the writer"
+        # while it is down: "lost the connection ... try again", then "cannot connect"
+        assert all("try again" in str(e) or "cannot connect" in str(e) for e in errors), errors
+    with Memory.open(pg_url, embedder=embedder) as mem:
+        stored = {m.id for m in mem.list(limit=10_000)}
+        assert set(acked) <= stored
+        facts = mem.store.check()
+        assert facts["lexical_in_step"] and facts["vectors_in_step"]
+
+
+def test_two_processes_migrating_a_new_database_at_once(pg_url):
+    results, errors = [], []
+
+    def migrate():
+        try:
+            db = PgDatabase(pg_url)
+            results.append(db.migrate(["localmem.evolution.migrations"]))
+            db.close()
+        except Exception as exc:  # pragma: no cover - what the test is for
+            errors.append(exc)
+
+    threads = [threading.Thread(target=migrate) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    applied = sorted(results, key=len)
+    assert applied[0] == [] and applied[1] == []  # the others found it done
+    assert applied[2][0] == "0001_initial" and "0020_evolution" in applied[2]
+    db = PgDatabase(pg_url)
+    names = [r[0] for r in db.fetchall("SELECT name FROM schema_migrations")]
+    db.close()
+    assert len(names) == len(set(names)) == len(applied[2])
+
+
+def test_two_workers_never_take_the_same_job(pg_url):
+    db = PgDatabase(pg_url)
+    db.migrate()
+    queue = PgJobQueue(db)
+    with db.transaction():
+        ids = [queue.enqueue("mine", f"m{i}") for i in range(40)]
+    taken: list[list[int]] = [[], []]
+
+    def work(slot: int):
+        own = PgJobQueue(PgDatabase(pg_url))
+        while (job := own.claim(["mine"])) is not None:
+            taken[slot].append(job.id)
+            own.done(job.id)
+        own.db.close()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(taken[0] + taken[1]) == sorted(ids)  # every job once, none twice
+    assert not set(taken[0]) & set(taken[1])
+    db.close()
+
+
+def test_read_only_on_postgres_searches_and_refuses_writes(pg_url, embedder):
+    from localmem.errors import StoreReadOnlyError
+
+    with Memory.open(pg_url, embedder=embedder) as mem:
+        kept = mem.add("the archive keeps the 2019 budget")
+    with Memory.open(pg_url, embedder=embedder, read_only=True) as mem:
+        assert mem.store.read_only
+        assert mem.search("2019 budget", k=1)[0].memory.id == kept.id
+        with pytest.raises(StoreReadOnlyError):
+            mem.add("not written")
+        with pytest.raises(StoreReadOnlyError):
+            mem.store.db.execute("DELETE FROM memories")
+    with Memory.open(pg_url, embedder=embedder) as mem:
+        assert mem.stats()["memories"] == 1
+
+
+def test_a_role_that_may_not_create_the_tables_gets_a_store_error(pg_server, capsys):
+    name = urlsplit(pg_server.new_database()).path.lstrip("/")
+    pg_server.server.psql(
+        "DO $$ BEGIN CREATE ROLE lm_plain LOGIN; EXCEPTION WHEN OTHERS THEN NULL; END $$;"
+    )
+    code, out, err = run(capsys, "add", "a note", "--store", pg_server.url(name, user="lm_plain"))
+    assert code == 1 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "cannot set up the store" in err, err
+
+
+def test_the_password_is_in_nothing_a_memory_shows(secret_url, embedder):
+    with Memory.open(secret_url, embedder=embedder) as mem:
+        mem.add("a note")
+        shown = [repr(mem), repr(mem.store), repr(mem.store.db), str(mem.path)]
+        shown += [str(mem.stats()), str(mem.status()), str(mem.store.check())]
+        assert all(SECRET_PASSWORD not in text for text in shown)
+        assert mem.stats()["path"] == redact(secret_url)

@@ -1,0 +1,73 @@
+"""Several `localmem serve` processes on one PostgreSQL database (as on several machines:
+each has its own LOCALMEM_HOME): writes through either land, searches through either see
+them, and the background jobs of both run once each."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from localmem.discovery import find_server
+from localmem.remote import connect
+from localmem.store.address import redact
+from localmem.store.postgres.store import local_folder
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
+
+def _serve(url: str, home) -> tuple[subprocess.Popen, Path]:
+    env = dict(os.environ, LOCALMEM_HOME=str(home))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "localmem", "serve", url],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    folder = home / "postgres" / local_folder(redact(url)).name
+    deadline = time.monotonic() + 120
+    while find_server(folder) is None:
+        if proc.poll() is not None:
+            raise AssertionError(f"serve exited: {proc.stderr.read()[-2000:]}")
+        assert time.monotonic() < deadline, "serve did not start"
+        time.sleep(0.1)
+    return proc, folder
+
+
+def _stop(proc: subprocess.Popen) -> str:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    return proc.stderr.read()
+
+
+def test_two_servers_on_one_database(pg_url, tmp_path):
+    servers = [_serve(pg_url, tmp_path / f"machine{i}") for i in range(2)]
+    try:
+        a, b = (connect(folder) for _, folder in servers)
+        from_a = [a.add(f"server A note {i}: the backup runs at {i} am").id for i in range(5)]
+        from_b = [b.add(f"server B note {i}: the deploy window is day {i}").id for i in range(5)]
+        b.add("evolving through server B about the backup", evolve=True)
+        assert a.search("deploy window", k=1)[0].memory.id in from_b
+        assert b.search("backup runs", k=1)[0].memory.id in from_a
+        assert a.get(from_b[0]).content.startswith("server B")
+        assert a.stats()["memories"] == b.stats()["memories"] == 11
+        # the evolve job is taken by one worker and done once
+        deadline = time.monotonic() + 60
+        while a.stats()["jobs_pending"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert a.stats()["jobs_pending"] == 0
+    finally:
+        logs = [_stop(proc) for proc, _ in servers]
+    for log in logs:
+        assert "Traceback" not in log, log
+        assert "serving postgresql://" in log
