@@ -137,6 +137,36 @@ class Write:
             self.db, memory_id, event, field=field, old=old, new=new, actor=actor, info=info
         )
 
+    def supersede(
+        self,
+        memory_id: str,
+        successor_id: str,
+        valid_to: datetime,
+        *,
+        actor: str,
+        info: dict[str, Any] | None = None,
+    ) -> None:
+        """Mark a memory as no longer true from ``valid_to`` on, replaced by ``successor_id``
+        (an INVALIDATE event). It stays stored and searchable for the time it was true.
+
+        There is no way to end a memory's validity without naming the memory that replaces
+        it: a contradiction never loses the old fact nor drops the new one.
+        """
+        if not successor_id:
+            raise ValueError("a memory is superseded only by another memory")
+        self.db.execute(
+            "UPDATE memories SET valid_to = ?, superseded_by = ?, updated_at = ? WHERE id = ?",
+            [records.to_db_time(valid_to), successor_id, utcnow(), memory_id],
+        )
+        self.record(
+            memory_id,
+            "INVALIDATE",
+            field="valid_to",
+            new=valid_to.isoformat(),
+            actor=actor,
+            info={**(info or {}), "superseded_by": successor_id},
+        )
+
     def enqueue(self, kind: str, memory_id: str | None = None, payload: dict | None = None) -> int:
         """Queue a background job that commits with this unit; returns its id."""
         return self.store.jobs.enqueue(kind, memory_id, payload)
