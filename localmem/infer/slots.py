@@ -15,7 +15,7 @@ from dataclasses import dataclass
 NUMBER_WORDS = {
     w: i
     for i, w in enumerate(
-        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+        "zero one two three four five six seven eight nine ten eleven twelve".split()  # noqa: SIM905
     )
 }
 _NUM = r"(\d+|" + "|".join(NUMBER_WORDS) + r")"
