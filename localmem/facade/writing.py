@@ -92,7 +92,7 @@ class Writing:
             found = duplicates.existing(self.kernel.db, [row]).get(duplicates.key(row))
             if found is not None:
                 return memories.get(self.kernel, found)
-        return self.add_many([item], mine=mine, evolve=evolve)[0]
+        return self.add_many([item], mine=mine, evolve=evolve, infer=False)[0]
 
     def add_many(
         self,
