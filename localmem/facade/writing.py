@@ -203,7 +203,7 @@ class Writing:
         )
         base = memories.prepare(self.kernel, {**fields, "content": texts[0][0]})
         when = base.event_time.date().isoformat() if base.event_time else None
-        decisions = infer_plan.plan(self.kernel, texts, scope=fields, when=when)
+        decisions = infer_plan.plan(self.kernel, texts, scope=fields, when=when, at=base.event_time)
         jobs = self.jobs_for_add(mine=mine, evolve=evolve)
         return infer_apply.apply(self.kernel, decisions, base, jobs=jobs)
 

@@ -97,7 +97,8 @@ def apply(
                 job = write.enqueue(kind, item.id, payload)
                 if mode == "inline":
                     inline.append(job)
-            if isinstance(d, Add) or d.target.id in ended:
+            if isinstance(d, Add) or d.target.id in ended or not _current(kernel, d.target):
+                # an already superseded memory keeps the successor it has
                 write.record(item.id, "INFER", new="ADD", actor=ACTOR, info=_info(d))
                 done.append(Applied("ADD", item, None, d.reason, d.decider))
                 continue
@@ -111,6 +112,10 @@ def apply(
         if a.event == "UPDATE":
             kernel.changed(a.memory.id, "content")
     return [replace(a, memory=memories.get(kernel, a.memory.id)) for a in done]
+
+
+def _current(kernel: Kernel, item: MemoryItem) -> bool:
+    return memories.get(kernel, item.id).valid_to is None
 
 
 def _supersede(write: Write, d: Invalidate, item: MemoryItem) -> MemoryItem:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -124,17 +125,23 @@ def extract(
 
 
 def neighbours(
-    kernel: Kernel, fact: Candidate, scope: Mapping[str, Any]
+    kernel: Kernel, fact: Candidate, scope: Mapping[str, Any], when: datetime | None = None
 ) -> list[tuple[MemoryItem, float]]:
-    """The current memories of the same scope ``fact`` could duplicate or contradict (dense +
-    lexical search), with their cosine to it, best first."""
+    """The memories of the same scope ``fact`` could duplicate or contradict (dense + lexical
+    search), with their cosine to it: the current ones first, then those true at ``when`` (a
+    fact about the past is compared with what was true then, so a message ingested again is
+    recognised even when a later one superseded it)."""
     k = kernel.config.infer.neighbours
     if memories.count(kernel) == 0:
         return []
     filters = {name: scope.get(name) for name in ("user_id", "agent_id")}
-    found = search(kernel, fact.text, k=k, mode="hybrid", **filters)
+    hits = list(search(kernel, fact.text, k=k, mode="hybrid", **filters).hits)
+    if when is not None:
+        past = search(kernel, fact.text, k=k, mode="hybrid", as_of=when, **filters).hits
+        seen = {h.memory.id for h in hits}
+        hits += [h for h in past if h.memory.id not in seen]
     out = []
-    for hit in found.hits:
+    for hit in hits:
         vec = memories.stored_vector(kernel, hit.memory.id)
         cos = float(np.dot(vec, fact.vector)) if vec is not None else 0.0
         out.append((hit.memory, cos))
@@ -187,8 +194,10 @@ def plan(
     *,
     scope: Mapping[str, Any],
     when: str | None,
+    at: datetime | None = None,
 ) -> list[Decision]:
-    """The decisions for the texts of one add (each ``(text, speaker)``), in order.
+    """The decisions for the texts of one add (each ``(text, speaker)``), in order; ``when``
+    is the add's date as the extraction reads it, ``at`` its event time.
 
     A later fact of the same add sees the earlier ones as neighbours only through the rules'
     own list (they are not stored yet): two facts of one add that repeat each other are one.
@@ -206,5 +215,5 @@ def plan(
             continue
         seen.add(key)
         fact = Candidate(text, vec, speaker, served, note)
-        out.append(decide(kernel, fact, neighbours(kernel, fact, scope)))
+        out.append(decide(kernel, fact, neighbours(kernel, fact, scope, at)))
     return out

@@ -227,6 +227,14 @@ class RemoteMemory:
         """As :meth:`Memory.add`."""
         return wire.decode(MemoryItem, self.call("add", content=content, **fields))
 
+    def infers(self, infer: bool | None) -> bool:
+        """As :meth:`Memory.infers`."""
+        if infer is None:
+            return self.config.infer.on_add
+        if not isinstance(infer, bool):
+            raise InputError(f"infer must be true or false, not {infer!r}")
+        return infer
+
     def infer(self, content: Any, **fields: Any) -> list[Applied]:
         """As :meth:`Memory.infer`."""
         return wire.decode(list[Applied], self.call("infer", content=content, **fields))
