@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 
 import pytest
@@ -291,3 +292,55 @@ def test_reconciling_never_loses_a_memory(open_memory, tmp_path_factory, facts):
     current = [slots.read(m.content) for m in stored if m.valid_to is None]
     keys = [(s.subject, s.slot) for s in current if s and not s.slot.startswith("likes")]
     assert len(keys) == len(set(keys))
+
+
+# -- the command line -----------------------------------------------------------------------
+def _cli(capsys, *args):
+    from localmem.cli import main
+
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_the_cli_shows_each_decision_and_what_was_superseded(capsys, tmp_path):
+    s = ["--store", str(tmp_path / "s")]
+    when = "--event-time"
+    code, out, _ = _cli(
+        capsys, "add", *s, "--infer", "--user", "u", when, t(2021), "Ann lives in Paris."
+    )
+    assert code == 0 and out.startswith("ADD")
+    code, out, _ = _cli(
+        capsys, "add", *s, "--infer", "--user", "u", when, t(2021, 6), "Ann lives in Paris."
+    )
+    assert out.startswith("NONE")
+    code, out, _ = _cli(
+        capsys,
+        "add",
+        *s,
+        "--infer",
+        "--user",
+        "u",
+        "--speaker",
+        "Ann",
+        when,
+        t(2024),
+        "I moved to Oslo.",
+    )
+    assert out.startswith("INVALIDATE") and "paris -> oslo" in out
+    _, out, _ = _cli(capsys, "list", *s, "--json")
+    paris = next(m for m in json.loads(out) if "Paris" in m["content"])
+    oslo = next(m for m in json.loads(out) if "Oslo" in m["content"])
+    assert paris["superseded_by"] == oslo["id"] and paris["valid_to"].startswith("2024-01-01")
+    _, out, _ = _cli(capsys, "show", *s, paris["id"])
+    assert f"superseded by {oslo['id']}" in out
+    _, out, _ = _cli(capsys, "history", *s, paris["id"])
+    assert "INVALIDATE valid_to by infer" in out and "why: new home" in out
+    _, out, _ = _cli(capsys, "search", *s, "where does Ann live", "--json")
+    assert [h["id"] for h in json.loads(out)["hits"]] == [oslo["id"]]
+    _, out, _ = _cli(capsys, "search", *s, "where does Ann live", "--as-of", t(2022), "--json")
+    assert [h["id"] for h in json.loads(out)["hits"]] == [paris["id"]]
+    code, _, err = _cli(capsys, "search", *s, "x", "--as-of", "not a time")
+    assert code != 0 and err.startswith("localmem: error:") and "Traceback" not in err
+    code, _, err = _cli(capsys, "add", *s, "--speaker", "Ann", "x")
+    assert code != 0 and "--speaker needs --infer" in err
