@@ -96,6 +96,11 @@ def _implementation(mode: str) -> str:
     return {"auto": "auto", "engine": "model", "model-free": MODEL_FREE}[mode]
 
 
+def as_said(text: str, speaker: str | None) -> str:
+    """A text kept as given, with who said it ("Ann: ok")."""
+    return f"{speaker}: {text}" if speaker else text
+
+
 def extract(
     kernel: Kernel, text: str, *, speaker: str | None, when: str | None
 ) -> tuple[list[str], str, str | None]:
@@ -117,10 +122,10 @@ def extract(
         )
     except ModelError as exc:  # malformed twice (SchemaError) or the engine failed
         log.warning("fact extraction failed, storing the text as given: %s", exc)
-        return [text], "failed", f"{type(exc).__name__}: {exc}"
+        return [as_said(text, speaker)], "failed", f"{type(exc).__name__}: {exc}"
     found = [f.fact.strip() for f in result.value.facts if f.fact.strip()]
     if not found:
-        return [text], result.served_by, "no fact extracted: stored as given"
+        return [as_said(text, speaker)], result.served_by, "no fact extracted: stored as given"
     return found, result.served_by, None
 
 

@@ -104,6 +104,7 @@ _LIKE_POS = re.compile(
     r"(?P<value>[\w' -]+?)" + _END,
     re.IGNORECASE,
 )
+_SAID_BY = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?):\s+(.*)$")
 _STOP_VALUE = re.compile(r"^(?:the|a|an|his|her|their|my)\s+", re.IGNORECASE)
 
 
@@ -130,6 +131,9 @@ def _subject(raw: str, speaker: str | None) -> str:
 def read(fact: str, *, speaker: str | None = None) -> Slot | None:
     """The slot a fact fills, or None when it is no single-valued statement this can read."""
     text = " ".join(fact.split())
+    said = _SAID_BY.match(text)
+    if said:  # "Ann: I live in Rome" (a message kept as given)
+        speaker, text = said.group(1), said.group(2)
     if re.match(r"(?:she|he|they)\b", text, re.IGNORECASE):
         return None  # whom a pronoun means is not known here: no slot rather than a wrong one
     m = _FAVOURITE.match(text)
