@@ -117,17 +117,21 @@ def model_free(inp: ReconcileInput, ctx: TaskContext) -> Decision:
             old = slots.read(known.text, speaker=inp.speaker)
             if old is None or old.negated or (old.subject, old.slot) != (mine.subject, mine.slot):
                 continue
-            if mine.negated and old.value == mine.value:
-                return Decision(
-                    event="INVALIDATE", target=i, reason=f"explicitly no longer: {mine.slot}"
-                )
-            if not mine.negated and old.value == mine.value:
+            if mine.negated:
+                if old.value == mine.value:
+                    return Decision(
+                        event="INVALIDATE", target=i, reason=f"explicitly no longer: {mine.slot}"
+                    )
+                continue
+            if (old.value, old.detail) == (mine.value, mine.detail):
                 return Decision(event="NONE", target=i, reason=f"same {mine.slot}: {old.value}")
-            if not mine.negated and not mine.slot.startswith("likes "):
+            if not mine.slot.startswith("likes "):
+                was = " ".join(p for p in (old.detail, old.value) if p)
+                now = " ".join(p for p in (mine.detail, mine.value) if p)
                 return Decision(
                     event="INVALIDATE",
                     target=i,
-                    reason=f"new {mine.slot} for {mine.subject}: {old.value} -> {mine.value}",
+                    reason=f"new {mine.slot} for {mine.subject}: {was} -> {now}",
                 )
     words = set(new.split())
     for i, known in enumerate(inp.memories, 1):
