@@ -24,7 +24,7 @@ from pathlib import Path
 
 from localmem import Memory
 from localmem.embed import make_embedder
-from localmem.experiments.infer_eval import load_dialogues, rates, run_dialogues, table
+from localmem.experiments.infer_eval import SETS, load_dialogues, rates, run_dialogues, table
 from localmem.experiments.locomo import load_locomo
 from localmem.experiments.report import provenance, write_section
 from localmem.experiments.retrieval import markdown_table, run_questions, summarize
@@ -79,44 +79,58 @@ def main() -> int:
     parser.add_argument("--dialogues", help="another labelled set (default: the shipped one)")
     parser.add_argument("--out", default="docs/benchmarks.md")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--section", default="infer", help="section of --out to write")
     args = parser.parse_args()
-    dialogues = load_dialogues(args.dialogues)
+    sets = (
+        {"given": load_dialogues(args.dialogues)}
+        if args.dialogues
+        else {name: load_dialogues(name=name) for name in SETS}
+    )
     embedder = make_embedder()
     load = os.getloadavg()
     out: dict = {}
+    sections: list[str] = []
+    engine = None
+    if args.gguf:
+        from localmem.llm.llama import LlamaEngine
+
+        engine = LlamaEngine(args.gguf, n_ctx=4096, n_threads=2)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        runs = run_dialogues(lambda n: Memory.open(tmp / n, embedder=embedder), dialogues)
-        if args.gguf:
-            from localmem.llm.llama import LlamaEngine
-
-            engine = LlamaEngine(args.gguf, n_ctx=4096, n_threads=2)
-            engine_runs = run_dialogues(
-                lambda n: Memory.open(tmp / f"engine-{n}", embedder=embedder, engine=engine),
-                dialogues,
+        for set_name, dialogues in sets.items():
+            runs = run_dialogues(
+                lambda n, s=set_name: Memory.open(tmp / f"{s}-{n}", embedder=embedder), dialogues
             )
-            runs[f"infer ({engine.name})"] = engine_runs["infer"]
-        out["dialogues"] = {n: {**rates(r), **r.counts} for n, r in runs.items()}
-        sections = [
-            f"{len(dialogues)} dialogues, "
-            f"{sum(len(s['turns']) for d in dialogues for s in d['sessions'])} turns, "
-            f"{sum(len(d['supersede']) for d in dialogues)} labelled supersessions, "
-            f"{sum(len(d['now']) for d in dialogues)} now and "
-            f"{sum(len(d['past']) for d in dialogues)} past questions.",
-            "",
-            table(runs),
-        ]
+            if engine is not None:
+                engine_runs = run_dialogues(
+                    lambda n, s=set_name: Memory.open(
+                        tmp / f"{s}-engine-{n}", embedder=embedder, engine=engine
+                    ),
+                    dialogues,
+                )
+                runs[f"infer ({engine.name})"] = engine_runs["infer"]
+            out[set_name] = {n: {**rates(r), **r.counts} for n, r in runs.items()}
+            sections += [
+                f"**{set_name}**: {len(dialogues)} dialogues, "
+                f"{sum(len(s['turns']) for d in dialogues for s in d['sessions'])} turns, "
+                f"{sum(len(d['supersede']) for d in dialogues)} labelled supersessions, "
+                f"{sum(len(d['now']) for d in dialogues)} now and "
+                f"{sum(len(d['past']) for d in dialogues)} past questions.",
+                "",
+                table(runs),
+                "",
+            ]
         if args.locomo:
             md, data = locomo(args.locomo, embedder, tmp)
             out["locomo"] = data
-            sections += ["", "LoCoMo dev evidence recall (hybrid search, no model):", "", md]
+            sections += ["LoCoMo dev evidence recall (hybrid search, no model):", "", md]
     after = os.getloadavg()
     command = "python scripts/bench_infer.py" + (f" --locomo {args.locomo}" if args.locomo else "")
     if args.gguf:
         command += f" --gguf {args.gguf}"
     body = "\n".join(
         [
-            "## Inference on add (issue 20)",
+            "## Inference on add (issue 20)" + (" through an engine" if args.gguf else ""),
             "",
             provenance(command),
             f"- load average (1 min) before / after: {load[0]:.2f} / {after[0]:.2f}",
@@ -126,7 +140,7 @@ def main() -> int:
     )
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2, default=str))
-    write_section(args.out, "infer", body)
+    write_section(args.out, args.section, body)
     print(body)
     return 0
 

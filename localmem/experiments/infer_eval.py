@@ -39,11 +39,15 @@ import numpy as np
 from localmem.infer.task import normal
 from localmem.memory import Memory
 
+#: the shipped sets: ``dialogues`` (the rules were written against it) and ``heldout``
+#: (written afterwards and never used to change a rule)
+SETS = ("dialogues", "heldout")
 
-def load_dialogues(path: str | Path | None = None) -> list[dict[str, Any]]:
-    """The labelled dialogues (the shipped set unless ``path`` names another file)."""
+
+def load_dialogues(path: str | Path | None = None, *, name: str = "dialogues") -> list[dict]:
+    """The labelled dialogues: a shipped set by ``name``, or the file at ``path``."""
     if path is None:
-        text = resources.files("localmem.infer.data").joinpath("dialogues.json").read_text()
+        text = resources.files("localmem.infer.data").joinpath(f"{name}.json").read_text()
     else:
         text = Path(path).read_text(encoding="utf-8")
     return json.loads(text)["dialogues"]

@@ -61,7 +61,7 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     _rule("home", r"(?:moved|relocated) (?:away )?(?:out of|from)", _VALUE + _OUT),
     _rule(
         "home",
-        r"(?:lives?|living|lived|moved|relocated|settled|based|resides?|reside) (?:back )?(?:in|to)",
+        r"(?:lives?|living|lived|moved|relocated|settled|based|resides?) (?:back )?(?:in|to)",
     ),
     _rule("role", r"(?:works?|working|worked) as(?: an?)?"),
     _rule(
