@@ -80,6 +80,12 @@ def main() -> int:
     parser.add_argument("--out", default="docs/benchmarks.md")
     parser.add_argument("--json", default=None)
     parser.add_argument("--section", default="infer", help="section of --out to write")
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=1,
+        help="every Nth dialogue of each set only (a slow engine); every run on the same ones",
+    )
     args = parser.parse_args()
     sets = (
         {"given": load_dialogues(args.dialogues)}
@@ -128,6 +134,8 @@ def main() -> int:
     command = "python scripts/bench_infer.py" + (f" --locomo {args.locomo}" if args.locomo else "")
     if args.gguf:
         command += f" --gguf {args.gguf}"
+    if args.sample > 1:
+        command += f" --sample {args.sample}"
     body = "\n".join(
         [
             "## Inference on add (issue 20)" + (" through an engine" if args.gguf else ""),

@@ -344,3 +344,16 @@ def test_the_cli_shows_each_decision_and_what_was_superseded(capsys, tmp_path):
     assert code != 0 and err.startswith("localmem: error:") and "Traceback" not in err
     code, _, err = _cli(capsys, "add", *s, "--speaker", "Ann", "x")
     assert code != 0 and "--speaker needs --infer" in err
+
+
+def test_validity_defaults_to_the_event_time_and_follows_it(memory):
+    a = memory.add("Ann lives in Paris.", event_time=t(2020))
+    assert a.valid_from == datetime(2020, 1, 1, tzinfo=timezone.utc) and a.valid_to is None
+    assert memory.get(a.id).valid_from == a.valid_from
+    b = memory.add("no time given")
+    assert memory.get(b.id).valid_from == memory.get(b.id).created_at
+    memory.update(a.id, event_time=t(2019))
+    assert memory.get(a.id).valid_from == datetime(2019, 1, 1, tzinfo=timezone.utc)
+    hits = memory.search("Paris", as_of=t(2019, 6)).hits
+    assert [h.memory.id for h in hits] == [a.id]
+    assert memory.search("Paris", as_of=t(2018)).hits == []

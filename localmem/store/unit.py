@@ -97,6 +97,13 @@ class Write:
             elif name == "event_time":
                 sets.append("event_time = ?")
                 params.append(records.to_db_time(new))
+                # validity follows the event time it defaulted to (a set validity stays)
+                sets.append(
+                    "valid_from = CASE WHEN valid_from IS NOT DISTINCT FROM "
+                    "coalesce(?::TIMESTAMP, created_at) THEN coalesce(?::TIMESTAMP, created_at) "
+                    "ELSE valid_from END"
+                )
+                params += [records.to_db_time(old), records.to_db_time(new)]
             else:
                 sets.append(f"{name} = ?")
                 params.append(new)
