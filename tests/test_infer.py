@@ -357,3 +357,13 @@ def test_validity_defaults_to_the_event_time_and_follows_it(memory):
     hits = memory.search("Paris", as_of=t(2019, 6)).hits
     assert [h.memory.id for h in hits] == [a.id]
     assert memory.search("Paris", as_of=t(2018)).hits == []
+
+
+def test_a_near_duplicate_with_more_detail_updates_and_keeps_the_old_text(memory):
+    first = memory.add("Ann adopted a beagle puppy named Max.", user_id="u", infer=True)
+    (applied,) = memory.infer("Ann adopted a beagle puppy named Max from the shelter.", user_id="u")
+    assert applied.event == "UPDATE" and applied.memory.id == first.id
+    assert memory.get(first.id).content.endswith("from the shelter.") and memory.count() == 1
+    update = [h for h in memory.history(first.id) if h.event == "UPDATE"][0]
+    assert update.old_value == "Ann adopted a beagle puppy named Max." and update.actor == "infer"
+    assert memory.search("shelter", mode="lexical").hits[0].memory.id == first.id  # re-indexed

@@ -68,14 +68,13 @@ def apply(
                 done.append(Applied("NONE", d.target, d.target, d.reason, d.decider))
                 continue
             if isinstance(d, Update):
-                vector = kernel.embedder.embed_batch([d.text])[0]
                 current = memories.get(kernel, d.target.id)
-                text = d.text if not current.context else f"{d.text}\n{current.context}"
                 if d.text != current.content:
+                    text = embedding_text(d.text, current.context)
                     write.update_fields(
                         current,
                         {"content": (current.content, d.text)},
-                        vector if not current.context else None,
+                        kernel.embedder.embed_batch([text])[0],
                         text,
                         actor=ACTOR,
                         event="UPDATE",
