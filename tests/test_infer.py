@@ -364,6 +364,6 @@ def test_a_near_duplicate_with_more_detail_updates_and_keeps_the_old_text(memory
     (applied,) = memory.infer("Ann adopted a beagle puppy named Max from the shelter.", user_id="u")
     assert applied.event == "UPDATE" and applied.memory.id == first.id
     assert memory.get(first.id).content.endswith("from the shelter.") and memory.count() == 1
-    update = [h for h in memory.history(first.id) if h.event == "UPDATE"][0]
+    update = next(h for h in memory.history(first.id) if h.event == "UPDATE")
     assert update.old_value == "Ann adopted a beagle puppy named Max." and update.actor == "infer"
     assert memory.search("shelter", mode="lexical").hits[0].memory.id == first.id  # re-indexed
