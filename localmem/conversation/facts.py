@@ -63,7 +63,8 @@ def _third_person(phrase: str, speaker: str) -> str:
     return " ".join([speaker, *adverbs, verb])
 
 
-def _self_contained(sentence: str, speaker: str | None, when: str | None) -> str:
+def self_contained(sentence: str, speaker: str | None, when: str | None) -> str:
+    """``sentence`` as the speaker's ("I" becomes the name), relative dates given their date."""
     if speaker:
         for pattern, repl in _FIRST_PERSON:
             if repl == "CONJ":
@@ -104,7 +105,7 @@ def extract_facts(
             continue
         seen.add(sentence.lower())
         score = salience(sentence)
-        fact = _self_contained(sentence, speaker, time)
+        fact = self_contained(sentence, speaker, time)
         found.append((fact[:MAX_CHARS].rstrip(), score))
     found.sort(key=lambda f: -f[1])  # stable: text order among equals
     return found[:MAX_FACTS]

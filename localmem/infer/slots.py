@@ -125,9 +125,10 @@ def _subject(raw: str, speaker: str | None) -> str:
 
 
 def _clauses(text: str) -> list[str]:
-    """The text, then what follows each comma ("Big news, Ann moved ..." -> "Ann moved ...")."""
+    """The text, then what follows each comma or sentence end ("Big news, Ann moved ..." ->
+    "Ann moved ...")."""
     parts = [text]
-    for m in re.finditer(r",\s+", text):
+    for m in re.finditer(r"(?:,|[.!?])\s+", text):
         parts.append(text[m.end() :])
     return parts
 
