@@ -367,3 +367,13 @@ def test_a_near_duplicate_with_more_detail_updates_and_keeps_the_old_text(memory
     update = next(h for h in memory.history(first.id) if h.event == "UPDATE")
     assert update.old_value == "Ann adopted a beagle puppy named Max." and update.actor == "infer"
     assert memory.search("shelter", mode="lexical").hits[0].memory.id == first.id  # re-indexed
+
+
+def test_asking_for_the_engine_without_one_is_an_error_and_stores_nothing(open_memory, store_path):
+    from localmem.config import Config
+    from localmem.errors import EngineUnavailableError
+
+    mem = open_memory(store_path, config=Config.from_dict({"infer": {"extractor": "engine"}}))
+    with pytest.raises(EngineUnavailableError):
+        mem.add("Ann lives in Paris.", infer=True)
+    assert mem.count() == 0

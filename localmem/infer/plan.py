@@ -24,7 +24,7 @@ import numpy as np
 
 from localmem.conversation.facts import self_contained
 from localmem.conversation.tasks import facts as facts_task
-from localmem.errors import ModelError
+from localmem.errors import EngineUnavailableError, ModelError
 from localmem.infer import task as reconcile_task
 from localmem.llm.tasks import MODEL_FREE, TaskContext, run_task
 from localmem.retrieval.pipeline import search
@@ -138,6 +138,8 @@ def extract(
             context=TaskContext(embedder=kernel.embedder, config=kernel.config),
             implementation=_implementation(cfg.extractor),
         )
+    except EngineUnavailableError:  # infer.extractor = engine with no engine: a config error
+        raise
     except ModelError as exc:  # malformed twice (SchemaError) or the engine failed
         log.warning("fact extraction failed, storing the text as given: %s", exc)
         return [as_said(text, speaker)], "failed", f"{type(exc).__name__}: {exc}"
@@ -194,6 +196,8 @@ def decide(kernel: Kernel, fact: Candidate, near: Sequence[tuple[MemoryItem, flo
             context=TaskContext(embedder=kernel.embedder, config=kernel.config),
             implementation=_implementation(cfg.decider),
         )
+    except EngineUnavailableError:
+        raise
     except ModelError as exc:  # nothing is lost: the fact is added
         log.warning("reconcile failed, adding the fact: %s", exc)
         return Add(fact, f"reconcile failed ({type(exc).__name__}: {exc}): added", "failed")
