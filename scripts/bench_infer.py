@@ -35,6 +35,7 @@ def locomo(path: str, embedder, tmp: Path) -> tuple[str, dict]:
     results: dict[str, list] = {"raw": [], "infer": []}
     add_ms: dict[str, list[float]] = {"raw": [], "infer": []}
     counts: dict[str, int] = {"raw": 0, "infer": 0}
+    superseded: dict[str, int] = {"raw": 0, "infer": 0}
     for name in ("raw", "infer"):
         with Memory.open(tmp / f"locomo-{name}", embedder=embedder) as mem:
             for conv in convs:
@@ -54,22 +55,24 @@ def locomo(path: str, embedder, tmp: Path) -> tuple[str, dict]:
                 results[name] += rows
                 print(f"locomo {name} {conv.sample_id} done", file=sys.stderr)
             counts[name] = mem.count()
+            listed = mem.list(limit=1_000_000)
+            superseded[name] = sum(m.valid_to is not None for m in listed)
     summaries = {name: summarize(rows) for name, rows in results.items()}
     import numpy as np
 
     lines = [
         markdown_table(summaries, metrics=("R@5", "R@10", "R@20", "hit@10", "MRR")),
         "",
-        "| storage | memories | add p50 ms | add p95 ms |",
-        "|---|---|---|---|",
+        "| storage | memories | superseded | add p50 ms | add p95 ms |",
+        "|---|---|---|---|---|",
     ]
     for name in ("raw", "infer"):
         ms = np.array(add_ms[name])
         lines.append(
-            f"| {name} | {counts[name]} | {np.percentile(ms, 50):.1f} | "
+            f"| {name} | {counts[name]} | {superseded[name]} | {np.percentile(ms, 50):.1f} | "
             f"{np.percentile(ms, 95):.1f} |"
         )
-    return "\n".join(lines), {"summaries": summaries, "memories": counts}
+    return "\n".join(lines), {"summaries": summaries, "memories": counts, "superseded": superseded}
 
 
 def main() -> int:
