@@ -95,6 +95,7 @@ def main() -> int:
         if args.dialogues
         else {name: load_dialogues(name=name) for name in SETS}
     )
+    sets = {name: dialogues[:: max(1, args.sample)] for name, dialogues in sets.items()}
     embedder = make_embedder()
     load = os.getloadavg()
     out: dict = {}
