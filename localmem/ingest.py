@@ -88,6 +88,33 @@ class IngestReport:
     errors: list[str] | None = None
     duplicates: int = 0
     resolved: str | None = None
+    #: with inference: how many facts were added, superseded an older one, or were known
+    inferred: dict[str, int] | None = None
+
+
+def _infers(memory: Memory, infer: bool | None, records: list, defaults: dict) -> bool:
+    """Whether JSONL lines are inferred: as asked; by default for a conversation (every line
+    a message: issue 20 turns inference on where it is the point), else the store's
+    ``infer.on_add``."""
+    if infer is not None:
+        return memory.infers(infer)
+    kinds = {(r.get("kind") if isinstance(r, dict) else None) or defaults["kind"] for r in records}
+    return kinds == {"message"} or memory.infers(None)
+
+
+def _ingest_inferred(memory: Memory, records: list, defaults: dict, report, progress) -> None:
+    """Each line through :meth:`Memory.infer`, in order (a later line sees the earlier)."""
+    counts: dict[str, int] = {}
+    for n, record in enumerate(records, 1):
+        fields = {**defaults, **(record if isinstance(record, dict) else {"content": record})}
+        content = fields.pop("content")
+        for applied in memory.infer(content, **fields):
+            counts[applied.event] = counts.get(applied.event, 0) + 1
+        if progress:
+            progress(n, len(records))
+    report.documents, report.inferred = 1, counts
+    report.memories = counts.get("ADD", 0) + counts.get("INVALIDATE", 0)
+    report.duplicates = counts.get("NONE", 0)
 
 
 def ingest_file(
@@ -100,6 +127,7 @@ def ingest_file(
     progress: Callable[[int, int], None] | None = None,
     allow_duplicates: bool = False,
     max_bytes: int = MAX_FILE_BYTES,
+    infer: bool | None = None,
     **defaults: Any,
 ) -> IngestReport:
     """Store a file's contents: JSONL lines as memories, a text document as chunks.
@@ -109,7 +137,10 @@ def ingest_file(
     read (a symbolic link is followed; the report names the file read). Ingesting the same
     file again stores nothing new: a JSON line that duplicates a live memory (same text, kind,
     scope and event time, :meth:`localmem.Memory.add` ``dedupe``) or a chunk already stored is
-    skipped and counted, unless ``allow_duplicates``.
+    skipped and counted, unless ``allow_duplicates``. JSONL lines are inferred
+    (:meth:`localmem.Memory.infer`: facts extracted and reconciled) when ``infer`` is true, and
+    by default when every line is a message (a conversation); ``report.inferred`` then counts
+    the decisions.
     """
     path = Path(path).expanduser()
     if chunker not in CHUNKERS:
@@ -136,6 +167,9 @@ def ingest_file(
             records.append(record)
         if not records:
             raise InputError(f"{path} holds no usable JSON lines ({report.skipped} skipped)")
+        if _infers(memory, infer, records, defaults):
+            _ingest_inferred(memory, records, defaults, report, progress)
+            return report
         stored = memory.add_many(
             records,
             progress=(lambda n: progress(n, len(records))) if progress else None,

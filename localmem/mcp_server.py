@@ -99,9 +99,37 @@ def build_server(memory: Memory) -> MCPServer:
         event_time: str | None = None,
         metadata: dict[str, Any] | None = None,
         context: str | None = None,
+        infer: bool | None = None,
     ) -> dict[str, Any]:
         """content: the text; kind: thought, message, chunk, fact, procedure, summary or note;
-        event_time: ISO 8601 with offset, when it happened."""
+        event_time: ISO 8601 with offset, when it happened; infer: extract the facts and
+        reconcile them with the stored ones (a repeated fact is not stored twice, a changed one
+        supersedes the old; default: the store's setting); the answer then lists every
+        decision under "decisions"."""
+        if memory.infers(infer):
+            applied = memory.infer(
+                content,
+                kind=kind,
+                user_id=user_id,
+                agent_id=agent_id,
+                session_id=session_id,
+                event_time=event_time,
+                metadata=metadata,
+                context=context,
+            )
+            out = _memory_json(applied[0].memory)
+            out["decisions"] = [
+                {
+                    "event": a.event,
+                    "memory_id": a.memory.id,
+                    "content": a.memory.content,
+                    "target_id": a.target.id if a.target else None,
+                    "reason": a.reason,
+                    "decider": a.decider,
+                }
+                for a in applied
+            ]
+            return out
         return _memory_json(
             memory.add(
                 content,
@@ -112,6 +140,7 @@ def build_server(memory: Memory) -> MCPServer:
                 event_time=event_time,
                 metadata=metadata,
                 context=context,
+                infer=False,
             )
         )
 
@@ -130,13 +159,16 @@ def build_server(memory: Memory) -> MCPServer:
         kinds: list[str] | None = None,
         since: str | None = None,
         until: str | None = None,
+        as_of: str | None = None,
         temporal: bool = False,
         rerank: Rerank = "off",
         expand: Expand = "off",
         links: bool = False,
         explain: bool = True,
     ) -> dict[str, Any]:
-        """Filters narrow the search to a scope, kinds of memory or a time range (ISO dates)."""
+        """Filters narrow the search to a scope, kinds of memory or a time range (ISO dates);
+        as_of answers for a past moment (what was true then; by default superseded memories
+        are left out)."""
         filters = {
             "user_id": user_id,
             "agent_id": agent_id,
@@ -144,6 +176,7 @@ def build_server(memory: Memory) -> MCPServer:
             "kinds": kinds,
             "since": since,
             "until": until,
+            "as_of": as_of,
         }
         options = {name: value for name, value in filters.items() if value is not None}
         result = memory.search(

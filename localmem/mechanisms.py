@@ -13,6 +13,7 @@ from localmem.attributes.plugin import PLUGIN as ATTRIBUTES
 from localmem.consolidation.plugin import PLUGIN as CONSOLIDATION
 from localmem.conversation.plugin import PLUGIN as CONVERSATION
 from localmem.evolution.plugin import PLUGIN as EVOLUTION
+from localmem.infer.plugin import PLUGIN as INFER
 from localmem.llm.tasks import TaskSpec, get_task, register
 from localmem.plugin import Plugin
 from localmem.procedures.plugin import PLUGIN as PROCEDURES
@@ -26,6 +27,7 @@ BUILTIN: tuple[Plugin, ...] = (
     CONVERSATION,  # agent memory with RAG (seed 003)
     CONSOLIDATION,  # hierarchical consolidation (seed 004)
     ANSWERS,  # answer prompts (seeds 003, 004)
+    INFER,  # extraction and reconciliation on add (issue 20)
 )
 
 #: the model tasks of retrieval itself (seed 004's query expansion and reranking)

@@ -31,6 +31,22 @@ class MemoryItem:
     content_hash: str
     deleted: bool = False
     label: int = -1
+    #: when it became true (default: its event time, else when it was stored)
+    valid_from: datetime | None = None
+    #: when it stopped being true (None: it still is)
+    valid_to: datetime | None = None
+    #: the id of the memory that replaced it, when one did
+    superseded_by: str | None = None
+
+    @property
+    def is_current(self) -> bool:
+        """Whether it is still true (not superseded)."""
+        return self.valid_to is None
+
+    def valid_at(self, when: datetime) -> bool:
+        """Whether it was true at ``when`` (aware)."""
+        start = self.valid_from or self.when
+        return start <= when and (self.valid_to is None or when < self.valid_to)
 
     @property
     def text_for_embedding(self) -> str:

@@ -24,6 +24,7 @@ EXPECTED_TASKS = {
     "facts",
     "entities",
     "consolidate",
+    "reconcile",
 }
 
 

@@ -400,3 +400,18 @@ def test_ingest_goes_through_the_server(served, tmp_path, monkeypatch):
         assert first >= 3
         assert main(["ingest", "notes.md", "lines.jsonl", "--store", str(store)]) == 0
         assert mem.count() == first  # a rerun adds nothing, served or not
+
+
+def test_inference_and_as_of_behave_the_same_served(api):
+    old = api.add("Ann lives in Paris.", user_id="u", event_time="2021-01-01T00:00:00+00:00")
+    (applied,) = api.infer(
+        "Ann moved to Rome.", user_id="u", event_time="2023-01-01T00:00:00+00:00"
+    )
+    assert applied.event == "INVALIDATE" and applied.target.id == old.id
+    assert api.get(old.id).superseded_by == applied.memory.id
+    now = api.search("where does Ann live", user_id="u").hits
+    assert [h.memory.id for h in now] == [applied.memory.id]
+    then = api.search("where does Ann live", user_id="u", as_of="2022-01-01T00:00:00+00:00")
+    assert [h.memory.id for h in then.hits] == [old.id]
+    again = api.add("Ann moved to Rome.", user_id="u", infer=True)
+    assert again.id == applied.memory.id and api.count() == 2

@@ -512,3 +512,29 @@ def test_a_failing_job_or_view_update_is_a_notification_not_a_crash(memory):
         assert app.is_running
 
     drive(make_app(memory), scenario)
+
+
+def test_the_add_form_infers_and_the_detail_pane_shows_what_was_superseded(memory):
+    from textual.widgets import Checkbox
+
+    old = memory.add("Ann lives in Paris.", event_time="2021-01-01T00:00:00+00:00", infer=True)
+
+    async def scenario(pilot):
+        app = pilot.app
+        await press(pilot, "a")
+        assert isinstance(app.screen, AddMemoryForm)
+        app.screen.query_one("#with-infer", Checkbox).value = True
+        await type_text(pilot, "Ann moved to Berlin.")
+        await press(pilot, "ctrl+s")
+        assert not isinstance(app.screen, AddMemoryForm)
+        new = next(m for m in memory.list() if "Berlin" in m.content)
+        assert memory.get(old.id).superseded_by == new.id
+        detail = app.query_one("#browse-detail", MemoryDetail)
+        detail.show(old.id)
+        await settle(pilot)
+        head = static_text(app, "#browse-detail .detail-head")
+        assert "superseded by" in head and new.id in head
+        history = static_text(app, "#browse-detail .detail-history")
+        assert "INVALIDATE" in history and "paris -> berlin" in history
+
+    assert drive(make_app(memory), scenario).errors == []

@@ -37,6 +37,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="store lines and chunks again even when the same ones are already stored",
     )
     p.add_argument(
+        "--infer",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="JSONL: extract facts from each line and reconcile them with the stored ones "
+        "(default: on for a conversation, every line a message; else the store's setting)",
+    )
+    p.add_argument(
         "--max-mb",
         type=positive_int,
         default=MAX_FILE_BYTES // 2**20,
@@ -72,6 +79,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 overlap_tokens=args.overlap_tokens,
                 allow_duplicates=args.allow_duplicates,
                 max_bytes=args.max_mb * 2**20,
+                infer=args.infer,
                 **defaults,
             )
             if isinstance(mem, RemoteMemory):  # a served store: its server reads the file
@@ -90,6 +98,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 if report.duplicates:
                     skipped += f" ({report.duplicates} already stored)"
                 print(f"{path}: {report.memories} memories stored{skipped}")
+                if report.inferred:
+                    done = ", ".join(f"{n} {e}" for e, n in sorted(report.inferred.items()))
+                    print(f"  inferred: {done}")
                 for err in (report.errors or [])[:5]:
                     print(f"  skipped {err}")
     if args.json:

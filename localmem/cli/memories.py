@@ -37,6 +37,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="store nothing when the same text (kind, scope, event time) is already stored",
     )
+    p.add_argument(
+        "--infer",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="extract facts and reconcile them with the stored ones (add, update, supersede "
+        "or skip; default: the store's infer.on_add); prints each decision",
+    )
+    p.add_argument("--speaker", help="with --infer: who said it ('I' becomes this name)")
     p.set_defaults(func=cmd_add)
 
     p = sub.add_parser("show", parents=[common], help="show a memory")
@@ -82,6 +90,9 @@ def _item_dict(item) -> dict:
         "updated_at": item.updated_at,
         "metadata": item.metadata,
         "deleted": item.deleted,
+        "valid_from": item.valid_from,
+        "valid_to": item.valid_to,
+        "superseded_by": item.superseded_by,
     }
 
 
@@ -93,6 +104,26 @@ def cmd_add(args: argparse.Namespace) -> int:
         session_id = args.session_id
         if session_id:  # a typo must not start a session nobody opened (NotFoundError)
             session_id = mem.get_session(session_id).id
+        if args.infer or (args.infer is None and mem.config.infer.on_add):
+            if args.dedupe:
+                raise CommandError("--dedupe and --infer do not go together (--infer dedupes)")
+            applied = mem.infer(
+                content,
+                speaker=args.speaker,
+                kind=args.kind,
+                user_id=args.user_id,
+                agent_id=args.agent_id,
+                session_id=session_id,
+                event_time=args.event_time,
+                context=args.context,
+                metadata=metadata,
+                mine=args.mine,
+                evolve=args.evolve or None,
+            )
+            _print_applied(applied, args.json)
+            return 0
+        if args.speaker:
+            raise CommandError("--speaker needs --infer")
         item = mem.add(
             content,
             kind=args.kind,
@@ -105,12 +136,47 @@ def cmd_add(args: argparse.Namespace) -> int:
             mine=args.mine,
             evolve=args.evolve or None,
             dedupe=args.dedupe,
+            infer=False,
         )
         if args.json:
             print_json(_item_dict(item))
         else:
             print(item.id)
     return 0
+
+
+def _print_applied(applied, as_json: bool) -> None:
+    if as_json:
+        print_json(
+            [
+                {
+                    "event": a.event,
+                    "memory": _item_dict(a.memory),
+                    "target": a.target.id if a.target else None,
+                    "reason": a.reason,
+                    "decider": a.decider,
+                }
+                for a in applied
+            ]
+        )
+        return
+    for a in applied:
+        touched = f" (was {a.target.id}: {short(a.target.content, 50)})" if a.target else ""
+        if a.event in ("NONE", "UPDATE"):
+            touched = ""
+        print(f"{a.event:<10} {a.memory.id}  {short(a.memory.content, 60)}{touched}")
+        print(f"           why: {a.reason} [{a.decider}]")
+
+
+def validity_line(item) -> str | None:
+    """When a memory is (or was) true, for a person; None when it is simply current."""
+    if item.valid_to is None:
+        return None
+    start = item.valid_from or item.when
+    return (
+        f"{start:%Y-%m-%d %H:%M} to {item.valid_to:%Y-%m-%d %H:%M} UTC, "
+        f"superseded by {item.superseded_by}"
+    )
 
 
 def print_item(mem, item) -> None:
@@ -127,6 +193,9 @@ def print_item(mem, item) -> None:
     print(f"created:    {item.created_at:%Y-%m-%d %H:%M:%S} UTC")
     if item.event_time:
         print(f"happened:   {item.event_time.isoformat()}")
+    ended = validity_line(item)
+    start = item.valid_from or item.when
+    print(f"valid:      {ended}" if ended else f"valid:      since {start:%Y-%m-%d %H:%M} UTC")
     if item.metadata:
         print(f"metadata:   {json.dumps(item.metadata, ensure_ascii=False)}")
     print()
@@ -162,9 +231,10 @@ def cmd_list(args: argparse.Namespace) -> int:
             print_json([_item_dict(i) for i in items])
             return 0
         for item in items:
+            ended = "  [superseded]" if item.valid_to is not None else ""
             print(
                 f"{item.id[:8]}  {item.kind:<9} {item.created_at:%Y-%m-%d}  "
-                f"{short(item.content, 80)}"
+                f"{short(item.content, 80)}{ended}"
             )
         if not items:
             print("(no memories)")
@@ -186,6 +256,11 @@ def cmd_history(args: argparse.Namespace) -> int:
                 print(f"    was: {short(e.old_value, width)}")
             if e.new_value is not None:
                 print(f"    now: {short(e.new_value, width)}")
+            if e.info and e.info.get("reason"):
+                by = e.info.get("superseded_by")
+                print(f"    why: {e.info['reason']} [{e.info.get('decider', '?')}]")
+                if by:
+                    print(f"    superseded by: {by}")
     return 0
 
 

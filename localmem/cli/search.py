@@ -23,6 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--level", dest="levels", action="append", choices=LEVELS)
     p.add_argument("--since", help="only memories from this time on (ISO-8601 with offset)")
     p.add_argument("--until", help="only memories up to this time")
+    p.add_argument(
+        "--as-of",
+        dest="as_of",
+        help="answer for a past moment: the memories true then (default: now, superseded "
+        "memories left out)",
+    )
     p.add_argument("--where", metavar="JSON", help="metadata equality filter, a JSON object")
     p.add_argument("--expand", choices=EXPANSIONS, help="query expansion")
     p.add_argument("--attributes", choices=("off", "filter", "boost"), help="MemInsight stage")
@@ -58,6 +64,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             "levels",
             "since",
             "until",
+            "as_of",
             "expand",
             "attributes",
             "min_matches",
@@ -95,6 +102,9 @@ def cmd_search(args: argparse.Namespace) -> int:
                             "content": h.memory.content,
                             "context": h.memory.context,
                             "event_time": h.memory.event_time,
+                            "valid_from": h.memory.valid_from,
+                            "valid_to": h.memory.valid_to,
+                            "superseded_by": h.memory.superseded_by,
                             "evidence": h.evidence,
                             "flags": list(h.flags),
                         }

@@ -27,6 +27,7 @@ from localmem.config.mechanisms import (
     ConsolidationConfig,
     ConversationConfig,
     EvolutionConfig,
+    InferConfig,
     ProcedureConfig,
 )
 from localmem.errors import InputError
@@ -43,6 +44,7 @@ __all__ = [
     "EmbedderConfig",
     "EngineConfig",
     "EvolutionConfig",
+    "InferConfig",
     "ProcedureConfig",
     "SearchConfig",
     "StoreConfig",
@@ -63,6 +65,7 @@ class Config(Section):
     procedures: ProcedureConfig = ProcedureConfig()
     conversation: ConversationConfig = ConversationConfig()
     consolidation: ConsolidationConfig = ConsolidationConfig()
+    infer: InferConfig = InferConfig()
 
     @classmethod
     def from_dict(cls, data: dict) -> Config:

@@ -256,3 +256,26 @@ class ConsolidationConfig(Section):
         "auto", description="auto: the engine when there is one, else extraction."
     )
     max_tokens: int | None = Field(None, ge=64, description="Output budget per cluster.")
+
+
+class InferConfig(Section):
+    """Inference on add (issue 20): extract facts and reconcile them with what is stored."""
+
+    on_add: bool = Field(
+        False,
+        description="Infer on every Memory.add / add_many of this store unless the call says "
+        "otherwise (raw storage when false; the agent's long-term memory and conversation "
+        "ingest infer regardless).",
+    )
+    extractor: Literal["auto", "model-free", "engine"] = Field(
+        "auto", description="Who extracts the facts: the engine when configured, else rules."
+    )
+    decider: Literal["auto", "model-free", "engine"] = Field(
+        "auto", description="Who reconciles a fact with its neighbours (the reconcile task)."
+    )
+    neighbours: int = Field(
+        8,
+        ge=1,
+        le=50,
+        description="Existing memories (dense + lexical) each fact is checked against.",
+    )

@@ -32,7 +32,13 @@ SMALL_TALK = re.compile(
     re.IGNORECASE,
 )
 _SPECIFIC = re.compile(r"\d|(?<=\s)[A-Z][a-z]")
+#: present-tense verbs that take an -s after a name ("I live" -> "Ann lives")
+_VERBS = (
+    "live|work|like|love|hate|prefer|want|need|own|play|enjoy|drink|eat|think|know|feel|"
+    "run|drive|plan|hope|go|do|teach|watch|study|miss|volunteer|paint|write|read|cook|train"
+)
 _FIRST_PERSON = (
+    (re.compile(rf"\bI (?:still |now |really |also )?(?:{_VERBS})\b"), "CONJ"),
     (re.compile(r"\bI'm\b|\bI am\b"), "{s} is"),
     (re.compile(r"\bI have\b"), "{s} has"),
     (re.compile(r"\bI've\b"), "{s} has"),
@@ -45,10 +51,26 @@ _FIRST_PERSON = (
 )
 
 
-def _self_contained(sentence: str, speaker: str | None, when: str | None) -> str:
+def _third_person(phrase: str, speaker: str) -> str:
+    """``I (still) live`` said by Ann -> ``Ann (still) lives``."""
+    *adverbs, verb = phrase.split()[1:]
+    if verb.endswith("y") and verb not in ("play", "enjoy"):
+        verb = verb[:-1] + "ies"
+    elif verb.endswith(("ch", "sh", "ss", "o")):
+        verb += "es"
+    else:
+        verb += "s"
+    return " ".join([speaker, *adverbs, verb])
+
+
+def self_contained(sentence: str, speaker: str | None, when: str | None) -> str:
+    """``sentence`` as the speaker's ("I" becomes the name), relative dates given their date."""
     if speaker:
         for pattern, repl in _FIRST_PERSON:
-            sentence = pattern.sub(repl.format(s=speaker), sentence)
+            if repl == "CONJ":
+                sentence = pattern.sub(lambda m: _third_person(m.group(0), speaker), sentence)
+            else:
+                sentence = pattern.sub(repl.format(s=speaker), sentence)
     anchor = parse_date(when)
     if anchor is not None:
         phrase = resolve_relative(sentence, anchor)
@@ -83,7 +105,7 @@ def extract_facts(
             continue
         seen.add(sentence.lower())
         score = salience(sentence)
-        fact = _self_contained(sentence, speaker, time)
+        fact = self_contained(sentence, speaker, time)
         found.append((fact[:MAX_CHARS].rstrip(), score))
     found.sort(key=lambda f: -f[1])  # stable: text order among equals
     return found[:MAX_FACTS]

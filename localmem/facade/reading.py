@@ -121,8 +121,10 @@ class Reading:
             query: what to look for.
             k: how many hits to return.
             **options: ``mode`` (hybrid|dense|lexical), filters (``user_id``, ``agent_id``,
-                ``session_id``, ``kinds``, ``levels``, ``since``, ``until``, ``metadata``) and
-                the switches of the later stages.
+                ``session_id``, ``kinds``, ``levels``, ``since``, ``until``, ``metadata``),
+                ``as_of`` (answer for a past moment: the memories true then; by default a
+                search answers for now and leaves superseded memories out) and the switches
+                of the later stages.
 
         Returns:
             The hits, best first, each with its score and per-stage evidence, plus a report of

@@ -3,7 +3,8 @@ changing, deleting, restoring and purging them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -11,6 +12,9 @@ import numpy as np
 
 from localmem import validate
 from localmem.errors import InputError
+from localmem.infer import apply as infer_apply
+from localmem.infer import plan as infer_plan
+from localmem.infer.apply import Applied
 from localmem.plugin import Plugin, add_jobs
 from localmem.store import duplicates, memories
 from localmem.store.kernel import Kernel
@@ -45,6 +49,7 @@ class Writing:
         mine: str | None = None,
         evolve: bool | None = None,
         dedupe: bool = False,
+        infer: bool | None = None,
     ) -> MemoryItem:
         """Store one memory and return it.
 
@@ -62,6 +67,9 @@ class Writing:
             evolve: evolve related memories (A-Mem), inline or deferred per config.
             dedupe: when a live memory with the same text, kind, scope (user, agent, session)
                 and event time exists, store nothing and return that memory.
+            infer: extract the facts of ``content`` and reconcile each with the memories of
+                the same scope (see :meth:`infer`; default: the store's ``infer.on_add``,
+                off unless set); returns the memory that holds the first fact then.
 
         Raises:
             InputError: anything about the input is invalid; nothing is stored then.
@@ -77,12 +85,14 @@ class Writing:
             context=context,
             level=level,
         )
+        if self.infers(infer):
+            return self.infer(content, mine=mine, evolve=evolve, **_fields(item))[0].memory
         if dedupe:
             row = memories.prepare(self.kernel, item)
             found = duplicates.existing(self.kernel.db, [row]).get(duplicates.key(row))
             if found is not None:
                 return memories.get(self.kernel, found)
-        return self.add_many([item], mine=mine, evolve=evolve)[0]
+        return self.add_many([item], mine=mine, evolve=evolve, infer=False)[0]
 
     def add_many(
         self,
@@ -93,6 +103,7 @@ class Writing:
         mine: str | None = None,
         evolve: bool | None = None,
         dedupe: bool = False,
+        infer: bool | None = None,
         **defaults: Any,
     ) -> list[MemoryItem]:
         """Store many memories, embedding them in batches.
@@ -103,7 +114,9 @@ class Writing:
         written (earlier batches stay). ``progress`` is called with the number stored so far.
         ``dedupe=True`` skips an item that duplicates a live memory or an earlier item (same
         text, kind, scope and event time; see :meth:`add`): the result holds only the memories
-        stored, so ``len(items) - len(result)`` were duplicates.
+        stored, so ``len(items) - len(result)`` were duplicates. ``infer=True`` reconciles
+        item after item (each one :meth:`infer`, one unit each, so a later item sees the
+        earlier ones) and returns the memory holding each item's first fact.
         """
         if items is None or isinstance(items, (str, bytes, bytearray, Mapping)):
             what = "None" if items is None else type(items).__name__
@@ -111,6 +124,16 @@ class Writing:
         if not isinstance(items, Iterable):
             raise InputError(f"add_many takes a list of items, not {type(items).__name__}")
         validate.positive_int(batch_size, "batch_size", maximum=100_000)
+        if self.infers(infer):
+            out = []
+            for raw in items:
+                fields = {**defaults, **(raw if isinstance(raw, Mapping) else {"content": raw})}
+                memories.prepare(self.kernel, fields)  # refuse a bad item before inferring
+                content = fields.pop("content")
+                out.append(self.infer(content, mine=mine, evolve=evolve, **fields)[0].memory)
+                if progress:
+                    progress(len(out))
+            return out
         jobs = self.jobs_for_add(mine=mine, evolve=evolve)
         kernel = self.kernel
         stored: list[MemoryItem] = []
@@ -140,6 +163,49 @@ class Writing:
         if batch:
             flush()
         return stored
+
+    def infers(self, infer: bool | None) -> bool:
+        """Whether an add infers: as asked, else the store's ``infer.on_add``."""
+        if infer is None:
+            return self.kernel.config.infer.on_add
+        if not isinstance(infer, bool):
+            raise InputError(f"infer must be true or false, not {infer!r}")
+        return infer
+
+    def infer(
+        self,
+        content: str | Sequence[Mapping[str, Any]],
+        *,
+        speaker: str | None = None,
+        mine: str | None = None,
+        evolve: bool | None = None,
+        **fields: Any,
+    ) -> list[Applied]:
+        """Add with inference: extract the facts of ``content`` and reconcile each with what
+        the same scope already holds, all in one unit.
+
+        ``content`` is a text, or chat messages (dicts with ``content`` and optionally
+        ``name`` / ``role``): each message's facts are read with its ``name`` as the speaker
+        ("I" becomes the name). A text "Name: ..." is read as said by Name. Each fact is
+        ADDed, UPDATEs a memory that says the same with less detail, INVALIDATEs a memory it
+        makes untrue (that memory gets ``valid_to`` and ``superseded_by`` and stays findable
+        with ``search(..., as_of=...)``), or is NONE (already stored). The decisions are made
+        by the engine when one is configured (``infer.extractor`` / ``infer.decider``), else by
+        rules; each is recorded in the history with its reason and decider. Fields are those
+        of :meth:`add` (scope, kind, event time, metadata) and apply to every stored fact.
+
+        Returns:
+            One :class:`~localmem.infer.apply.Applied` per fact (at least one: a text with no
+            fact in it, or a model whose output stayed malformed, stores the text as given).
+        """
+        texts = conversation_texts(
+            content, speaker, max_chars=self.kernel.config.store.max_content_chars
+        )
+        base = memories.prepare(self.kernel, {**fields, "content": texts[0][0]})
+        when = base.event_time.date().isoformat() if base.event_time else None
+        decisions = infer_plan.plan(self.kernel, texts, scope=fields, when=when, at=base.event_time)
+        jobs = self.jobs_for_add(mine=mine, evolve=evolve)
+        return infer_apply.apply(self.kernel, decisions, base, jobs=jobs)
 
     def jobs_for_add(
         self, *, mine: str | None = None, evolve: bool | None = None
@@ -202,3 +268,36 @@ class Writing:
         the database is checkpointed so the removed text leaves the file.
         """
         memories.purge(self.kernel, memory_id, actor=actor)
+
+
+def _fields(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in item.items() if k != "content" and v is not None}
+
+
+_SAID_BY = re.compile(r"^\s*([A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?):\s+(\S.*)$", re.DOTALL)
+
+
+def conversation_texts(
+    content: str | Sequence[Mapping[str, Any]], speaker: str | None, *, max_chars: int
+) -> list[tuple[str, str | None]]:
+    """``(text, speaker)`` pairs of what an inferring add was given (a text or messages).
+
+    Raises:
+        InputError: not a non-empty text nor a non-empty list of messages with text.
+    """
+    if isinstance(content, str):
+        validate.content(content, max_chars=max_chars)
+        said = _SAID_BY.match(content) if speaker is None else None
+        return [(said.group(2), said.group(1))] if said else [(content, speaker)]
+    if not isinstance(content, Sequence) or not content:
+        raise InputError("content must be a text or a non-empty list of messages")
+    out = []
+    for i, msg in enumerate(content):
+        if not isinstance(msg, Mapping) or not isinstance(msg.get("content"), str):
+            raise InputError(f"message {i} must be a dict with a 'content' text")
+        validate.content(msg["content"], max_chars=max_chars, what=f"message {i}")
+        name = msg.get("name", speaker)
+        if name is not None:
+            validate.scope_id(name, "name")
+        out.append((msg["content"], name))
+    return out

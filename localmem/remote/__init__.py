@@ -38,6 +38,7 @@ from localmem.discovery import (
     loopback_url,
 )
 from localmem.errors import InputError, StoreError
+from localmem.infer.apply import Applied
 from localmem.remote.procedures import RemoteProcedures
 from localmem.remote.transport import IDLE_S, NeedsLocalStore
 from localmem.store.kernel import JobsReport
@@ -225,6 +226,18 @@ class RemoteMemory:
     def add(self, content: str, **fields: Any) -> MemoryItem:
         """As :meth:`Memory.add`."""
         return wire.decode(MemoryItem, self.call("add", content=content, **fields))
+
+    def infers(self, infer: bool | None) -> bool:
+        """As :meth:`Memory.infers`."""
+        if infer is None:
+            return self.config.infer.on_add
+        if not isinstance(infer, bool):
+            raise InputError(f"infer must be true or false, not {infer!r}")
+        return infer
+
+    def infer(self, content: Any, **fields: Any) -> list[Applied]:
+        """As :meth:`Memory.infer`."""
+        return wire.decode(list[Applied], self.call("infer", content=content, **fields))
 
     def add_many(
         self,

@@ -91,7 +91,7 @@ def feedback_terms(
 
 def _prf_expansion(ctx: SearchContext) -> dict:
     cfg = ctx.kernel.config.search
-    if ctx.options.has_filters and ctx.allowed is None:  # feedback must respect the scope
+    if ctx.allowed is None and filters.needed(ctx.kernel, ctx.options):  # respect the scope
         ctx.allowed = filters.allowed_labels(ctx.kernel, ctx.options)
     candidates.generate(ctx)  # the first pass; the candidate stage searches again with more
     ranked = ctx.ranked()

@@ -1,4 +1,11 @@
-"""The filter stage: scope, kind, level, time and metadata become a set of allowed labels."""
+"""The filter stage: scope, kind, level, time, metadata and validity become a set of allowed
+labels.
+
+Validity (issue 20): a search answers for now unless ``as_of`` names a moment. Superseded
+memories are *excluded* from a "now" search rather than ranked down: a ranked-down stale fact
+still fills one of the k places and reads as true to whoever gets it; it stays in the store and
+``as_of`` finds it for the time it was true.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +20,11 @@ if TYPE_CHECKING:
     from localmem.store.kernel import Kernel
 
 
+def needed(kernel: Kernel, options: SearchOptions) -> bool:
+    """Whether a search must be narrowed: a filter, ``as_of``, or superseded memories."""
+    return options.has_filters or records.any_superseded(kernel.db)
+
+
 def allowed_labels(kernel: Kernel, options: SearchOptions) -> np.ndarray:
     """Labels of the live memories that pass every filter of a search, sorted."""
     return records.filtered_labels(
@@ -25,4 +37,6 @@ def allowed_labels(kernel: Kernel, options: SearchOptions) -> np.ndarray:
         since=options.since,
         until=options.until,
         metadata=options.metadata,
+        as_of=options.as_of,
+        now=options.now,
     )

@@ -45,6 +45,9 @@ class SearchOptions:
     since: datetime | None = None
     until: datetime | None = None
     metadata: dict[str, Any] | None = None
+    # time validity (issue 20): None answers for now (superseded memories are left out);
+    # a time answers for that moment (what was true then)
+    as_of: datetime | None = None
     # query expansion (seed 004): off, prf (model-free pseudo-relevance feedback), engine, auto
     expand: str = "off"
     # MemInsight attributes (seed 000)
@@ -116,6 +119,7 @@ class SearchOptions:
         if since and until and since > until:
             raise InputError("since is after until")
         now = validate.timestamp(self.now, "now")
+        as_of = validate.timestamp(self.as_of, "as_of")
         meta = validate.metadata(self.metadata)
         for key, value in (meta or {}).items():  # keys are top-level keys, matched exactly
             if isinstance(value, (dict, list)) or value is None:
@@ -132,6 +136,7 @@ class SearchOptions:
             since=since,
             until=until,
             now=now,
+            as_of=as_of,
             metadata=meta,
             expand=expand,
             rerank=rerank,
@@ -154,6 +159,7 @@ class SearchOptions:
                 "since",
                 "until",
                 "metadata",
+                "as_of",
             )
         )
 

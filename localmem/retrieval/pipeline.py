@@ -28,11 +28,12 @@ if TYPE_CHECKING:
 
 
 def _filter_stage(ctx: SearchContext) -> dict | None:
-    if not ctx.options.has_filters:
+    if not filters.needed(ctx.kernel, ctx.options):
         return None
     if ctx.allowed is None:  # query expansion may have needed it first
         ctx.allowed = filters.allowed_labels(ctx.kernel, ctx.options)
-    return {"allowed": len(ctx.allowed)}
+    as_of = ctx.options.as_of
+    return {"allowed": len(ctx.allowed), "valid": as_of.isoformat() if as_of else "now"}
 
 
 def _candidate_stage(ctx: SearchContext) -> dict:

@@ -45,6 +45,7 @@ METHODS: dict[str, Callable[[Memory], Callable[..., Any]]] = {
     for name in (
         "add",
         "add_many",
+        "infer",
         "get",
         "get_many",
         "update",

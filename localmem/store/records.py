@@ -16,7 +16,7 @@ from localmem.types import HistoryEvent, MemoryItem
 
 MEMORY_COLUMNS = (
     "id, label, kind, user_id, agent_id, session_id, content, context, level, created_at, "
-    "event_time, updated_at, metadata, content_hash, deleted"
+    "event_time, updated_at, metadata, content_hash, deleted, valid_from, valid_to, superseded_by"
 )
 
 
@@ -67,6 +67,9 @@ def row_to_item(row: Sequence[Any]) -> MemoryItem:
         metadata,
         chash,
         deleted,
+        valid_from,
+        valid_to,
+        superseded_by,
     ) = row
     return MemoryItem(
         id=mid,
@@ -84,6 +87,9 @@ def row_to_item(row: Sequence[Any]) -> MemoryItem:
         metadata=json.loads(metadata) if metadata else {},
         content_hash=chash,
         deleted=bool(deleted),
+        valid_from=aware(valid_from),
+        valid_to=aware(valid_to),
+        superseded_by=superseded_by,
     )
 
 
@@ -105,6 +111,7 @@ def item_from_new(row: NewMemory, now: datetime) -> MemoryItem:
         updated_at=created,
         metadata=dict(row.metadata or {}),
         content_hash=row.content_hash,
+        valid_from=row.event_time or created,
     )
 
 
@@ -137,6 +144,9 @@ def insert_memories(db: Database, rows: Sequence[NewMemory], vectors: np.ndarray
             "content_hash": [r.content_hash for r in rows],
             "embed_hash": [r.embed_hash for r in rows],
             "vec_seq": pa.array([first_seq] * n, pa.int64()),
+            "valid_from": pa.array(
+                [to_db_time(r.event_time) or now for r in rows], pa.timestamp("us")
+            ),
         }
     )
     db.insert_arrow(
@@ -144,7 +154,7 @@ def insert_memories(db: Database, rows: Sequence[NewMemory], vectors: np.ndarray
         table,
         "id, label, kind, user_id, agent_id, session_id, content, context, level, created_at, "
         "event_time, created_at, metadata::JSON, embedding::FLOAT[], content_hash, embed_hash, "
-        "false, vec_seq",
+        "false, vec_seq, valid_from, NULL, NULL",
     )
     hist = pa.table({"memory_id": [r.id for r in rows]})
     db.insert_arrow(
@@ -288,6 +298,22 @@ def metadata_values(db: Database, key: str, *, where: dict[str, str]) -> list[st
     return [r[0] for r in rows]
 
 
+#: the memories true at a moment (two parameters: the moment, twice)
+VALID_AT = [
+    "coalesce(valid_from, event_time, created_at) <= ?",
+    "(valid_to IS NULL OR valid_to > ?)",
+]
+#: the memories not superseded at a moment (one parameter: the moment)
+VALID_NOW = ["(valid_to IS NULL OR valid_to > ?)"]
+
+
+def any_superseded(db: Database) -> bool:
+    """Whether any live memory has stopped being true (so "now" searches must filter)."""
+    return bool(
+        db.fetchall("SELECT 1 FROM memories WHERE valid_to IS NOT NULL AND NOT deleted LIMIT 1")
+    )
+
+
 def filtered_labels(
     db: Database,
     *,
@@ -299,9 +325,20 @@ def filtered_labels(
     since: datetime | None = None,
     until: datetime | None = None,
     metadata: dict[str, Any] | None = None,
+    as_of: datetime | None = None,
+    now: datetime | None = None,
+    validity: bool = True,
 ) -> np.ndarray:
-    """Labels of the live, embedded memories that pass every filter given, sorted."""
+    """Labels of the live, embedded memories that pass every filter given, sorted.
+
+    With ``validity`` (the default), only the memories true at ``as_of`` (valid_from <= as_of
+    < valid_to), or, without ``as_of``, those not superseded by ``now`` (default: the current
+    time; a memory about a planned event stays findable before its time).
+    """
     where, params = ["NOT deleted", "embedding IS NOT NULL"], []
+    if validity:
+        where += VALID_AT if as_of is not None else VALID_NOW
+        params += [to_db_time(as_of)] * 2 if as_of is not None else [to_db_time(now or utcnow())]
     for col, value in (("user_id", user_id), ("agent_id", agent_id), ("session_id", session_id)):
         if value is not None:
             where.append(f"{col} = ?")

@@ -97,6 +97,13 @@ class Write:
             elif name == "event_time":
                 sets.append("event_time = ?")
                 params.append(records.to_db_time(new))
+                # validity follows the event time it defaulted to (a set validity stays)
+                sets.append(
+                    "valid_from = CASE WHEN valid_from IS NOT DISTINCT FROM "
+                    "coalesce(?::TIMESTAMP, created_at) THEN coalesce(?::TIMESTAMP, created_at) "
+                    "ELSE valid_from END"
+                )
+                params += [records.to_db_time(old), records.to_db_time(new)]
             else:
                 sets.append(f"{name} = ?")
                 params.append(new)
@@ -135,6 +142,36 @@ class Write:
         """Append one change to a memory's history."""
         records.record_history(
             self.db, memory_id, event, field=field, old=old, new=new, actor=actor, info=info
+        )
+
+    def supersede(
+        self,
+        memory_id: str,
+        successor_id: str,
+        valid_to: datetime,
+        *,
+        actor: str,
+        info: dict[str, Any] | None = None,
+    ) -> None:
+        """Mark a memory as no longer true from ``valid_to`` on, replaced by ``successor_id``
+        (an INVALIDATE event). It stays stored and searchable for the time it was true.
+
+        There is no way to end a memory's validity without naming the memory that replaces
+        it: a contradiction never loses the old fact nor drops the new one.
+        """
+        if not successor_id:
+            raise ValueError("a memory is superseded only by another memory")
+        self.db.execute(
+            "UPDATE memories SET valid_to = ?, superseded_by = ?, updated_at = ? WHERE id = ?",
+            [records.to_db_time(valid_to), successor_id, utcnow(), memory_id],
+        )
+        self.record(
+            memory_id,
+            "INVALIDATE",
+            field="valid_to",
+            new=valid_to.isoformat(),
+            actor=actor,
+            info={**(info or {}), "superseded_by": successor_id},
         )
 
     def enqueue(self, kind: str, memory_id: str | None = None, payload: dict | None = None) -> int:

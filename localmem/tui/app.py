@@ -237,12 +237,18 @@ class LocalMemApp(App[None]):
         memory = self.memory
 
         def save(values: dict[str, Any]):
-            return memory.add(values.pop("content"), **values)
+            content = values.pop("content")
+            if values.pop("infer", False):
+                return memory.infer(content, **values)  # every decision, to show them
+            return memory.add(content, **values, infer=False)
 
-        def added(item) -> None:
-            if item is not None:
-                self.notify(f"added {item.kind} {item.id[:8]}")
-                self.store_changed(memory_id=item.id)
+        def added(result) -> None:
+            if isinstance(result, list) and result:  # inferred: say what each fact did
+                self.notify("; ".join(inferred_line(a) for a in result))
+                self.store_changed(memory_id=result[0].memory.id)
+            elif result is not None:
+                self.notify(f"added {result.kind} {result.id[:8]}")
+                self.store_changed(memory_id=result.id)
 
         self.push_screen(forms.AddMemoryForm(save, user_id=self.browse.user_id), added)
 
@@ -338,3 +344,12 @@ def make_app(
             store); None: only this app writes.
     """
     return LocalMemApp(memory, fill_demo=fill_demo, notices=tuple(notices), follow_s=follow_s)
+
+
+def inferred_line(applied) -> str:
+    """One decision of an inferring add, for a notification."""
+    what = {"ADD": "added", "NONE": "already known", "UPDATE": "updated"}.get(applied.event)
+    if what is None:
+        target = applied.target.id[:8] if applied.target else "?"
+        what = f"added, superseding {target}"
+    return f"{what} {applied.memory.id[:8]} ({applied.reason})"

@@ -133,13 +133,16 @@ def detail(memory: Memory, memory_id: str) -> Detail:
 
 def history_value(event: HistoryEvent) -> str:
     """What changed in one history event, on one line."""
+    why = ""
+    if event.info and event.info.get("reason"):  # an inference decision says why and by what
+        why = f"  ({_short(event.info['reason'], 50)}; {event.info.get('decider', '?')})"
     if event.event == "ADD":
         return "created"
     if event.field is None:
-        return event.event.lower()
+        return event.event.lower() + why
     old = _short(event.old_value)
     new = _short(event.new_value)
-    return f"{event.field}: {old} → {new}"
+    return f"{event.field}: {old} → {new}{why}"
 
 
 def _short(value: str | None, width: int = 60) -> str:

@@ -110,6 +110,10 @@ def head_text(d: data.Detail) -> Text:
     if item.event_time:
         pairs.append(("happened", when(item.event_time)))
     pairs.append(("stored", when(item.created_at)))
+    if item.valid_to is not None:  # superseded: when it was true and what replaced it
+        start = when(item.valid_from or item.when)
+        pairs.append(("valid", f"{start} → {when(item.valid_to)}"))
+        pairs.append(("superseded by", item.superseded_by or "?"))
     if item.updated_at != item.created_at:
         pairs.append(("updated", when(item.updated_at)))
     if d.thought and (d.thought.get("revises") or d.thought.get("branch_id")):

@@ -139,6 +139,11 @@ class AddMemoryForm(FormScreen):
         yield Label("Context (optional)")
         yield Input(id="context")
         yield from self.mechanism_fields()
+        yield Checkbox(
+            "Infer: extract facts, skip repeats, supersede what changed",
+            value=self.app.memory.infers(None),
+            id="with-infer",
+        )
 
     def values(self) -> dict[str, Any]:
         return {
@@ -146,6 +151,7 @@ class AddMemoryForm(FormScreen):
             "kind": self.query_one("#kind", Select).value,
             "user_id": self.query_one("#user", Input).value.strip() or None,
             "context": self.query_one("#context", Input).value.strip() or None,
+            "infer": self.query_one("#with-infer", Checkbox).value,
             **self.mechanism_values(),
         }
 
