@@ -20,6 +20,7 @@ import test_conversation
 import test_evolution
 import test_exact_match
 import test_indexes
+import test_infer
 import test_memory_api
 import test_procedures
 import test_search
@@ -38,6 +39,7 @@ _MODULES = (
     test_consolidation,
     test_conversation,
     test_attributes_mining,
+    test_infer,
 )
 _FIXTURES = {"memory", "filled", "monkeypatch", "embedder"}
 
