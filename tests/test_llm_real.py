@@ -23,7 +23,9 @@ def vocab_only(real_gguf):
     """llama.cpp's own tokenizer for the same file, loaded apart from the engine."""
     import llama_cpp
 
-    return llama_cpp.Llama(model_path=str(real_gguf), vocab_only=True, verbose=False)
+    llama = llama_cpp.Llama(model_path=str(real_gguf), vocab_only=True, verbose=False)
+    yield llama
+    llama.close()
 
 
 def test_a_gguf_without_template_gets_the_guessed_gemma_one_and_the_base_model_warning(

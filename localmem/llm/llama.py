@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from collections.abc import Sequence
@@ -110,6 +111,11 @@ def unload_all() -> None:
             with loaded.lock:
                 loaded.llama.close()
         _LOADED.clear()
+
+
+# close the models while llama_cpp's module globals still exist: left to the garbage collector
+# at interpreter exit, Llama.__del__ finds them gone and prints a traceback
+atexit.register(unload_all)
 
 
 class LlamaEngine(Engine):
