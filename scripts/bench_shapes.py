@@ -1,0 +1,72 @@
+"""Score dense, BM25, hybrid and candidate default pipelines on every data shape, in one run.
+
+    LOCALMEM_HOME=/tmp/r python scripts/bench_shapes.py --work /tmp/shapes \
+        [--shapes locomo locomo-plain agentmemory meminsight amem notes] \
+        [--configs dense bm25 hybrid +temporal+rerank default] [--json out.json] \
+        [--docs docs/benchmarks.md --section shapes]
+
+Shapes and metrics: ``localmem/experiments/shapes.py``. Stores are kept under ``--work`` and
+reused by the next run (embeddings are the slow part). ``--option NAME=JSON`` adds a
+configuration ``NAME`` from JSON search options, to try a candidate without editing code.
+The run ends with the guard: shapes where ``default`` is below the best of dense, BM25 and
+hybrid by more than .01.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from localmem.experiments import shapes
+from localmem.experiments.report import provenance, write_section
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--work", type=Path, required=True, help="folder for the stores (reused)")
+    p.add_argument("--shapes", nargs="+", default=list(shapes.SHAPES), choices=shapes.SHAPES)
+    p.add_argument("--configs", nargs="+", default=list(shapes.CONFIGS))
+    p.add_argument("--option", action="append", default=[], metavar="NAME=JSON")
+    p.add_argument("--locomo", type=Path, default=Path("/work/shared/data/locomo/locomo_dev.json"))
+    p.add_argument("--agentmemory", type=Path, default=Path("/work/shared/data/agentmemory"))
+    p.add_argument("--json", type=Path, help="write every metric here")
+    p.add_argument("--docs", type=Path, help="write the table into this markdown file")
+    p.add_argument("--section", default="shapes", help="the section name in --docs")
+    args = p.parse_args(argv)
+
+    configs = {}
+    for name in args.configs:
+        if name not in shapes.CONFIGS:
+            p.error(f"unknown configuration {name}; known: {', '.join(shapes.CONFIGS)}")
+        configs[name] = shapes.CONFIGS[name]
+    for spec in args.option:
+        name, _, raw = spec.partition("=")
+        configs[name] = json.loads(raw)
+    results = shapes.run(
+        args.work,
+        args.shapes,
+        configs,
+        locomo=args.locomo,
+        agentmemory=args.agentmemory,
+        progress=lambda m: print(m, file=sys.stderr, flush=True),
+    )
+    results["configs"] = configs
+    text = shapes.table(results)
+    if "default" in configs:
+        failures = shapes.guard(results, "default")
+        text += "\n\nGuard (default within .01 of the best of dense, BM25, hybrid): " + (
+            "; ".join(failures) if failures else "met on every shape"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    if args.docs:
+        command = "python scripts/bench_shapes.py " + " ".join(sys.argv[1:])
+        write_section(args.docs, args.section, provenance(command) + "\n\n" + text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
