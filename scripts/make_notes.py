@@ -17,11 +17,53 @@ import json
 import random
 from pathlib import Path
 
-NAMES = """Amara Bastian Celine Dorian Esme Felix Greta Hugo Imogen Jasper Kiran Leona Marek
-Nerys Otto Perrin Quentin Rhea Silas Thea Ulric Valentina Wilhelm Xenia Yannick Zelda Aurelio
-Brigid Casimir Delphine""".split()
+NAMES = [
+    "Amara",
+    "Bastian",
+    "Celine",
+    "Dorian",
+    "Esme",
+    "Felix",
+    "Greta",
+    "Hugo",
+    "Imogen",
+    "Jasper",
+    "Kiran",
+    "Leona",
+    "Marek",
+    "Nerys",
+    "Otto",
+    "Perrin",
+    "Quentin",
+    "Rhea",
+    "Silas",
+    "Thea",
+    "Ulric",
+    "Valentina",
+    "Wilhelm",
+    "Xenia",
+    "Yannick",
+    "Zelda",
+    "Aurelio",
+    "Brigid",
+    "Casimir",
+    "Delphine",
+]
 
-CITIES = "Lisbon Oslo Nairobi Lima Hanoi Quito Tbilisi Porto Krakow Seoul Cairo Riga".split()
+CITIES = [
+    "Lisbon",
+    "Oslo",
+    "Nairobi",
+    "Lima",
+    "Hanoi",
+    "Quito",
+    "Tbilisi",
+    "Porto",
+    "Krakow",
+    "Seoul",
+    "Cairo",
+    "Riga",
+]
 JOBS = [
     ("paramedic", "the ambulance service"),
     ("pastry chef", "a hotel kitchen"),
@@ -45,7 +87,19 @@ PETS = [
     ("goldfish", "Bubbles"),
     ("ferret", "Ziggy"),
 ]
-MONTHS = "January February March April May June July August September October November".split()
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+]
 COMMUTES = [
     "cycles to the office along the canal path",
     "takes the early ferry across the bay",
@@ -59,59 +113,89 @@ INSTRUMENTS = ["cello", "banjo", "trumpet", "harp", "accordion", "drums", "violi
 # relation: (answer notes, queries, distractor notes); {n} the person, {o} someone else
 RELATIONS: dict[str, tuple[list[str], list[str], list[str]]] = {
     "home": (
-        ["{n} relocated to {city} last spring and rents a flat near the harbour.",
-         "{n}'s new address is in {city}, a short way from the old town."],
+        [
+            "{n} relocated to {city} last spring and rents a flat near the harbour.",
+            "{n}'s new address is in {city}, a short way from the old town.",
+        ],
         ["Where does {n} live these days?", "Which city is {n} based in now?"],
-        ["{o} told {n} to live a little and take a few days off these days.",
-         "{n} is based in the marketing team now, not in sales; ask about the city project."],
+        [
+            "{o} told {n} to live a little and take a few days off these days.",
+            "{n} is based in the marketing team now, not in sales; ask about the city project.",
+        ],
     ),
     "job": (
-        ["{n} got hired as a {job} at {place} after the training course.",
-         "{n} spends the shifts as a {job} with {place}."],
+        [
+            "{n} got hired as a {job} at {place} after the training course.",
+            "{n} spends the shifts as a {job} with {place}.",
+        ],
         ["What does {n} do for a living?", "What is {n}'s occupation?"],
-        ["{n} has to do the living room floors before the guests come.",
-         "{n} filled in the occupation field wrong on the insurance form."],
+        [
+            "{n} has to do the living room floors before the guests come.",
+            "{n} filled in the occupation field wrong on the insurance form.",
+        ],
     ),
     "allergy": (
-        ["{n} breaks out in hives after a single bite of {food}.",
-         "Keep {food} away from {n}: even a trace means a trip to the clinic."],
+        [
+            "{n} breaks out in hives after a single bite of {food}.",
+            "Keep {food} away from {n}: even a trace means a trip to the clinic.",
+        ],
         ["Which food is {n} allergic to?", "What must {n} never eat?"],
-        ["{n} is writing a food blog about allergic reactions in pets.",
-         "{n} must never eat lunch at the desk again, said {o}."],
+        [
+            "{n} is writing a food blog about allergic reactions in pets.",
+            "{n} must never eat lunch at the desk again, said {o}.",
+        ],
     ),
     "pet": (
-        ["{n} adopted a {pet} called {petname} from the rescue shelter.",
-         "{petname}, {n}'s {pet}, chewed through another charger cable."],
+        [
+            "{n} adopted a {pet} called {petname} from the rescue shelter.",
+            "{petname}, {n}'s {pet}, chewed through another charger cable.",
+        ],
         ["What kind of animal does {n} keep at home?", "Does {n} have a pet, and which one?"],
-        ["{n} watched a documentary about the kind of animal that sleeps all winter at home.",
-         "{n} asked whether the hotel allows a pet, and which floor is quiet."],
+        [
+            "{n} watched a documentary about the kind of animal that sleeps all winter at home.",
+            "{n} asked whether the hotel allows a pet, and which floor is quiet.",
+        ],
     ),
     "birthday": (
-        ["{n} turns a year older on the {day} of {month}; {o} is planning the cake.",
-         "{n} was born on {month} {day}."],
+        [
+            "{n} turns a year older on the {day} of {month}; {o} is planning the cake.",
+            "{n} was born on {month} {day}.",
+        ],
         ["When is {n}'s birthday?", "On what date does {n} celebrate getting older?"],
-        ["{n} bought a birthday present for {o} at the market.",
-         "{n} needs to celebrate the date the project launched, said the manager."],
+        [
+            "{n} bought a birthday present for {o} at the market.",
+            "{n} needs to celebrate the date the project launched, said the manager.",
+        ],
     ),
     "commute": (
         ["{n} {commute} every morning.", "Most mornings {n} {commute}."],
         ["How does {n} get to work?", "What is {n}'s way of travelling to the job?"],
-        ["{n} could not get the printer to work before the meeting.",
-         "{n} is travelling to the job fair in May to recruit interns."],
+        [
+            "{n} could not get the printer to work before the meeting.",
+            "{n} is travelling to the job fair in May to recruit interns.",
+        ],
     ),
     "music": (
-        ["{n} has been practising the {instrument} on Tuesday evenings with a teacher.",
-         "{n}'s neighbours hear the {instrument} every evening now."],
+        [
+            "{n} has been practising the {instrument} on Tuesday evenings with a teacher.",
+            "{n}'s neighbours hear the {instrument} every evening now.",
+        ],
         ["Which instrument is {n} learning to play?", "What does {n} play musically?"],
-        ["{n} wants to play tennis again once the sprained knee heals.",
-         "{n} is learning Portuguese with an app to play along with the radio news."],
+        [
+            "{n} wants to play tennis again once the sprained knee heals.",
+            "{n} is learning Portuguese with an app to play along with the radio news.",
+        ],
     ),
     "partner": (
-        ["{n} and {o} got married in a small ceremony by the sea.",
-         "{n} met {o} at university and they have shared a home ever since the wedding."],
+        [
+            "{n} and {o} got married in a small ceremony by the sea.",
+            "{n} met {o} at university and they have shared a home ever since the wedding.",
+        ],
         ["Who is {n}'s spouse?", "Who is {n} married to?"],
-        ["{n} asked about the spouse discount for the gym membership.",
-         "{n} is married to the idea of an early retirement, jokes {o}."],
+        [
+            "{n} asked about the spouse discount for the gym membership.",
+            "{n} is married to the idea of an early retirement, jokes {o}.",
+        ],
     ),
 }
 

@@ -14,7 +14,9 @@ A *shape* is a labelled set of memories and queries stored the way a user would 
 
 Each shape has one *main* metric (R@10 for LoCoMo, MRR otherwise); the table compares
 configurations of search options on it. Rerank configurations on LoCoMo rank each conversation
-with weights fitted on the other conversations (held out), never with weights that saw it.
+with weights fitted, as the shipped ones are, on the other conversations (in both forms),
+never with weights that saw it (:func:`heldout_weights`). The other shapes use the shipped
+weights, which never saw them.
 """
 
 from __future__ import annotations
@@ -39,8 +41,7 @@ BASELINES: dict[str, dict[str, Any]] = {
 }
 CONFIGS: dict[str, dict[str, Any]] = {
     **BASELINES,
-    "+temporal+rerank": {"mode": "hybrid", "temporal": True, "rerank": "model-free"},
-    "default": {},  # what search(q) does with no options
+    "default": {},  # what search(q) does with no options: hybrid, temporal, model-free rerank
 }
 MAIN = {
     "locomo": "R@10",
@@ -83,7 +84,12 @@ def metrics(rows: Sequence[Scored]) -> dict[str, float]:
 
 
 def _search(memory, query: str, options: dict[str, Any], key: str, k: int = 10, **scope):
-    result = memory.search(query, k=k, **options, **scope)
+    from localmem.experiments.locomo_bench import reranker_weights
+
+    options = dict(options)
+    weights = options.pop("_weights", None)  # a weights file to rerank with (a candidate)
+    with reranker_weights(memory, weights):
+        result = memory.search(query, k=k, **options, **scope)
     ids = [str(h.memory.metadata.get(key, h.memory.id)) for h in result.hits]
     return ids, result.total_ms
 
@@ -104,9 +110,39 @@ def _fresh(folder: Path, expected: int, make: Callable[[Any], None]):
 
 
 # -- the shapes -------------------------------------------------------------------------------
-def _locomo(folder: Path, configs, *, locomo: Path, plain: bool, weights_dir: Path, progress):
+def heldout_weights(work: Path, locomo: Path, progress) -> dict[str, str]:
+    """Reranker weights for each LoCoMo conversation, fitted as the shipped ones are (on both
+    the metadata and the plain-text stores) but without that conversation, in either form.
+    Returns ``{sample_id: weights file}``."""
+    from localmem.experiments import reranker_training as training
+    from localmem.experiments.locomo import load_locomo
+    from localmem.memory import Memory
+
+    convs = load_locomo(locomo)
+    names = list(training.DEFAULT_FEATURES)
+    examples = []
+    for shape, plain in (("locomo", False), ("locomo-plain", True)):
+        with Memory.open(work / shape) as memory:
+            examples += training.collect(
+                memory, convs, names, training.PIPELINE, progress=progress, plain=plain
+            )
+    folder = work / "heldout-weights"
+    folder.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for sample_id, weights in training.heldout_weights(examples, names).items():
+        path = folder / f"reranker-without-{sample_id}.json"
+        path.write_text(json.dumps({"weights": weights}, indent=2) + "\n", encoding="utf-8")
+        out[sample_id] = str(path)
+    return out
+
+
+def _reranks(options: dict[str, Any]) -> bool:
+    return options.get("rerank", "model-free") != "off" and "_weights" not in options
+
+
+def _locomo(folder: Path, configs, *, locomo: Path, plain: bool, held, progress, **_):
     from localmem.experiments.locomo import asked_at, ensure_ingested, load_locomo
-    from localmem.experiments.locomo_bench import heldout_reranker, reranker_weights
+    from localmem.experiments.locomo_bench import reranker_weights
     from localmem.memory import Memory
 
     convs = load_locomo(locomo)
@@ -114,14 +150,11 @@ def _locomo(folder: Path, configs, *, locomo: Path, plain: bool, weights_dir: Pa
     with Memory.open(folder) as memory:
         for conv in convs:
             ensure_ingested(memory, conv, plain=plain)
-        held = None
-        if any(o.get("rerank", "model-free") != "off" for o in configs.values()):
-            held = heldout_reranker(memory, convs, weights_dir, progress=progress)
         for name, options in configs.items():
             rows = out[name] = []
             for conv in convs:
                 now = asked_at(conv)
-                path = (held or {}).get(conv.sample_id)
+                path = None if "_weights" in options else (held or {}).get(conv.sample_id)
                 with reranker_weights(memory, path):
                     for q in conv.questions:
                         if q.category not in (1, 2, 3, 4) or not q.evidence:
@@ -148,7 +181,11 @@ def _agentmemory(folder: Path, configs, *, agentmemory: Path, progress, **_):
     def make(memory):
         memory.add_many(
             [
-                {"content": c.text, "kind": "chunk", "metadata": {"chunk_id": c.id, "title": c.title}}
+                {
+                    "content": c.text,
+                    "kind": "chunk",
+                    "metadata": {"chunk_id": c.id, "title": c.title},
+                }
                 for c in chunks
             ]
         )
@@ -193,8 +230,11 @@ def _meminsight(folder: Path, configs, *, progress, **_):
             "id": s["id"],
             "thoughts": s["thoughts"],
             "queries": [
-                {"text": q["text"], "relevant": [str(x) for x in q["relevant"]],
-                 "group": q.get("complexity", "all")}
+                {
+                    "text": q["text"],
+                    "relevant": [str(x) for x in q["relevant"]],
+                    "group": q.get("complexity", "all"),
+                }
                 for q in s["queries"]
             ],
         }
@@ -257,6 +297,9 @@ def run(
     """Score every configuration on every shape; stores are kept (and reused) under ``work``."""
     work.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {}
+    held = None
+    if {"locomo", "locomo-plain"} & set(shapes) and any(_reranks(o) for o in configs.values()):
+        held = heldout_weights(work, locomo, progress)
     for shape in shapes:
         t0 = time.perf_counter()
         scored = RUNNERS[shape](
@@ -264,7 +307,7 @@ def run(
             configs,
             locomo=locomo,
             agentmemory=agentmemory,
-            weights_dir=work / f"{shape}-weights",
+            held=held,
             progress=progress,
         )
         results[shape] = {
@@ -300,6 +343,8 @@ def table(results: dict[str, Any]) -> str:
     head = " | ".join(f"{s} {results['main'][s]}" for s in shapes)
     lines = [f"| config | {head} |", "|---|" + "---|" * len(shapes)]
     for name in names:
-        cells = [f"{results['results'][s][name]['overall'][results['main'][s]]:.3f}" for s in shapes]
+        cells = [
+            f"{results['results'][s][name]['overall'][results['main'][s]]:.3f}" for s in shapes
+        ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
