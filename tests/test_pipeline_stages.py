@@ -64,8 +64,10 @@ def stage(result, name):
 
 # -- pipeline: every stage named, switchable and reported ---------------------------------
 def test_stages_run_in_order_and_only_when_on(talk):
-    plain = talk.search("camping with the kids", k=3)
+    plain = talk.search("camping with the kids", k=3, temporal=False, rerank="off")
     assert [r.stage for r in plain.stages] == ["candidates"]
+    default = talk.search("camping with the kids", k=3)  # the default pipeline (issue 18)
+    assert [r.stage for r in default.stages] == ["candidates", "temporal", "rerank"]
     full = talk.search(
         "When did Melanie go camping?",
         k=3,
