@@ -53,14 +53,14 @@ def main(argv: list[str] | None = None) -> int:
         progress=lambda m: print(m, file=sys.stderr, flush=True),
     )
     results["configs"] = configs
+    if args.json:  # first, so a later mistake cannot lose the run
+        args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     text = shapes.table(results)
     if "default" in configs:
         failures = shapes.guard(results, "default")
         text += "\n\nGuard (default within .01 of the best of dense, BM25, hybrid): " + (
             "; ".join(failures) if failures else "met on every shape"
         )
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     if args.docs:
         command = "python scripts/bench_shapes.py " + " ".join(sys.argv[1:])
         write_section(args.docs, args.section, provenance(command) + "\n\n" + text)

@@ -88,8 +88,15 @@ def _search(memory, query: str, options: dict[str, Any], key: str, k: int = 10, 
 
     options = dict(options)
     weights = options.pop("_weights", None)  # a weights file to rerank with (a candidate)
-    with reranker_weights(memory, weights):
-        result = memory.search(query, k=k, **options, **scope)
+    settings = options.pop("_config", None)  # search settings of the store to try (a candidate)
+    saved = memory.config
+    if settings:
+        memory.config = saved.with_updates(search=settings)
+    try:
+        with reranker_weights(memory, weights):
+            result = memory.search(query, k=k, **options, **scope)
+    finally:
+        memory.config = saved
     ids = [str(h.memory.metadata.get(key, h.memory.id)) for h in result.hits]
     return ids, result.total_ms
 
@@ -329,7 +336,10 @@ def guard(results: dict[str, Any], config: str, *, slack: float = 0.01) -> list[
     failures = []
     for shape, by_config in results["results"].items():
         metric = results["main"][shape]
-        best = max(by_config[b]["overall"][metric] for b in BASELINES if b in by_config)
+        scores = [by_config[b]["overall"][metric] for b in BASELINES if b in by_config]
+        if not scores or config not in by_config:
+            continue  # nothing to compare with
+        best = max(scores)
         mine = by_config[config]["overall"][metric]
         if mine < best - slack:
             failures.append(f"{shape}: {config} {mine:.3f} < best baseline {best:.3f} - {slack}")
