@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -34,7 +35,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="write every metric here")
     p.add_argument("--docs", type=Path, help="write the table into this markdown file")
     p.add_argument("--section", default="shapes", help="the section name in --docs")
+    p.add_argument("--render", type=Path, help="only write the tables of an earlier --json")
     args = p.parse_args(argv)
+    if args.render:
+        results = json.loads(args.render.read_text(encoding="utf-8"))
+        return report(results, args, "(tables of an earlier run's --json)")
 
     configs = {}
     for name in args.configs:
@@ -53,17 +58,31 @@ def main(argv: list[str] | None = None) -> int:
         progress=lambda m: print(m, file=sys.stderr, flush=True),
     )
     results["configs"] = configs
+    command = "python scripts/bench_shapes.py " + " ".join(sys.argv[1:])
+    results["provenance"] = (
+        provenance(command) + f"\n- load average (1, 5, 15 min) at the end: {_load()}"
+    )
     if args.json:  # first, so a later mistake cannot lose the run
         args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    return report(results, args, command)
+
+
+def _load() -> str:
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def report(results: dict, args: argparse.Namespace, command: str) -> int:
+    """Print the tables (and write them into --docs)."""
     text = shapes.table(results)
-    if "default" in configs:
+    if "default" in results["configs"]:
         failures = shapes.guard(results, "default")
         text += "\n\nGuard (default within .01 of the best of dense, BM25, hybrid): " + (
             "; ".join(failures) if failures else "met on every shape"
         )
+    text += "\n\n" + shapes.details(results)
     if args.docs:
-        command = "python scripts/bench_shapes.py " + " ".join(sys.argv[1:])
-        write_section(args.docs, args.section, provenance(command) + "\n\n" + text)
+        made = results.get("provenance") or provenance(command)
+        write_section(args.docs, args.section, made + "\n\n" + text)
     print(text)
     return 0
 

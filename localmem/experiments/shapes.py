@@ -358,3 +358,21 @@ def table(results: dict[str, Any]) -> str:
         ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def details(results: dict[str, Any]) -> str:
+    """Every metric of every shape and configuration (multi-hop: LoCoMo's category 1)."""
+    lines = [
+        "| shape | config | n | R@1 | R@5 | R@10 | MRR | multi-hop R@10 | p50 / p95 ms |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for shape, by_config in results["results"].items():
+        for name, v in by_config.items():
+            o, groups = v["overall"], v["groups"]
+            multi = f"{groups['1']['R@10']:.3f}" if shape.startswith("locomo") else ""
+            lines.append(
+                f"| {shape} | {name} | {o['n']} | {o['R@1']:.3f} | {o['R@5']:.3f} | "
+                f"{o['R@10']:.3f} | {o['MRR']:.3f} | {multi} | "
+                f"{o['p50_ms']:.1f} / {o['p95_ms']:.1f} |"
+            )
+    return "\n".join(lines)
