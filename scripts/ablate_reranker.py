@@ -56,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
 
-    names = [*training.DEFAULT_FEATURES, "coverage"]  # and the one left out, to show why
+    # and the ones left out of the shipped weights, to show why
+    names = [*training.DEFAULT_FEATURES, "coverage", "bm25", "bm25_rank"]
     convs = load_locomo(args.locomo)
     examples = []
     for shape, plain in (("locomo", False), ("locomo-plain", True)):
@@ -67,8 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     rows = {}
     with tempfile.TemporaryDirectory(prefix="localmem-ablate-") as tmp:
         configs = {}
-        for label, dropped in {"shipped": ["coverage"], "shipped + coverage": [], **GROUPS}.items():
-            keep = [n for n in names if n not in dropped and (n != "coverage" or not dropped)]
+        left_out = ["coverage", "bm25", "bm25_rank"]
+        variants = {
+            "shipped": left_out,
+            "shipped + coverage": ["bm25", "bm25_rank"],
+            "shipped + bm25 (z, rank)": ["coverage"],
+            **{k: v + left_out for k, v in GROUPS.items() if not k.startswith("bm25")},
+        }
+        for label, dropped in variants.items():
+            keep = [n for n in names if n not in dropped]
             sub = _subset(examples, names, keep)
             loco = training.cross_validate(sub)
             row = {}
