@@ -56,8 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
 
-    # and the ones left out of the shipped weights, to show why
-    names = [*training.DEFAULT_FEATURES, "coverage", "bm25", "bm25_rank"]
+    names = [*training.DEFAULT_FEATURES, "coverage"]  # and the one left out, to show why
     convs = load_locomo(args.locomo)
     examples = []
     for shape, plain in (("locomo", False), ("locomo-plain", True)):
@@ -68,12 +67,11 @@ def main(argv: list[str] | None = None) -> int:
     rows = {}
     with tempfile.TemporaryDirectory(prefix="localmem-ablate-") as tmp:
         configs = {}
-        left_out = ["coverage", "bm25", "bm25_rank"]
+        left_out = ["coverage"]
         variants = {
             "shipped": left_out,
-            "shipped + coverage": ["bm25", "bm25_rank"],
-            "shipped + bm25 (z, rank)": ["coverage"],
-            **{k: v + left_out for k, v in GROUPS.items() if not k.startswith("bm25")},
+            "shipped + coverage": [],
+            **{k: v + left_out for k, v in GROUPS.items()},
         }
         for label, dropped in variants.items():
             keep = [n for n in names if n not in dropped]
