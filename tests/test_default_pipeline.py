@@ -153,3 +153,22 @@ def test_the_shipped_notes_are_the_generator_output_and_are_hard_for_bm25():
         shared_with_distractor += len(query & distractor) > len(query & answer)
     # most queries share more words with their distractor than with their answer
     assert shared_with_distractor >= 0.6 * len(data["queries"])
+
+
+def test_near_exact_means_every_word_of_a_longer_query_in_any_order(memory):
+    from localmem.retrieval.exact import is_exact
+    from localmem.text import words
+
+    text = words("The rate limiter should use a sliding window, not fixed buckets.")
+    assert is_exact(text, words("sliding window rate limiter"))
+    assert not is_exact(text, words("window sliding"))  # two words: in order only
+    assert not is_exact(text, words("sliding window token limiter"))  # a word it lacks
+    memory.add_many(
+        [
+            "Clients hammer /search during business hours; we need per-client rate limits.",
+            "The rate limiter should use a sliding window, not fixed buckets.",
+            "Fixed one-minute buckets let a client send twice the limit at the boundary.",
+        ]
+    )
+    top = memory.search("sliding window rate limiter", k=3)[0]
+    assert top.memory.content.startswith("The rate limiter") and "exact" in top.flags
