@@ -64,10 +64,11 @@ def stage(result, name):
 
 # -- pipeline: every stage named, switchable and reported ---------------------------------
 def test_stages_run_in_order_and_only_when_on(talk):
+    # "exact" reports itself only when a memory holds every word of the query (it does here)
     plain = talk.search("camping with the kids", k=3, temporal=False, rerank="off")
-    assert [r.stage for r in plain.stages] == ["candidates"]
+    assert [r.stage for r in plain.stages] == ["candidates", "exact"]
     default = talk.search("camping with the kids", k=3)  # the default pipeline (issue 18)
-    assert [r.stage for r in default.stages] == ["candidates", "temporal", "rerank"]
+    assert [r.stage for r in default.stages] == ["candidates", "temporal", "rerank", "exact"]
     full = talk.search(
         "When did Melanie go camping?",
         k=3,
