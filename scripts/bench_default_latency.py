@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--vectors", choices=("random", "real"), default="random")
     p.add_argument("--work", type=Path, default=ROOT / ".bench" / "latency")
+    p.add_argument("--docs", type=Path, help="write the result into this markdown file")
     args = p.parse_args(argv)
 
     store = args.work / f"store-{args.size}-{args.vectors}"
@@ -88,11 +89,25 @@ def main(argv: list[str] | None = None) -> int:
     )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     base = None
-    print(f"size {args.size}, vectors {args.vectors}, load {result['loadavg'][0]:.1f}")
+    load = ", ".join(f"{x:.1f}" for x in result["loadavg"])
+    lines = [
+        f"{args.size:,} memories, {args.vectors} vectors, {len(queries) - 1} queries, k=10, "
+        f"each query embedded every time; load average at the end (1, 5, 15 min): {load}",
+        "",
+        "| configuration | p50 ms | p95 ms | p50 / hybrid's |",
+        "|---|---|---|---|",
+    ]
     for name, ms in result["ms"].items():
         p50, p95 = pct(ms, 50), pct(ms, 95)
         base = base or p50
-        print(f"{name}: p50 {p50:.2f} ms, p95 {p95:.2f} ms, p50 x{p50 / base:.2f}")
+        lines.append(f"| {name} | {p50:.2f} | {p95:.2f} | {p50 / base:.2f} |")
+    text = "\n".join(lines)
+    if args.docs:
+        from localmem.experiments.report import provenance, write_section
+
+        command = "python scripts/bench_default_latency.py " + " ".join(sys.argv[1:])
+        write_section(args.docs, "default-latency", provenance(command) + "\n\n" + text)
+    print(text)
     return 0
 
 
