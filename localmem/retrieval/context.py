@@ -101,17 +101,9 @@ class SearchContext:
         return self.kernel.store.vectors.get(labels)
 
     def items(self, labels) -> dict[int, MemoryItem]:
-        """Memories by label, fetched from DuckDB once and kept for later stages.
-
-        When the model-free reranker will run, each fetch also takes the labels just before
-        and after (the neighbours it reads for memories without a session): one query instead
-        of a second one later.
-        """
+        """Memories by label, fetched from DuckDB once and kept for later stages."""
         missing = [int(x) for x in labels if int(x) not in self._items]
         if missing:
-            if self.options.rerank in ("model-free", "auto"):
-                missing = sorted({x + d for x in missing for d in (-1, 0, 1) if x + d >= 0})
-                missing = [x for x in missing if x not in self._items]
             self._items.update(memories.by_labels(self.kernel, missing))
         return {int(x): self._items[int(x)] for x in labels if int(x) in self._items}
 
