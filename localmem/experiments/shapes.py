@@ -10,7 +10,7 @@ A *shape* is a labelled set of memories and queries stored the way a user would 
 - ``meminsight``: the six labelled thought sessions shipped for the MemInsight experiment;
 - ``amem``: the three A-Mem sessions (a thought graded 4 or 5 counts as relevant);
 - ``notes``: the synthetic labelled notes (``scripts/make_notes.py``): paraphrased queries,
-  distractors that share the query's words.
+  distractors that share the query's words; stored in a seeded shuffled order.
 
 Each shape has one *main* metric (R@10 for LoCoMo, MRR otherwise); the table compares
 configurations of search options on it. Rerank configurations on LoCoMo rank each conversation
@@ -22,6 +22,7 @@ weights, which never saw them.
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -264,12 +265,27 @@ def _amem(folder: Path, configs, *, progress, **_):
     return _sessions(folder, configs, sessions, progress)
 
 
+#: the notes are stored in this seeded shuffled order, not the file's: the file writes each
+#: answer note right before its distractor, and the neighbour features would tie them together
+NOTES_SEED = 18
+
+
+def notes_order(count: int) -> list[int]:
+    """The order the notes shape stores its ``count`` notes in (pure, fixed seed)."""
+    order = list(range(count))
+    random.Random(NOTES_SEED).shuffle(order)
+    return order
+
+
 def _notes(folder: Path, configs, *, progress, **_):
     data = json.loads((DATA / "notes" / "notes.json").read_text(encoding="utf-8"))
 
     def make(memory):
         memory.add_many(
-            [{"content": t, "metadata": {"n": str(i)}} for i, t in enumerate(data["notes"])]
+            [
+                {"content": data["notes"][i], "metadata": {"n": str(i)}}
+                for i in notes_order(len(data["notes"]))
+            ]
         )
 
     out: dict[str, list[Scored]] = {}
