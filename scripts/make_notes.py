@@ -235,6 +235,7 @@ def build(seed: int = 18) -> dict:
                     "relevant": [answer],
                     "relation": relation,
                     "distractor": len(notes) - 1,
+                    "person": name,
                 }
             )
     return {

@@ -155,6 +155,21 @@ def test_the_shipped_notes_are_the_generator_output_and_are_hard_for_bm25():
     assert shared_with_distractor >= 0.6 * len(data["queries"])
 
 
+def test_the_notes_shape_stores_shuffled_and_scores_the_people_it_does_not_train_on():
+    data = json.loads(NOTES.read_text(encoding="utf-8"))
+    order = shapes.notes_order(len(data["notes"]))
+    assert sorted(order) == list(range(len(data["notes"]))) and order == shapes.notes_order(480)
+    position = {n: i for i, n in enumerate(order)}
+    # an answer is no longer stored right next to its distractor (the file's layout)
+    beside = sum(
+        abs(position[q["relevant"][0]] - position[q["distractor"]]) == 1 for q in data["queries"]
+    )
+    assert beside < 0.05 * len(data["queries"])
+    train, held_out = shapes.notes_split(data["queries"])
+    assert not train & held_out and len(train) == len(held_out) == 15
+    assert {q["person"] for q in data["queries"]} == train | held_out
+
+
 def test_near_exact_means_every_word_of_a_longer_query_in_any_order(memory):
     from localmem.retrieval.exact import is_exact
     from localmem.text import words

@@ -275,6 +275,15 @@ def test_fit_learns_which_feature_marks_evidence_and_holds_conversations_out():
     with pytest.raises(ValueError, match="two conversations"):
         heldout_weights([ex for ex in examples if ex.sample_id == "a"], ["signal", "noise"])
 
+    # a question's weight says how much it counts: weight 0 is the same as leaving it out,
+    # a weight above 1 pulls the fit towards those questions
+    flipped = [Example("d", 1, ex.features[:, ::-1], ex.positive, 2, "x", 0.0) for ex in examples]
+    assert np.allclose(fit(examples + flipped), beta)
+    for ex in flipped:
+        ex.weight = 3.0
+    pulled = fit(examples + flipped)
+    assert pulled[1] > 1.0 and pulled[0] < beta[0]
+
 
 def test_a_config_set_after_opening_reaches_the_search(store_path, open_memory, tmp_path):
     """The LoCoMo bench swaps reranker weights on an open store (held-out weights); the

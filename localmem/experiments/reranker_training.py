@@ -74,6 +74,7 @@ class Example:
     positive: np.ndarray  # (pool,) bool
     evidence: int  # evidence turns in total (some may be outside the pool)
     shape: str = "locomo"  # "locomo-plain" for turns stored as plain text
+    weight: float = 1.0  # how much this question counts in the fit, against the others
 
 
 def collect(
@@ -119,7 +120,7 @@ def fit(examples: Sequence[Example], *, l2: float = 1.0, iterations: int = 25) -
             continue
         xs.append(ex.features)
         ys.append(ex.positive.astype(np.float64))
-        ws.append(np.where(ex.positive, 0.5 / n_pos, 0.5 / n_neg))
+        ws.append(ex.weight * np.where(ex.positive, 0.5 / n_pos, 0.5 / n_neg))
     if not xs:
         raise ValueError("no question has both evidence and other candidates in its pool")
     x, y, w = np.concatenate(xs), np.concatenate(ys), np.concatenate(ws)

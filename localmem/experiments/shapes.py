@@ -10,7 +10,8 @@ A *shape* is a labelled set of memories and queries stored the way a user would 
 - ``meminsight``: the six labelled thought sessions shipped for the MemInsight experiment;
 - ``amem``: the three A-Mem sessions (a thought graded 4 or 5 counts as relevant);
 - ``notes``: the synthetic labelled notes (``scripts/make_notes.py``): paraphrased queries,
-  distractors that share the query's words; stored in a seeded shuffled order.
+  distractors that share the query's words; stored in a seeded shuffled order, and scored on
+  the held-out half of its people (:func:`notes_split`; the other half may train the reranker).
 
 Each shape has one *main* metric (R@10 for LoCoMo, MRR otherwise); the table compares
 configurations of search options on it. Rerank configurations on LoCoMo rank each conversation
@@ -277,6 +278,14 @@ def notes_order(count: int) -> list[int]:
     return order
 
 
+def notes_split(queries: Sequence[dict]) -> tuple[set[str], set[str]]:
+    """The notes set's people in two halves, (training, held out): every other person in the
+    file's order (pure). The reranker may be fitted on the first half's questions; the shape
+    scores the second half only."""
+    people = list(dict.fromkeys(q["person"] for q in queries))
+    return set(people[0::2]), set(people[1::2])
+
+
 def _notes(folder: Path, configs, *, progress, **_):
     data = json.loads((DATA / "notes" / "notes.json").read_text(encoding="utf-8"))
 
@@ -292,7 +301,8 @@ def _notes(folder: Path, configs, *, progress, **_):
     with _fresh(folder, len(data["notes"]), make) as memory:
         for name, options in configs.items():
             out[name] = []
-            for q in data["queries"]:
+            _, held_out = notes_split(data["queries"])
+            for q in (q for q in data["queries"] if q["person"] in held_out):
                 ids, ms = _search(memory, q["query"], options, "n")
                 out[name].append(Scored(ids, {str(x) for x in q["relevant"]}, q["relation"], ms))
     return out
