@@ -289,19 +289,12 @@ def notes_split(queries: Sequence[dict]) -> tuple[set[str], set[str]]:
 def _notes(folder: Path, configs, *, progress, **_):
     data = json.loads((DATA / "notes" / "notes.json").read_text(encoding="utf-8"))
 
-    def make(memory):
-        memory.add_many(
-            [
-                {"content": data["notes"][i], "metadata": {"n": str(i)}}
-                for i in notes_order(len(data["notes"]))
-            ]
-        )
-
+    notes, (_, held_out) = data["notes"], notes_split(data["queries"])
+    rows = [{"content": notes[i], "metadata": {"n": str(i)}} for i in notes_order(len(notes))]
     out: dict[str, list[Scored]] = {}
-    with _fresh(folder, len(data["notes"]), make) as memory:
+    with _fresh(folder, len(notes), lambda memory: memory.add_many(rows)) as memory:
         for name, options in configs.items():
             out[name] = []
-            _, held_out = notes_split(data["queries"])
             for q in (q for q in data["queries"] if q["person"] in held_out):
                 ids, ms = _search(memory, q["query"], options, "n")
                 out[name].append(Scored(ids, {str(x) for x in q["relevant"]}, q["relation"], ms))
