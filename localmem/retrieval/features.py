@@ -141,23 +141,25 @@ def near_in_time(ctx: SearchContext, items: list[MemoryItem]) -> tuple[dict, dic
     (the neighbouring labels), when it has the same scope, no session either, and was stored
     within :data:`NEAR_SECONDS` of it. Returns ``({label: previous}, {label: next})``."""
     wanted = {item.label + d for item in items for d in (-1, 1) if item.label + d >= 0}
-    found = ctx.items(sorted(wanted))
+    # where the neighbours sit, not their rows: the test below needs nothing else
+    found = records.placement_by_labels(ctx.kernel.db, sorted(wanted))
     before: dict[int, int] = {}
     after: dict[int, int] = {}
     for item in items:
         for d, side in ((-1, before), (1, after)):
             other = found.get(item.label + d)
             if other is not None and _near(item, other):
-                side[item.label] = other.label
+                side[item.label] = item.label + d
     return before, after
 
 
-def _near(a: MemoryItem, b: MemoryItem) -> bool:
+def _near(a: MemoryItem, placement: tuple) -> bool:
+    session, user, agent, when, deleted = placement
     return (
-        not b.deleted
-        and not b.session_id
-        and (a.user_id, a.agent_id) == (b.user_id, b.agent_id)
-        and abs((a.when - b.when).total_seconds()) <= NEAR_SECONDS
+        not deleted
+        and not session
+        and (a.user_id, a.agent_id) == (user, agent)
+        and abs((a.when - when).total_seconds()) <= NEAR_SECONDS
     )
 
 
