@@ -27,7 +27,6 @@ from localmem.memory import Memory
 
 GROUPS = {
     "dense (z, raw, rank)": ["dense", "dense_raw", "dense_rank"],
-    "bm25 (z, rank)": ["bm25", "bm25_rank"],
     "neighbours (context, context_bm25)": ["context", "context_bm25"],
     "session": ["session"],
     "speaker (speaker, other_speaker)": ["speaker", "other_speaker"],
@@ -56,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
 
-    names = [*training.DEFAULT_FEATURES, "coverage"]  # and the one left out, to show why
+    # and the ones left out of the shipped weights, to show why
+    names = [*training.DEFAULT_FEATURES, "coverage", "bm25", "bm25_rank"]
     convs = load_locomo(args.locomo)
     examples = []
     for shape, plain in (("locomo", False), ("locomo-plain", True)):
@@ -67,10 +67,11 @@ def main(argv: list[str] | None = None) -> int:
     rows = {}
     with tempfile.TemporaryDirectory(prefix="localmem-ablate-") as tmp:
         configs = {}
-        left_out = ["coverage"]
+        left_out = ["coverage", "bm25", "bm25_rank"]
         variants = {
             "shipped": left_out,
-            "shipped + coverage": [],
+            "shipped + coverage": ["bm25", "bm25_rank"],
+            "shipped + own bm25 (z, rank)": ["coverage"],
             **{k: v + left_out for k, v in GROUPS.items()},
         }
         for label, dropped in variants.items():
