@@ -145,9 +145,10 @@ def build_server(memory: Memory) -> MCPServer:
         )
 
     @tool(
-        "Search the memories: hybrid (dense + BM25) by default. Returns hits with scores, the "
-        "evidence per stage and the pipeline's explanation. temporal=true weighs the dates a "
-        "question names; rerank='auto' reranks (the best setting measured on conversations)."
+        "Search the memories with the store's default pipeline (hybrid dense + BM25, temporal "
+        "attention, the model-free reranker: the best measured). Returns hits with scores, the "
+        "evidence per stage and the pipeline's explanation. temporal=false or rerank='off' "
+        "switch a stage off; rerank='engine' asks the language model."
     )
     def search_memories(
         query: str,
@@ -160,8 +161,8 @@ def build_server(memory: Memory) -> MCPServer:
         since: str | None = None,
         until: str | None = None,
         as_of: str | None = None,
-        temporal: bool = False,
-        rerank: Rerank = "off",
+        temporal: bool | None = None,
+        rerank: Rerank | None = None,
         expand: Expand = "off",
         links: bool = False,
         explain: bool = True,

@@ -32,6 +32,8 @@ CONFIGS = {
     "hybrid zscore dense 0.6": {"mode": "hybrid", "fusion": "zscore", "dense_weight": 0.6},
     "hybrid zscore dense 0.4": {"mode": "hybrid", "fusion": "zscore", "dense_weight": 0.4},
 }
+# fusion alone: the later stages that search(q) runs by default (issue 18) stay off
+CONFIGS = {name: {**o, "temporal": False, "rerank": "off"} for name, o in CONFIGS.items()}
 
 
 def main() -> int:

@@ -1,17 +1,22 @@
 """Train the model-free reranker's weights on a LoCoMo-shaped file and report how they generalise.
 
     python scripts/train_reranker.py PATH/locomo_dev.json --store /tmp/locomo-store \
-        [--out localmem/retrieval/reranker.json] [--docs docs/benchmarks.md]
+        [--plain-store /tmp/locomo-plain] [--out localmem/retrieval/reranker.json] \
+        [--docs docs/benchmarks.md]
 
-The pool features come from the pipeline itself (expansion and temporal attention on, as in the
-``everything`` configuration of ``localmem bench locomo``). The report gives the fused order
-without reranking, the in-sample fit and leave-one-conversation-out cross-validation: the last
-is the number to believe for conversations the weights have not seen.
+The pool features come from the pipeline itself (the default one: hybrid candidates and
+temporal attention). With ``--plain-store`` the same conversations are also stored as plain
+text (no speaker, session or time) and their pools join the training, so the weights fit a
+user who stores text the ordinary way too. The report gives the fused order without
+reranking, the in-sample fit and leave-one-conversation-out cross-validation (a conversation
+is held out in both forms at once): the last is the number to believe for conversations the
+weights have not seen.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import tempfile
@@ -38,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("path", help="a LoCoMo-shaped JSON file")
     p.add_argument("--store", help="store to ingest into / reuse (default: a temporary one)")
+    p.add_argument("--plain-store", help="also train on the turns stored as plain text here")
     p.add_argument("--features", nargs="+", default=DEFAULT_FEATURES, choices=list(FEATURES))
     p.add_argument("--l2", type=float, default=1.0, help="L2 penalty (default 1)")
     p.add_argument("--out", type=Path, help="write the weights JSON here")
@@ -55,18 +61,39 @@ def main(argv: list[str] | None = None) -> int:
                 PIPELINE,
                 progress=lambda m: print(m, file=sys.stderr),
             )
+        if args.plain_store:
+            with Memory.open(Path(args.plain_store)) as memory:
+                examples += collect(
+                    memory,
+                    convs,
+                    list(args.features),
+                    PIPELINE,
+                    progress=lambda m: print(f"plain: {m}", file=sys.stderr),
+                    plain=True,
+                )
     names = list(args.features)
-    baseline = rank_metrics(examples, [-np.arange(len(ex.positive)) for ex in examples])
     beta = fit(examples, l2=args.l2)
-    fitted = rank_metrics(examples, [ex.features @ beta for ex in examples])
     loco = cross_validate(examples, l2=args.l2)
+    rows = []  # (ranking, shape, metrics)
+    for shape in sorted({ex.shape for ex in examples}):
+        mine = [ex for ex in examples if ex.shape == shape]
+        held = [(ex, s) for ex, s in loco["scored"] if ex.shape == shape]
+        rows += [
+            ("fused", shape, rank_metrics(mine, [-np.arange(len(ex.positive)) for ex in mine])),
+            ("in-sample", shape, rank_metrics(mine, [ex.features @ beta for ex in mine])),
+            ("LOCO", shape, rank_metrics([e for e, _ in held], [s for _, s in held])),
+        ]
+    fitted = rank_metrics(examples, [ex.features @ beta for ex in examples])
     weights = {n: round(float(b), 4) for n, b in zip(names, beta, strict=True)}
     report = {
         "weights": weights,
         "trained": {
             "data": Path(args.path).name,
+            # the weights are versioned with their data: the file's digest says which one
+            "data_sha256": hashlib.sha256(Path(args.path).read_bytes()).hexdigest(),
             "conversations": sorted({ex.sample_id for ex in examples}),
             "questions": len(examples),
+            "shapes": sorted({ex.shape for ex in examples}),
             "pipeline": PIPELINE,
             "l2": args.l2,
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
@@ -77,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.out}", file=sys.stderr)
-    text = markdown(names, weights, baseline, fitted, loco, args)
+    text = markdown(names, weights, rows, loco, args)
     if args.docs:
         write_section(args.docs, "locomo-reranker", text)
         print(f"wrote section 'locomo-reranker' of {args.docs}", file=sys.stderr)
@@ -85,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def markdown(names, weights, baseline, fitted, loco, args) -> str:
+def markdown(names, weights, rows, loco, args) -> str:
     command = "python scripts/train_reranker.py " + " ".join(
         sys.argv[1:] if len(sys.argv) > 1 else [str(args.path)]
     )
@@ -94,21 +121,21 @@ def markdown(names, weights, baseline, fitted, loco, args) -> str:
         "",
         provenance(command),
         "",
-        "Pools come from the pipeline with expansion (prf) and temporal attention on; a "
+        "Pools come from the default pipeline (hybrid candidates, temporal attention); a "
         "candidate is positive when it is an evidence turn. `fused` is the pool's order before "
         "reranking; `in-sample` ranks with weights fitted on every conversation (what ships); "
         "`LOCO` ranks each conversation with weights fitted on the other ones.",
         "",
-        "| ranking | "
-        + " | ".join(f"R@10 {_label(g)}" for g in _groups(fitted))
+        "| ranking | shape | "
+        + " | ".join(f"R@10 {_label(g)}" for g in _groups(rows[0][2]))
         + " | R@5 | R@1 | MRR |",
-        "|---|" + "---|" * (len(_groups(fitted)) + 3),
+        "|---|---|" + "---|" * (len(_groups(rows[0][2])) + 3),
     ]
-    for label, m in (("fused", baseline), ("in-sample", fitted), ("LOCO", loco["metrics"])):
-        cells = [f"{m[g]['R@10']:.3f}" for g in _groups(fitted)]
+    for label, shape, m in rows:
+        cells = [f"{m[g]['R@10']:.3f}" for g in _groups(m)]
         o = m["overall"]
         cells += [f"{o['R@5']:.3f}", f"{o['R@1']:.3f}", f"{o['MRR']:.3f}"]
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append(f"| {label} | {shape} | " + " | ".join(cells) + " |")
     lines += ["", "Weights (shipped, fitted on every conversation; per held-out fold beside):", ""]
     folds = loco["folds"]
     lines.append("| feature | weight | " + " | ".join(f"without {c}" for c in folds) + " |")

@@ -144,8 +144,9 @@ def test_filter_keeps_matches_fills_and_explains(mined):
 
 def test_boost_reorders_without_dropping(mined):
     query = "rate limit errors in the API"
-    off = mined.search(query, k=6, mode="dense")
-    boosted = mined.search(query, k=6, mode="dense", attributes="boost")
+    plain = {"mode": "dense", "temporal": False, "rerank": "off"}  # the boost alone
+    off = mined.search(query, k=6, **plain)
+    boosted = mined.search(query, k=6, attributes="boost", **plain)
     assert sorted(_ids(off)) == sorted(_ids(boosted))
     for hit in boosted.hits:
         base = next(h for h in off.hits if h.memory.id == hit.memory.id)

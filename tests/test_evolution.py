@@ -148,21 +148,24 @@ def test_links_stage_adds_linked_memories_flagged(store_path, open_memory):
     older = _seed(mem)
     new = mem.add(NEW, kind="note", evolve=True)
     linked = {x.other for x in evo.links(mem, new.id)}
+    alone = {"temporal": False, "rerank": "off"}  # the links stage alone, not the reranker
     assert linked and all(mem.get(i).context is None for i in linked)  # links only
-    plain = mem.search("sliding window buckets", k=5, mode="lexical")
+    plain = mem.search("sliding window buckets", k=5, mode="lexical", **alone)
     assert [h.memory.id for h in plain] == [new.id]
-    result = mem.search("sliding window buckets", k=5, mode="lexical", links=True)
+    result = mem.search("sliding window buckets", k=5, mode="lexical", **alone, links=True)
     ids = [h.memory.id for h in result]
     assert ids[0] == new.id and set(ids[1:]) == linked
     assert all(h.flags == ("linked",) and h.evidence["link"] < result[0].score for h in result[1:])
     report = next(r for r in result.stages if r.stage == "links")
     assert report.notes["added"] == len(linked) and report.implementation == "evolution-links"
     # filters still apply to linked memories, and deleted ones never come back
-    other_user = mem.search("sliding window buckets", k=5, mode="lexical", links=True, kinds="note")
+    other_user = mem.search(
+        "sliding window buckets", k=5, mode="lexical", **alone, links=True, kinds="note"
+    )
     assert [h.memory.id for h in other_user] == [new.id]
     gone = next(iter(linked))
     mem.delete(gone)
-    again = mem.search("sliding window buckets", k=5, mode="lexical", links=True)
+    again = mem.search("sliding window buckets", k=5, mode="lexical", **alone, links=True)
     assert gone not in [h.memory.id for h in again]
     assert older  # seeded
 

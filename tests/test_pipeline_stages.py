@@ -64,8 +64,11 @@ def stage(result, name):
 
 # -- pipeline: every stage named, switchable and reported ---------------------------------
 def test_stages_run_in_order_and_only_when_on(talk):
-    plain = talk.search("camping with the kids", k=3)
-    assert [r.stage for r in plain.stages] == ["candidates"]
+    # "exact" reports itself only when a memory holds every word of the query (it does here)
+    plain = talk.search("camping with the kids", k=3, temporal=False, rerank="off")
+    assert [r.stage for r in plain.stages] == ["candidates", "exact"]
+    default = talk.search("camping with the kids", k=3)  # the default pipeline (issue 18)
+    assert [r.stage for r in default.stages] == ["candidates", "temporal", "rerank", "exact"]
     full = talk.search(
         "When did Melanie go camping?",
         k=3,
@@ -271,6 +274,15 @@ def test_fit_learns_which_feature_marks_evidence_and_holds_conversations_out():
     assert cross_validate(examples)["metrics"]["overall"]["R@5"] > noise["R@5"]
     with pytest.raises(ValueError, match="two conversations"):
         heldout_weights([ex for ex in examples if ex.sample_id == "a"], ["signal", "noise"])
+
+    # a question's weight says how much it counts: weight 0 is the same as leaving it out,
+    # a weight above 1 pulls the fit towards those questions
+    flipped = [Example("d", 1, ex.features[:, ::-1], ex.positive, 2, "x", 0.0) for ex in examples]
+    assert np.allclose(fit(examples + flipped), beta)
+    for ex in flipped:
+        ex.weight = 3.0
+    pulled = fit(examples + flipped)
+    assert pulled[1] > 1.0 and pulled[0] < beta[0]
 
 
 def test_a_config_set_after_opening_reaches_the_search(store_path, open_memory, tmp_path):

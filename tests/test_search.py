@@ -45,10 +45,13 @@ def test_dense_finds_paraphrase_without_shared_words(filled):
 
 
 def test_hybrid_evidence_and_explanation(filled):
-    result = filled.search("Redis cache", k=2)
+    result = filled.search("Redis cache", k=2, temporal=False, rerank="off")
     top = result.hits[0]
     assert "Redis" in top.memory.content
     assert set(top.evidence) == {"dense", "bm25"}
+    default = filled.search("Redis cache", k=2)  # the default adds the reranker's score
+    assert {"dense", "bm25", "rerank"} <= set(default.hits[0].evidence)
+    assert "Redis" in default.hits[0].memory.content
     stage = {r.stage: r for r in result.stages}["candidates"]
     assert stage.implementation == "hnsw+bm25" and stage.candidates_out >= 2
     assert stage.notes["fusion"] == "zscore"  # the default, chosen on LoCoMo dev

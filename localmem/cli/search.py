@@ -41,9 +41,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--no-priority", dest="priority", action="store_false", help="ignore priority ranking"
     )
     p.add_argument("--strategy", choices=STRATEGIES, help="refined (default) or comprehensive")
-    p.add_argument("--temporal", action="store_true", help="temporal attention")
+    p.add_argument(
+        "--temporal",
+        action=argparse.BooleanOptionalAction,
+        help="temporal attention (on by default: the store's search.temporal)",
+    )
     p.add_argument("--links", action="store_true", help="add linked memories (A-Mem)")
-    p.add_argument("--rerank", choices=RERANKERS)
+    p.add_argument(
+        "--rerank", choices=RERANKERS, help="reranker (default: the store's, model-free)"
+    )
     p.add_argument("--budget", type=int, dest="budget_tokens", help="pack hits into N tokens")
     p.add_argument("--explain", action="store_true", help="print what every stage did")
     p.set_defaults(func=cmd_search)
@@ -76,8 +82,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     }
     if metadata is not None:
         options["metadata"] = metadata
-    if args.temporal:
-        options["temporal"] = True
+    if args.temporal is not None:
+        options["temporal"] = args.temporal
     if args.links:
         options["links"] = True
     if args.axes:

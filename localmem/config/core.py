@@ -171,6 +171,18 @@ class SearchConfig(Section):
     rerank_batch: int = Field(
         10, ge=1, le=20, description="Memories per engine rerank call (small models lose track)."
     )
+    # -- the default pipeline (issue 18): the best measured on every shape, docs/benchmarks.md --
+    temporal: bool = Field(
+        True,
+        description="Temporal attention in every search unless a search says otherwise "
+        "(it only acts on questions about time or naming a time).",
+    )
+    rerank: Literal["off", "auto", "model-free", "engine"] = Field(
+        "model-free",
+        description="The reranker every search uses unless it says otherwise: the model-free "
+        "one by default (measured best across the data shapes, section shapes of "
+        "docs/benchmarks.md); 'engine' or 'auto' ask the language model, seconds per search.",
+    )
     reranker_weights: str | None = Field(
         None,
         description="A JSON file of model-free reranker weights (default: the shipped ones, "

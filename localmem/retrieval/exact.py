@@ -7,6 +7,9 @@ memory first. So, after reranking, the stage checks the best lexical candidates 
 one whose words contain the query's words in order (case, punctuation and spacing aside) above
 all the others, keeping their order among themselves.
 
+A query of three words or more also lifts a memory that holds every one of its words in
+another order (near-exact: "sliding window rate limiter" finds "The rate limiter should use a
+sliding window", which the reranker had ranked third behind two thoughts of its session).
 A one-word query lifts only a memory that is that word alone: one shared word is not a match
 of the memory (it is what BM25 weighs). Dense-only searches are left as they are.
 """
@@ -37,11 +40,18 @@ def contains_phrase(haystack: list[str], phrase: list[str]) -> bool:
     )
 
 
+#: a query of at least this many words is matched by a memory holding all of them, in any order
+ANY_ORDER_FROM = 3
+
+
 def is_exact(memory_words: list[str], query_words: list[str]) -> bool:
-    """The guarantee's rule: the whole query in order, or a one-word query that is the memory."""
+    """The guarantee's rule: the whole query in order, or a one-word query that is the memory,
+    or (near-exact) a query of three words or more whose every word the memory holds."""
     if len(query_words) == 1:
         return memory_words == query_words
-    return contains_phrase(memory_words, query_words)
+    if contains_phrase(memory_words, query_words):
+        return True
+    return len(query_words) >= ANY_ORDER_FROM and set(query_words) <= set(memory_words)
 
 
 def exact_stage(ctx: SearchContext) -> dict | None:

@@ -4,9 +4,12 @@ Every feature is a column over the candidate pool, standardised or bounded so th
 weights fits any store:
 
 - ``dense`` / ``bm25``: the query's cosine and BM25 score, z-scored over the pool;
+- ``dense_raw``: the cosine itself (not standardised: a strong match is strong anywhere);
+  ``dense_rank`` / ``bm25_rank``: the pool rank by each, as ``10 / (10 + rank)``;
 - ``context``: cosine between the query and the memory *with its neighbours* (the previous and
-  next memory of the same session, at half weight): a reply often only makes sense with the
-  question before it;
+  next memory of the same session, at half weight; without a session, the memories stored
+  just before and after it, when within ten minutes and in the same scope): a reply often only
+  makes sense with the question before it;
 - ``session``: how well the memory's session matches (mean of its best three dense + BM25);
 - ``speaker`` / ``other_speaker``: the question names the person who said it, or names
   someone else (the speaker is ``metadata.speaker`` when a conversation's ingestion gave it,
@@ -40,6 +43,8 @@ from localmem.types import MemoryItem
 
 NEIGHBOUR_WEIGHT = 0.5  # each neighbour's share of the context vector
 SESSION_TOP = 3  # a session is as good as its best few memories
+NEAR_SECONDS = 600  # memories without a session are neighbours when stored this close
+RANK_DAMPING = 10  # rank features: RANK_DAMPING / (RANK_DAMPING + rank), as RRF does
 
 
 @dataclass
@@ -103,24 +108,59 @@ def _bm25(pool: Pool) -> np.ndarray:
 
 
 def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
-    """The previous and next memory (label, or -1) of each pool memory in its session, in
-    event-time order (insertion order breaks ties)."""
+    """The previous and next memory (label, or -1) of each pool memory.
+
+    In its session, in event-time order (insertion order breaks ties); a memory without a
+    session falls back on the memories stored just before and after it (:func:`near_in_time`),
+    as turns of a chat added as plain text are.
+    """
     prev = np.full(len(pool.labels), -1, dtype=np.int64)
     nxt = np.full(len(pool.labels), -1, dtype=np.int64)
     sessions = sorted({item.session_id for item in pool.items if item.session_id})
-    if not sessions:
-        return prev, nxt
-    rows = records.session_order(pool.ctx.kernel.db, sessions)
     before: dict[int, int] = {}
     after: dict[int, int] = {}
-    for (a, sa), (b, sb) in itertools.pairwise(rows):
-        if sa == sb:
-            after[int(a)] = int(b)
-            before[int(b)] = int(a)
+    if sessions:
+        rows = records.session_order(pool.ctx.kernel.db, sessions)
+        for (a, sa), (b, sb) in itertools.pairwise(rows):
+            if sa == sb:
+                after[int(a)] = int(b)
+                before[int(b)] = int(a)
+    loose = [item for item in pool.items if not item.session_id]
+    if loose:
+        near_before, near_after = near_in_time(pool.ctx, loose)
+        before.update(near_before)
+        after.update(near_after)
     for i, label in enumerate(pool.labels.tolist()):
         prev[i] = before.get(label, -1)
         nxt[i] = after.get(label, -1)
     return prev, nxt
+
+
+def near_in_time(ctx: SearchContext, items: list[MemoryItem]) -> tuple[dict, dict]:
+    """For memories without a session: the memory stored right before and right after each
+    (the neighbouring labels), when it has the same scope, no session either, and was stored
+    within :data:`NEAR_SECONDS` of it. Returns ``({label: previous}, {label: next})``."""
+    wanted = {item.label + d for item in items for d in (-1, 1) if item.label + d >= 0}
+    # where the neighbours sit, not their rows: the test below needs nothing else
+    found = records.placement_by_labels(ctx.kernel.db, sorted(wanted))
+    before: dict[int, int] = {}
+    after: dict[int, int] = {}
+    for item in items:
+        for d, side in ((-1, before), (1, after)):
+            other = found.get(item.label + d)
+            if other is not None and _near(item, other):
+                side[item.label] = item.label + d
+    return before, after
+
+
+def _near(a: MemoryItem, placement: tuple) -> bool:
+    session, user, agent, when, deleted = placement
+    return (
+        not deleted
+        and not session
+        and (a.user_id, a.agent_id) == (user, agent)
+        and abs((a.when - when).total_seconds()) <= NEAR_SECONDS
+    )
 
 
 def _context_cosine(pool: Pool) -> np.ndarray:
@@ -144,8 +184,59 @@ def f_bm25(pool: Pool) -> np.ndarray:
     return zscore(pool.cached("bm25", lambda: _bm25(pool)))
 
 
+def f_dense_raw(pool: Pool) -> np.ndarray:
+    """The cosine itself: a strong semantic match is strong on any store."""
+    return pool.cached("cosine", lambda: _cosine(pool))
+
+
+def _rank_value(scores: np.ndarray) -> np.ndarray:
+    order = np.argsort(-scores, kind="stable")
+    ranks = np.empty(len(scores))
+    ranks[order] = np.arange(len(scores))
+    return RANK_DAMPING / (RANK_DAMPING + ranks)
+
+
+def f_dense_rank(pool: Pool) -> np.ndarray:
+    """The rank by cosine in the pool, as ``10 / (10 + rank)``: free of any score scale."""
+    return _rank_value(pool.cached("cosine", lambda: _cosine(pool)))
+
+
+def f_bm25_rank(pool: Pool) -> np.ndarray:
+    """The rank by BM25 in the pool, as ``10 / (10 + rank)``."""
+    return _rank_value(pool.cached("bm25", lambda: _bm25(pool)))
+
+
 def f_context(pool: Pool) -> np.ndarray:
     return zscore(_context_cosine(pool))
+
+
+def f_context_bm25(pool: Pool) -> np.ndarray:
+    """BM25 of the memory with its neighbours (each at half weight), z-scored: the words of a
+    question are often split between a turn and the one around it."""
+    prev, nxt = pool.cached("neighbours", lambda: np.stack(neighbours(pool)))
+    scores = pool.ctx.bm25_scores(pool.ctx.query)
+    out = pool.cached("bm25", lambda: _bm25(pool)).copy()
+    for side in (prev, nxt):
+        for i, label in enumerate(side.tolist()):
+            if 0 <= label < len(scores):
+                out[i] += NEIGHBOUR_WEIGHT * float(scores[label])
+    return zscore(out)
+
+
+def f_coverage(pool: Pool) -> np.ndarray:
+    """The share of the query's term weight (idf) that the memory holds: BM25 rewards one rare
+    word repeated; coverage rewards holding every part of the question."""
+    query = set(pool.ctx.parsed.terms)
+    if not query:
+        return np.zeros(len(pool.items))
+    lexical = pool.ctx.kernel.store.lexical
+    n = max(lexical.doc_count, 1)
+    df = lexical.document_frequencies(query)
+    idf = {t: np.log(1.0 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in query}
+    total = sum(idf.values()) or 1.0
+    return np.array(
+        [sum(idf[t] for t in query & set(terms(item.content))) / total for item in pool.items]
+    )
 
 
 def f_session(pool: Pool) -> np.ndarray:
@@ -231,7 +322,12 @@ def f_linked(pool: Pool) -> np.ndarray:
 FEATURES: dict[str, Callable[[Pool], np.ndarray]] = {
     "dense": f_dense,
     "bm25": f_bm25,
+    "dense_raw": f_dense_raw,
+    "dense_rank": f_dense_rank,
+    "bm25_rank": f_bm25_rank,
     "context": f_context,
+    "context_bm25": f_context_bm25,
+    "coverage": f_coverage,
     "session": f_session,
     "speaker": f_speaker,
     "other_speaker": f_other_speaker,

@@ -26,8 +26,9 @@ RERANKERS = ("off", "auto", "model-free", "engine")
 class SearchOptions:
     """What a search does. Defaults of the first group come from the store's ``SearchConfig``.
 
-    The stages after candidate generation are off unless asked for; each one that runs adds a
-    line to the explanation of the result.
+    Temporal attention and the model-free reranker run by default (the best pipeline measured
+    on every data shape, issue 18); the other stages after candidate generation are off unless
+    asked for. Each stage that runs adds a line to the explanation of the result.
     """
 
     k: int = 5
@@ -56,12 +57,12 @@ class SearchOptions:
     axes: tuple[str, ...] = ATTRIBUTE_AXES
     priority: bool = True
     strategy: str = "refined"
-    # temporal attention (seed 004)
-    temporal: bool = False
+    # temporal attention (seed 004); on by default (the store's SearchConfig says)
+    temporal: bool = True
     # A-Mem link expansion (seed 001)
     links: bool = False
-    # reranking (seed 004): off, model-free, engine, auto
-    rerank: str = "off"
+    # reranking (seed 004): off, model-free, engine, auto; model-free by default
+    rerank: str = "model-free"
     # packing the hits into a token budget (None: no packing)
     budget_tokens: int | None = None
     # "now" for time-aware stages (default: the time of the search)
@@ -84,6 +85,8 @@ class SearchOptions:
                 "rrf_k": config.rrf_k,
                 "dense_weight": config.dense_weight,
                 "candidates": config.candidates,
+                "temporal": config.temporal,
+                "rerank": config.rerank,
             }
         base.update({k: v for k, v in kwargs.items() if v is not None or k in _NULLABLE})
         return cls(**base).checked()

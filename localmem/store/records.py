@@ -382,6 +382,21 @@ def older_labels(
     return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
 
+def placement_by_labels(
+    db: Database, labels: Sequence[int]
+) -> dict[int, tuple[str | None, str | None, str | None, datetime, bool]]:
+    """``(session_id, user_id, agent_id, when, deleted)`` of memories by label: where each sits,
+    without its text (the reranker's neighbour test reads only this; a full row costs ~3x)."""
+    if len(labels) == 0:
+        return {}
+    rows = db.fetchall(
+        "SELECT label, session_id, user_id, agent_id, coalesce(event_time, created_at), deleted "
+        "FROM memories WHERE label IN (SELECT unnest(?::BIGINT[]))",
+        [[int(x) for x in labels]],
+    )
+    return {int(r[0]): (r[1], r[2], r[3], aware(r[4]), bool(r[5])) for r in rows}
+
+
 def session_order(db: Database, sessions: Sequence[str]) -> list[tuple[int, str]]:
     """(label, session) of the live memories of these sessions, in each session's order
     (event time, then insertion)."""

@@ -43,6 +43,12 @@ def available_stages(memory: Memory) -> set[str]:
     return set(memory.stage_names)
 
 
+def defaults(memory: Memory) -> dict[str, str]:
+    """The toggles' first values: the store's default pipeline (what ``search(q)`` runs)."""
+    cfg = memory.config.search
+    return {"mode": cfg.mode, "temporal": "on" if cfg.temporal else "off", "rerank": cfg.rerank}
+
+
 def is_on(value: str) -> bool:
     """Whether a toggle's value asks for its stage."""
     return value not in ("off", "")
@@ -145,12 +151,15 @@ class SearchPane(Vertical):
     def compose(self) -> ComposeResult:
         self._stages = available_stages(self.app.memory)
         yield Input(placeholder="Search memories… (Enter)", id="query")
+        start = defaults(self.app.memory)
         with Horizontal(id="toggles"):
             for option, label, values, stage in TOGGLES:
                 hint = f"stage: {stage}" if stage else "search option"
                 if stage and stage not in self._stages:
                     hint += " (not in this build yet)"
-                yield Cycle(label, values, id=f"toggle-{option}", tooltip=hint)
+                yield Cycle(
+                    label, values, value=start.get(option), id=f"toggle-{option}", tooltip=hint
+                )
         with Horizontal(id="search-body"):
             table = FitTable(COLUMNS, id="hits")
             table.border_title = "Hits"
