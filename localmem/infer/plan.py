@@ -160,9 +160,12 @@ def neighbours(
     if memories.count(kernel) == 0:
         return []
     filters = {name: scope.get(name) for name in ("user_id", "agent_id")}
-    hits = list(search(kernel, fact.text, k=k, mode="hybrid", **filters).hits)
+    # plain hybrid candidates: the decision reads cosines, not the default pipeline's order,
+    # and two searches per add should not pay for its temporal stage and reranker
+    plain = {"mode": "hybrid", "temporal": False, "rerank": "off", **filters}
+    hits = list(search(kernel, fact.text, k=k, **plain).hits)
     if when is not None:
-        past = search(kernel, fact.text, k=k, mode="hybrid", as_of=when, **filters).hits
+        past = search(kernel, fact.text, k=k, as_of=when, **plain).hits
         seen = {h.memory.id for h in hits}
         hits += [h for h in past if h.memory.id not in seen]
     out = []
