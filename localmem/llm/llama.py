@@ -113,9 +113,7 @@ def unload_all() -> None:
         _LOADED.clear()
 
 
-# close the models while llama_cpp's module globals still exist: left to the garbage collector
-# at interpreter exit, Llama.__del__ finds them gone and prints a traceback
-atexit.register(unload_all)
+atexit.register(unload_all)  # before llama_cpp's globals go, or Llama.__del__ prints a traceback
 
 
 class LlamaEngine(Engine):
