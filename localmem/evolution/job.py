@@ -26,7 +26,8 @@ from localmem.evolution.keyphrases import (
     stems_of,
 )
 from localmem.evolution.neighbours import find_neighbours
-from localmem.store import memories, records
+from localmem.store import history as history_rows
+from localmem.store import memories
 from localmem.store.links import add_link
 from localmem.types import MemoryItem, embedding_text
 
@@ -196,7 +197,7 @@ def _apply(
         return
 
     def within_update() -> None:
-        write_rest(records.latest_history_id(db, neighbour.id, event="EVOLVE"))
+        write_rest(history_rows.latest_history_id(db, neighbour.id, event="EVOLVE"))
 
     memories.update(
         kernel,

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from localmem.errors import InputError
 from localmem.evolution import steps
-from localmem.store import memories, records
+from localmem.store import history as history_rows
+from localmem.store import memories
 from localmem.store.kernel import HasKernel, Kernel, kernel_of
 from localmem.store.links import remove_link
 
@@ -115,18 +116,18 @@ def forget_source(kernel: Kernel, memory_id: str) -> list[str]:
     left = []
     for neighbour, history_id in steps.rewrites_by(db, memory_id):
         item = memories.by_ids(kernel, [neighbour]).get(neighbour)
-        latest = records.latest_history_id(db, neighbour, field="context")
+        latest = history_rows.latest_history_id(db, neighbour, field="context")
         if item is None or item.deleted or latest != history_id:
             left.append(neighbour)
             continue
         revert(kernel, neighbour, actor="purge")
         with kernel.writing() as write:  # the rewrite and its undo held the purged memory's words
-            records.scrub_history(
+            history_rows.scrub_history(
                 write.db, history_id, new=True, info={"source": memory_id, "scrubbed": True}
             )
-            undo = records.latest_history_id(write.db, neighbour, event="REVERT")
+            undo = history_rows.latest_history_id(write.db, neighbour, event="REVERT")
             if undo is not None:
-                records.scrub_history(write.db, undo, old=True)
+                history_rows.scrub_history(write.db, undo, old=True)
     return left
 
 

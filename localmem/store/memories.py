@@ -19,6 +19,7 @@ import numpy as np
 from localmem import validate
 from localmem.errors import InputError, NotFoundError
 from localmem.store import embedcache, records
+from localmem.store import history as history_rows
 from localmem.store.db import utcnow
 from localmem.store.kernel import Kernel
 from localmem.store.records import NewMemory
@@ -221,7 +222,7 @@ def users(kernel: Kernel, *, limit: int = 200) -> list[tuple[str, int]]:
 
 def history(kernel: Kernel, memory_id: str) -> list[HistoryEvent]:
     """Every change of a memory, oldest first."""
-    return records.history(kernel.db, lookup(kernel, memory_id).id)
+    return history_rows.history(kernel.db, lookup(kernel, memory_id).id)
 
 
 def count(kernel: Kernel, *, include_deleted: bool = False, user_id: str | None = None) -> int:

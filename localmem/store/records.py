@@ -1,4 +1,5 @@
-"""Reading and writing memory rows and their history (SQL lives here, not in the API)."""
+"""Reading and writing memory rows (SQL lives here, not in the API); their history is in
+:mod:`localmem.store.history`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from localmem.store.db import Database, utcnow
-from localmem.types import HistoryEvent, MemoryItem
+from localmem.types import MemoryItem
 
 MEMORY_COLUMNS = (
     "id, label, kind, user_id, agent_id, session_id, content, context, level, created_at, "
@@ -204,81 +205,6 @@ def fetch_by_ids(db: Database, ids: Sequence[str]) -> dict[str, MemoryItem]:
         [[str(x) for x in ids]],
     )
     return {r[0]: row_to_item(r) for r in rows}
-
-
-def record_history(
-    db: Database,
-    memory_id: str,
-    event: str,
-    *,
-    field: str | None = None,
-    old: str | None = None,
-    new: str | None = None,
-    actor: str = "user",
-    info: dict[str, Any] | None = None,
-) -> None:
-    """Append one change to ``history``."""
-    db.execute(
-        "INSERT INTO history VALUES (nextval('history_seq'), ?, ?, ?, ?, ?, ?, ?, ?)",
-        [memory_id, event, field, old, new, actor, utcnow(), json.dumps(info) if info else None],
-    )
-
-
-def history(db: Database, memory_id: str) -> list[HistoryEvent]:
-    """Every change of a memory, oldest first."""
-    rows = db.fetchall(
-        "SELECT id, memory_id, event, field, old_value, new_value, actor, changed_at, info "
-        "FROM history WHERE memory_id = ? ORDER BY id",
-        [memory_id],
-    )
-    return [
-        HistoryEvent(
-            id=r[0],
-            memory_id=r[1],
-            event=r[2],
-            field=r[3],
-            old_value=r[4],
-            new_value=r[5],
-            actor=r[6],
-            at=aware(r[7]),
-            info=json.loads(r[8]) if r[8] else {},
-        )
-        for r in rows
-    ]
-
-
-def latest_history_id(
-    db: Database, memory_id: str, *, event: str | None = None, field: str | None = None
-) -> int | None:
-    """The id of a memory's latest history event (of one kind, or touching one field)."""
-    where, params = ["memory_id = ?"], [memory_id]
-    if event is not None:
-        where.append("event = ?")
-        params.append(event)
-    if field is not None:
-        where.append("field = ?")
-        params.append(field)
-    found = db.scalar(f"SELECT max(id) FROM history WHERE {' AND '.join(where)}", params)
-    return None if found is None else int(found)
-
-
-def scrub_history(
-    db: Database,
-    event_id: int,
-    *,
-    old: bool = False,
-    new: bool = False,
-    info: dict[str, Any] | None = None,
-) -> None:
-    """Blank the old and/or new value of one history event (a purge took its words); ``info``
-    replaces the event's info when given."""
-    sets = [name for name, on in (("old_value = NULL", old), ("new_value = NULL", new)) if on]
-    params: list[Any] = []
-    if info is not None:
-        sets.append("info = ?::JSON")
-        params.append(json.dumps(info))
-    if sets:
-        db.execute(f"UPDATE history SET {', '.join(sets)} WHERE id = ?", [*params, event_id])
 
 
 def json_key(key: str) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from localmem.store import history as history_rows
 from localmem.store import records
 from localmem.store.db import Database, utcnow
 from localmem.store.records import NewMemory
@@ -140,7 +141,7 @@ class Write:
         info: dict[str, Any] | None = None,
     ) -> None:
         """Append one change to a memory's history."""
-        records.record_history(
+        history_rows.record_history(
             self.db, memory_id, event, field=field, old=old, new=new, actor=actor, info=info
         )
 
