@@ -61,7 +61,28 @@ def list_migrations(
     return [(name, *found[name]) for name in sorted(found)]
 
 
-class Database:
+class MetaTable:
+    """The store's ``meta`` key-value rows, on any backend's connection (the SQL is the same)."""
+
+    def scalar(self, sql: str, params: Any = None) -> Any:  # pragma: no cover - the backends'
+        raise NotImplementedError
+
+    def execute(self, sql: str, params: Any = None) -> Any:  # pragma: no cover - the backends'
+        raise NotImplementedError
+
+    def get_meta(self, key: str) -> str | None:
+        """A value of the store's meta table."""
+        return self.scalar("SELECT value FROM meta WHERE key = ?", [key])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a value of the store's meta table."""
+        self.execute(
+            "INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [key, value],
+        )
+
+
+class Database(MetaTable):
     """A DuckDB connection with a lock, so worker threads (TUI, job runner) can share it."""
 
     #: which migration files apply (``NNNN_name.<backend>.sql`` overrides ``NNNN_name.sql``)
@@ -179,17 +200,6 @@ class Database:
             self.con.execute("COMMIT")
 
     # -- meta and migrations ----------------------------------------------------------------
-    def get_meta(self, key: str) -> str | None:
-        """A value of the store's meta table."""
-        return self.scalar("SELECT value FROM meta WHERE key = ?", [key])
-
-    def set_meta(self, key: str, value: str) -> None:
-        """Set a value of the store's meta table."""
-        self.execute(
-            "INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            [key, value],
-        )
-
     def applied_migrations(self) -> list[str]:
         """Names of the migrations this database has had."""
         exists = self.scalar(

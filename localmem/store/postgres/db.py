@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from localmem.errors import StoreConnectionError, StoreError, StoreReadOnlyError
 from localmem.store.address import redact
-from localmem.store.db import list_migrations, split_sql, utcnow
+from localmem.store.db import MetaTable, list_migrations, split_sql, utcnow
 from localmem.store.postgres import arrow
 
 log = logging.getLogger("localmem.store")
@@ -41,7 +41,7 @@ MIGRATION_LOCK = 0x6C6F63616C6D656D  # "localmem"
 _DOUBLE = re.compile(r"::DOUBLE\b(?!\s+PRECISION)", re.IGNORECASE)
 
 
-class PgDatabase:
+class PgDatabase(MetaTable):
     """A psycopg 3 connection with the methods of :class:`~localmem.store.db.Database`."""
 
     backend = "postgres"
@@ -225,17 +225,6 @@ class PgDatabase:
             self.con.execute("COMMIT")
 
     # -- meta and migrations ----------------------------------------------------------------
-    def get_meta(self, key: str) -> str | None:
-        """A value of the store's meta table."""
-        return self.scalar("SELECT value FROM meta WHERE key = ?", [key])
-
-    def set_meta(self, key: str, value: str) -> None:
-        """Set a value of the store's meta table."""
-        self.execute(
-            "INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            [key, value],
-        )
-
     def applied_migrations(self) -> list[str]:
         """Names of the migrations this database has had."""
         if self.scalar("SELECT to_regclass('schema_migrations') IS NOT NULL") is not True:
