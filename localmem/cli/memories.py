@@ -104,40 +104,25 @@ def cmd_add(args: argparse.Namespace) -> int:
         session_id = args.session_id
         if session_id:  # a typo must not start a session nobody opened (NotFoundError)
             session_id = mem.get_session(session_id).id
+        fields = {
+            "kind": args.kind,
+            "user_id": args.user_id,
+            "agent_id": args.agent_id,
+            "session_id": session_id,
+            "event_time": args.event_time,
+            "context": args.context,
+            "metadata": metadata,
+            "mine": args.mine,
+            "evolve": args.evolve or None,
+        }
         if args.infer or (args.infer is None and mem.config.infer.on_add):
             if args.dedupe:
                 raise CommandError("--dedupe and --infer do not go together (--infer dedupes)")
-            applied = mem.infer(
-                content,
-                speaker=args.speaker,
-                kind=args.kind,
-                user_id=args.user_id,
-                agent_id=args.agent_id,
-                session_id=session_id,
-                event_time=args.event_time,
-                context=args.context,
-                metadata=metadata,
-                mine=args.mine,
-                evolve=args.evolve or None,
-            )
-            _print_applied(applied, args.json)
+            _print_applied(mem.infer(content, speaker=args.speaker, **fields), args.json)
             return 0
         if args.speaker:
             raise CommandError("--speaker needs --infer")
-        item = mem.add(
-            content,
-            kind=args.kind,
-            user_id=args.user_id,
-            agent_id=args.agent_id,
-            session_id=session_id,
-            event_time=args.event_time,
-            context=args.context,
-            metadata=metadata,
-            mine=args.mine,
-            evolve=args.evolve or None,
-            dedupe=args.dedupe,
-            infer=False,
-        )
+        item = mem.add(content, dedupe=args.dedupe, infer=False, **fields)
         if args.json:
             print_json(_item_dict(item))
         else:
