@@ -189,6 +189,13 @@ def test_messages_and_speakers(memory):
         memory.infer([])
 
 
+def test_one_message_is_taken_as_it_is(memory):
+    out = memory.infer({"role": "user", "name": "Cy", "content": "I live in Rome."}, user_id="c")
+    assert [a.memory.content for a in out] == ["Cy lives in Rome."]
+    with pytest.raises(InputError):
+        memory.infer({"role": "user", "content": ""})
+
+
 def test_add_many_infers_item_after_item(memory):
     got = memory.add_many(
         ["Ann lives in Paris.", "Ann lives in Paris.", "Ann moved to Oslo."],

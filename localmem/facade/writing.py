@@ -174,7 +174,7 @@ class Writing:
 
     def infer(
         self,
-        content: str | Sequence[Mapping[str, Any]],
+        content: str | Mapping[str, Any] | Sequence[Mapping[str, Any]],
         *,
         speaker: str | None = None,
         mine: str | None = None,
@@ -184,7 +184,7 @@ class Writing:
         """Add with inference: extract the facts of ``content`` and reconcile each with what
         the same scope already holds, all in one unit.
 
-        ``content`` is a text, or chat messages (dicts with ``content`` and optionally
+        ``content`` is a text, one chat message or a list of them (dicts with ``content`` and optionally
         ``name`` / ``role``): each message's facts are read with its ``name`` as the speaker
         ("I" becomes the name). A text "Name: ..." is read as said by Name. Each fact is
         ADDed, UPDATEs a memory that says the same with less detail, INVALIDATEs a memory it
@@ -278,13 +278,19 @@ _SAID_BY = re.compile(r"^\s*([A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?):\s+(\S.*)$", re.D
 
 
 def conversation_texts(
-    content: str | Sequence[Mapping[str, Any]], speaker: str | None, *, max_chars: int
+    content: str | Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    speaker: str | None,
+    *,
+    max_chars: int,
 ) -> list[tuple[str, str | None]]:
-    """``(text, speaker)`` pairs of what an inferring add was given (a text or messages).
+    """``(text, speaker)`` pairs of what an inferring add was given (a text, one message or a
+    list of messages).
 
     Raises:
-        InputError: not a non-empty text nor a non-empty list of messages with text.
+        InputError: not a non-empty text, a message with text, nor a non-empty list of them.
     """
+    if isinstance(content, Mapping):  # one chat message
+        content = [content]
     if isinstance(content, str):
         validate.content(content, max_chars=max_chars)
         said = _SAID_BY.match(content) if speaker is None else None
