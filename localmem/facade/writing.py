@@ -184,15 +184,15 @@ class Writing:
         """Add with inference: extract the facts of ``content`` and reconcile each with what
         the same scope already holds, all in one unit.
 
-        ``content`` is a text, one chat message or a list of them (dicts with ``content`` and optionally
-        ``name`` / ``role``): each message's facts are read with its ``name`` as the speaker
-        ("I" becomes the name). A text "Name: ..." is read as said by Name. Each fact is
-        ADDed, UPDATEs a memory that says the same with less detail, INVALIDATEs a memory it
-        makes untrue (that memory gets ``valid_to`` and ``superseded_by`` and stays findable
-        with ``search(..., as_of=...)``), or is NONE (already stored). The decisions are made
-        by the engine when one is configured (``infer.extractor`` / ``infer.decider``), else by
-        rules; each is recorded in the history with its reason and decider. Fields are those
-        of :meth:`add` (scope, kind, event time, metadata) and apply to every stored fact.
+        ``content`` is a text, one chat message or a list of them (dicts with ``content`` and
+        optionally ``name`` / ``role``): each message's facts are read with its ``name`` as the
+        speaker ("I" becomes the name). A text "Name: ..." is read as said by Name. Each fact is
+        ADDed, UPDATEs a memory that says the same with less detail, INVALIDATEs a memory it makes
+        untrue (that memory gets ``valid_to`` and ``superseded_by`` and stays findable with
+        ``search(..., as_of=...)``), or is NONE (already stored). The decisions are made by the
+        engine when one is configured (``infer.extractor`` / ``infer.decider``), else by rules; each
+        is recorded in the history with its reason and decider. Fields are those of :meth:`add`
+        (scope, kind, event time, metadata) and apply to every stored fact.
 
         Returns:
             One :class:`~localmem.infer.apply.Applied` per fact (at least one: a text with no
