@@ -106,43 +106,31 @@ def build_server(memory: Memory) -> MCPServer:
         reconcile them with the stored ones (a repeated fact is not stored twice, a changed one
         supersedes the old; default: the store's setting); the answer then lists every
         decision under "decisions"."""
-        if memory.infers(infer):
-            applied = memory.infer(
-                content,
-                kind=kind,
-                user_id=user_id,
-                agent_id=agent_id,
-                session_id=session_id,
-                event_time=event_time,
-                metadata=metadata,
-                context=context,
-            )
-            out = _memory_json(applied[0].memory)
-            out["decisions"] = [
-                {
-                    "event": a.event,
-                    "memory_id": a.memory.id,
-                    "content": a.memory.content,
-                    "target_id": a.target.id if a.target else None,
-                    "reason": a.reason,
-                    "decider": a.decider,
-                }
-                for a in applied
-            ]
-            return out
-        return _memory_json(
-            memory.add(
-                content,
-                kind=kind,
-                user_id=user_id,
-                agent_id=agent_id,
-                session_id=session_id,
-                event_time=event_time,
-                metadata=metadata,
-                context=context,
-                infer=False,
-            )
-        )
+        fields = {
+            "kind": kind,
+            "user_id": user_id,
+            "agent_id": agent_id,
+            "session_id": session_id,
+            "event_time": event_time,
+            "metadata": metadata,
+            "context": context,
+        }
+        if not memory.infers(infer):
+            return _memory_json(memory.add(content, infer=False, **fields))
+        applied = memory.infer(content, **fields)
+        out = _memory_json(applied[0].memory)
+        out["decisions"] = [
+            {
+                "event": a.event,
+                "memory_id": a.memory.id,
+                "content": a.memory.content,
+                "target_id": a.target.id if a.target else None,
+                "reason": a.reason,
+                "decider": a.decider,
+            }
+            for a in applied
+        ]
+        return out
 
     @tool(
         "Search the memories with the store's default pipeline (hybrid dense + BM25, temporal "

@@ -115,7 +115,7 @@ def cmd_add(args: argparse.Namespace) -> int:
             "mine": args.mine,
             "evolve": args.evolve or None,
         }
-        if args.infer or (args.infer is None and mem.config.infer.on_add):
+        if mem.infers(args.infer):
             if args.dedupe:
                 raise CommandError("--dedupe and --infer do not go together (--infer dedupes)")
             _print_applied(mem.infer(content, speaker=args.speaker, **fields), args.json)
