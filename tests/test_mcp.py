@@ -172,3 +172,44 @@ def test_an_empty_store_path_is_refused_not_the_default_store(capsys, isolated_h
     assert main(["serve", ""]) == 1
     assert capsys.readouterr().err.count("the store path is empty") == 2
     assert not (isolated_home / "default").exists()
+
+
+@pytest.mark.slow
+def test_an_mcp_client_adds_with_inference_and_asks_about_the_past(tmp_path):
+    async def scenario(s: ClientSession):
+        first = _payload(
+            await s.call_tool(
+                "add_memory",
+                {
+                    "content": "Ann: I live in Paris.",
+                    "user_id": "ann",
+                    "event_time": "2022-03-01T00:00:00+00:00",
+                    "infer": True,
+                },
+            )
+        )
+        moved = _payload(
+            await s.call_tool(
+                "add_memory",
+                {
+                    "content": "Ann: I moved to Berlin.",
+                    "user_id": "ann",
+                    "event_time": "2024-05-01T00:00:00+00:00",
+                    "infer": True,
+                },
+            )
+        )
+        query = {"query": "where does Ann live", "user_id": "ann", "k": 5}
+        now = _payload(await s.call_tool("search_memories", query))
+        then = _payload(
+            await s.call_tool("search_memories", {**query, "as_of": "2023-01-01T00:00:00+00:00"})
+        )
+        return first, moved, now, then
+
+    first, moved, now, then = _session(tmp_path / "store", scenario)
+    assert [d["event"] for d in first["decisions"]] == ["ADD"]
+    assert [d["event"] for d in moved["decisions"]] == ["INVALIDATE"]
+    assert moved["decisions"][0]["target_id"] == first["id"]
+    # the superseded home is left out of now, but answers for 2023
+    assert [h["memory"]["id"] for h in now["hits"]] == [moved["id"]]
+    assert [h["memory"]["id"] for h in then["hits"]] == [first["id"]]
