@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import itertools
 import shutil
+import subprocess
 import tempfile
+import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -68,7 +70,24 @@ class PgServer:
         from pgserver import pg_ctl
 
         pg_ctl(["-w", "-m", "immediate", "stop"], pgdata=self.pgdata, user=self.server.system_user)
-        self.server.ensure_postgres_running()
+        try:
+            self.server.ensure_postgres_running()
+        except subprocess.TimeoutExpired:  # pgserver waits 10 s; crash recovery on a loaded
+            self.wait_ready(120)  # machine can take longer, and the server goes on starting
+
+    def wait_ready(self, seconds: float) -> None:
+        """Wait until the server accepts connections again."""
+        import psycopg
+
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                psycopg.connect(self.url(), connect_timeout=5).close()
+                return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
 
     def stop(self) -> None:
         self.server.cleanup()

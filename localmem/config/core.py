@@ -102,6 +102,13 @@ class StoreConfig(Section):
     lock_timeout_s: float = Field(
         0.0, ge=0.0, description="Seconds to wait for another process to release the store."
     )
+    pg_pool_size: int = Field(
+        4,
+        ge=1,
+        le=64,
+        description="PostgreSQL stores: connections one process may hold at once (searches from "
+        "several threads run on them side by side; writes take one at a time).",
+    )
     save_every_fraction: float = Field(
         0.05,
         ge=0.0,

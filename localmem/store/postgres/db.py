@@ -10,8 +10,11 @@ What differs is handled here, in one place:
 - pyarrow in and out: a table handed in is copied (``COPY``) into a temporary table of the
   same name (``_arg`` or ``_arrow``) the statement reads; results come back as pyarrow tables;
 - JSON columns come back as text and ``numeric`` as float, as DuckDB gives them;
+- connections: a psycopg pool (``store.pg_pool_size``, 4 by default), so one process's threads
+  read at once; a transaction keeps its connection for its thread;
 - errors: a lost connection is a :class:`StoreConnectionError` naming the store without its
-  password; the next statement reconnects, so a retry works. Migrations run once among all
+  password; the pool checks a connection before lending it and replaces a lost one, so a retry
+  works. Migrations run once among all
   the processes that open the database, under an advisory lock.
 """
 
@@ -21,6 +24,7 @@ import importlib
 import logging
 import re
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
@@ -38,43 +42,69 @@ log = logging.getLogger("localmem.store")
 
 #: the advisory lock key migrations run under (any constant shared by every localmem process)
 MIGRATION_LOCK = 0x6C6F63616C6D656D  # "localmem"
+#: seconds to wait for the server to accept a connection, or for a pooled one to come free
+CONNECT_TIMEOUT_S = 10
 _DOUBLE = re.compile(r"::DOUBLE\b(?!\s+PRECISION)", re.IGNORECASE)
 
 
 class PgDatabase(MetaTable):
-    """A psycopg 3 connection with the methods of :class:`~localmem.store.db.Database`."""
+    """A pool of psycopg 3 connections with the methods of
+    :class:`~localmem.store.db.Database`.
+
+    A statement outside a transaction borrows a connection from the pool for its own length, so
+    the threads of one process (a server's requests, the TUI's workers) read at once; a
+    transaction, or an advisory lock, keeps its connection for the calling thread until it
+    ends, and every statement the thread runs meanwhile goes on that connection."""
 
     backend = "postgres"
 
-    def __init__(self, address: str, *, read_only: bool = False) -> None:
+    def __init__(self, address: str, *, read_only: bool = False, pool_size: int = 4) -> None:
+        from psycopg_pool import ConnectionPool
+
         self.address = address
         self.location = redact(address)
         self.path = Path(self.location)  # what messages name (never the password)
         self.read_only = read_only
-        self.lock = threading.RLock()
-        self._in_tx = 0
+        self._local = threading.local()  # the connection this thread holds, its transaction depth
         self._sql: dict[tuple[str, bool], str] = {}
-        self._vector_types: Any = None  # the connection pgvector's types were registered on
-        self.con = self._connect()
+        self._with_vector_types: weakref.WeakSet = weakref.WeakSet()
+        # one connection made now, so a wrong address or password is one clear error here
+        # rather than a pool retrying in the background
+        self._connect().close()
+        self.pool = ConnectionPool(
+            address,
+            min_size=1,
+            max_size=max(1, int(pool_size)),
+            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
+            configure=self._configure,
+            check=ConnectionPool.check_connection,  # a connection lost while idle is replaced
+            timeout=CONNECT_TIMEOUT_S,
+            name=f"localmem {self.location}",
+            open=True,
+        )
 
     def _connect(self):
+        """A connection made directly (not through the pool)."""
         import psycopg
-        from psycopg.types.numeric import FloatLoader
-        from psycopg.types.string import TextLoader
 
         try:
-            con = psycopg.connect(self.address, autocommit=True, connect_timeout=10)
+            return psycopg.connect(self.address, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
         except psycopg.Error as exc:
             raise StoreConnectionError(
                 f"cannot connect to the store {self.location}: {self._scrub(exc)}"
             ) from None
-        # as DuckDB returns them: JSON as its text, numeric (sum, avg of integers) as float
+
+    def _configure(self, con) -> None:
+        """Set up a new pooled connection as DuckDB returns values: JSON as its text,
+        ``numeric`` (sum, avg of integers) as float; read-only when the store is."""
+        from psycopg.types.numeric import FloatLoader
+        from psycopg.types.string import TextLoader
+
         for name in ("json", "jsonb"):
             con.adapters.register_loader(name, TextLoader)
         con.adapters.register_loader("numeric", FloatLoader)
         if self.read_only:
             con.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-        return con
 
     def _scrub(self, exc: BaseException) -> str:
         """The first line of an error, with anything of the address's secret taken out."""
@@ -89,28 +119,69 @@ class PgDatabase(MetaTable):
             text = text.replace(str(password), "***")
         return text.replace(self.address, self.location)
 
-    # -- statements -------------------------------------------------------------------------
+    # -- connections ------------------------------------------------------------------------
+    def _checkout(self):
+        """A connection from the pool; when none comes in time, say why in one line."""
+        from psycopg_pool import PoolClosed, PoolTimeout
+
+        try:
+            return self.pool.getconn()
+        except PoolClosed:
+            raise StoreConnectionError(f"the store {self.location} is closed") from None
+        except PoolTimeout:
+            pass
+        self._connect().close()  # raises with the server's reason when it cannot be reached
+        try:  # the server answers (again): the pool may just have been reconnecting
+            return self.pool.getconn()
+        except PoolTimeout:
+            pass
+        raise StoreConnectionError(
+            f"all {self.pool.max_size} connections to the store {self.location} stayed busy "
+            f"for {CONNECT_TIMEOUT_S} s (raise store.pg_pool_size)"
+        )
+
     @contextmanager
-    def guarded(self) -> Iterator[None]:
-        """Hold the connection lock; reconnect a connection that was lost (outside a
-        transaction); turn a lost connection into :class:`StoreConnectionError`."""
+    def _held(self) -> Iterator[Any]:
+        """The calling thread's connection: the one it holds (in a transaction or an
+        advisory lock), else one borrowed from the pool until the block ends."""
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            if con.closed or con.broken:
+                raise StoreConnectionError(
+                    f"the connection to the store {self.location} was lost in a transaction; "
+                    "what was not committed is not stored; try again"
+                )
+            yield con
+            return
+        con = self._checkout()
+        self._local.con = con
+        try:
+            yield con
+        finally:
+            self._local.con = None
+            self.pool.putconn(con)  # a broken one is discarded and replaced by the pool
+
+    @property
+    def _depth(self) -> int:
+        """How many transactions the calling thread has open (nested ones count)."""
+        return getattr(self._local, "depth", 0)
+
+    @contextmanager
+    def guarded(self) -> Iterator[Any]:
+        """A connection for the block (see :meth:`_held`), with psycopg's errors as the
+        store's: a lost connection is :class:`StoreConnectionError`, a write to a read-only
+        store :class:`StoreReadOnlyError`."""
         import psycopg
 
-        with self.lock:
-            if self.con.closed or self.con.broken:
-                if self._in_tx:
-                    raise StoreConnectionError(
-                        f"the connection to the store {self.location} was lost in a transaction"
-                    )
-                self.con = self._connect()
+        with self._held() as con:
             try:
-                yield
+                yield con
             except psycopg.errors.ReadOnlySqlTransaction:
                 raise StoreReadOnlyError(
                     f"store {self.location} is open read-only: it cannot be changed"
                 ) from None
             except psycopg.OperationalError as exc:
-                if self.con.closed or self.con.broken:
+                if con.closed or con.broken:
                     raise StoreConnectionError(
                         f"lost the connection to the store {self.location} ({self._scrub(exc)}); "
                         "what was not committed is not stored; try again"
@@ -131,10 +202,10 @@ class PgDatabase(MetaTable):
 
     def execute(self, sql: str, params: Any = None):
         """Run one statement (under the connection lock); returns the cursor."""
-        with self.guarded():
+        with self.guarded() as con:
             if params is None:
-                return self.con.execute(self._translate(sql, False))
-            return self.con.execute(self._translate(sql, True), list(params))
+                return con.execute(self._translate(sql, False))
+            return con.execute(self._translate(sql, True), list(params))
 
     def fetchall(self, sql: str, params: Any = None) -> list[tuple]:
         """Run a query and return every row."""
@@ -149,11 +220,11 @@ class PgDatabase(MetaTable):
         spent 100 ms reading their vectors."""
         from pgvector.psycopg import register_vector
 
-        with self.guarded():
-            if self._vector_types is not self.con:
-                register_vector(self.con)
-                self._vector_types = self.con
-            cur = self.con.cursor(binary=True)
+        with self.guarded() as con:
+            if con not in self._with_vector_types:
+                register_vector(con)
+                self._with_vector_types.add(con)
+            cur = con.cursor(binary=True)
             cur.execute(self._translate(sql, params is not None), params)
             return cur.fetchall()
 
@@ -175,10 +246,11 @@ class PgDatabase(MetaTable):
 
     def arrow_batches(self, sql: str, params: Any = None, *, rows: int = 50_000):
         """Run a query and yield pyarrow record batches of about ``rows`` rows."""
-        with self.guarded():
+        with self.guarded():  # read whole: the connection goes back before the caller's loop
             cur = self.execute(sql, params)
-            while chunk := cur.fetchmany(rows):
-                yield from arrow.table(cur.description, chunk).to_batches()
+            description, result = cur.description, cur.fetchall()
+        for start in range(0, len(result), rows):
+            yield from arrow.table(description, result[start : start + rows]).to_batches()
 
     def insert_arrow(self, table: str, data: pa.Table, columns: str = "*") -> None:
         """Bulk-insert a pyarrow table (``COPY`` into a temporary table, one INSERT)."""
@@ -193,36 +265,39 @@ class PgDatabase(MetaTable):
 
     @contextmanager
     def _staged(self, data: pa.Table, name: str) -> Iterator[None]:
-        self.con.execute(f"CREATE TEMP TABLE {name} ({arrow.columns_ddl(data.schema)})")
-        try:
-            arrow.copy_into(self.con, name, data)
-            yield
-        finally:
-            if not (self.con.closed or self.con.broken):
-                self.con.execute(f"DROP TABLE IF EXISTS {name}")
+        """``data`` as the temporary table ``name`` (inside a transaction: its connection)."""
+        with self.guarded() as con:
+            con.execute(f"CREATE TEMP TABLE {name} ({arrow.columns_ddl(data.schema)})")
+            try:
+                arrow.copy_into(con, name, data)
+                yield
+            finally:
+                if not (con.closed or con.broken):
+                    con.execute(f"DROP TABLE IF EXISTS {name}")
 
     @contextmanager
     def transaction(self) -> Iterator[PgDatabase]:
         """One atomic unit: everything inside commits together or not at all. Nests."""
-        with self.guarded():
-            if self._in_tx:
-                self._in_tx += 1
+        with self.guarded() as con:
+            local = self._local
+            if self._depth:
+                local.depth += 1
                 try:
                     yield self
                 finally:
-                    self._in_tx -= 1
+                    local.depth -= 1
                 return
-            self.con.execute("BEGIN")
-            self._in_tx = 1
+            con.execute("BEGIN")
+            local.depth = 1
             try:
                 yield self
             except BaseException:
-                self._in_tx = 0
-                if not (self.con.closed or self.con.broken):
-                    self.con.execute("ROLLBACK")
+                local.depth = 0
+                if not (con.closed or con.broken):
+                    con.execute("ROLLBACK")
                 raise
-            self._in_tx = 0
-            self.con.execute("COMMIT")
+            local.depth = 0
+            con.execute("COMMIT")
 
     # -- meta and migrations ----------------------------------------------------------------
     def applied_migrations(self) -> list[str]:
@@ -237,10 +312,10 @@ class PgDatabase(MetaTable):
         and the others then find it done."""
         import psycopg
 
-        with self.guarded(), self.advisory_lock():
+        with self.guarded() as con, self.advisory_lock():
             applied: list[str] = []
             try:
-                self.con.execute(
+                con.execute(
                     "CREATE TABLE IF NOT EXISTS schema_migrations ("
                     "name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL)"
                 )
@@ -252,7 +327,7 @@ class PgDatabase(MetaTable):
                         if file.endswith(".sql"):
                             text = resources.files(package).joinpath(file).read_text("utf-8")
                             for statement in split_sql(text):
-                                self.con.execute(statement)
+                                con.execute(statement)
                         else:
                             importlib.import_module(f"{package}.{name}").migrate(self)
                         self.execute(
@@ -271,13 +346,13 @@ class PgDatabase(MetaTable):
     @contextmanager
     def advisory_lock(self) -> Iterator[None]:
         """Hold PostgreSQL's session advisory lock for migrations (one process at a time)."""
-        with self.guarded():
-            self.con.execute("SELECT pg_advisory_lock(%s)", [MIGRATION_LOCK])
+        with self.guarded() as con:  # held by this thread until the lock is released
+            con.execute("SELECT pg_advisory_lock(%s)", [MIGRATION_LOCK])
             try:
                 yield
             finally:
-                if not (self.con.closed or self.con.broken):
-                    self.con.execute("SELECT pg_advisory_unlock(%s)", [MIGRATION_LOCK])
+                if not (con.closed or con.broken):
+                    con.execute("SELECT pg_advisory_unlock(%s)", [MIGRATION_LOCK])
 
     def restart_sequence(self, name: str, start: int) -> None:
         """Make sequence ``name`` continue from ``start``."""
@@ -286,14 +361,12 @@ class PgDatabase(MetaTable):
     def checkpoint(self) -> None:
         """After a purge: vacuum the tables that held the text, so the dead row versions'
         space is reclaimed (the text may stay in the WAL until the server recycles it)."""
-        with self.guarded():
-            if not self._in_tx:
-                self.con.execute("VACUUM memories, history")
+        if not self._depth:  # VACUUM cannot run inside a transaction
+            self.execute("VACUUM memories, history")
 
     def close(self) -> None:
-        """Close the connection."""
-        with self.lock:
-            self.con.close()
+        """Close every connection of the pool."""
+        self.pool.close()
 
     # -- what doctor reads -------------------------------------------------------------------
     def make_private(self) -> None:

@@ -75,8 +75,9 @@ class PgStore(Store):
                 message never holds the password).
             StoreError: no store there and ``create`` is False, or another embedding model.
         """
-        db = PgDatabase(address, read_only=bool(read_only))
-        self = cls(local_folder(db.location), db, None, config or StoreConfig())
+        config = config or StoreConfig()
+        db = PgDatabase(address, read_only=bool(read_only), pool_size=config.pg_pool_size)
+        self = cls(local_folder(db.location), db, None, config)
         self.location = db.location
         self.jobs = PgJobQueue(db)
         self.lexical = PgLexicalIndex(db)
