@@ -29,3 +29,18 @@ def redact(address: str | Path) -> str:
         return text
     text = _USERINFO.sub(r"\1:***@", text.strip())
     return _QUERY_PASSWORD.sub(r"\1***", text)
+
+
+def scrub(exc: BaseException, address: str) -> str:
+    """The first line of a driver's error about ``address``, with its password and the
+    address itself replaced by what :func:`redact` shows."""
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        password = conninfo_to_dict(address).get("password")
+    except Exception:  # an address psycopg cannot parse has nothing to scrub but itself
+        password = None
+    if password:
+        text = text.replace(str(password), "***")
+    return text.replace(address, redact(address))

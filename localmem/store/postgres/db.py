@@ -34,7 +34,7 @@ from typing import Any
 import pyarrow as pa
 
 from localmem.errors import StoreConnectionError, StoreError, StoreReadOnlyError
-from localmem.store.address import redact
+from localmem.store.address import redact, scrub
 from localmem.store.db import MetaTable, list_migrations, split_sql, utcnow
 from localmem.store.postgres import arrow
 
@@ -107,17 +107,8 @@ class PgDatabase(MetaTable):
             con.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
 
     def _scrub(self, exc: BaseException) -> str:
-        """The first line of an error, with anything of the address's secret taken out."""
-        text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        from psycopg.conninfo import conninfo_to_dict
-
-        try:
-            password = conninfo_to_dict(self.address).get("password")
-        except Exception:  # an address psycopg cannot parse has nothing to scrub but itself
-            password = None
-        if password:
-            text = text.replace(str(password), "***")
-        return text.replace(self.address, self.location)
+        """The first line of an error, nothing of the address's secret in it."""
+        return scrub(exc, self.address)
 
     # -- connections ------------------------------------------------------------------------
     def _checkout(self):
@@ -201,7 +192,7 @@ class PgDatabase(MetaTable):
         return out
 
     def execute(self, sql: str, params: Any = None):
-        """Run one statement (under the connection lock); returns the cursor."""
+        """Run one statement (on a pooled connection, or the transaction's); returns the cursor."""
         with self.guarded() as con:
             if params is None:
                 return con.execute(self._translate(sql, False))
