@@ -9,6 +9,7 @@ import pytest
 from store_helpers import TEXTS, run
 
 from localmem import Memory
+from localmem.store.postgres.vectors import index_name
 
 pytestmark = pytest.mark.postgres
 
@@ -45,6 +46,11 @@ def test_folder_to_postgres_and_back(tmp_path, pg_url, embedder, capsys):
             stats = other.stats()
             for key in ("memories", "deleted", "by_kind", "sessions", "links"):
                 assert stats[key] == facts["stats"][key]
+        # the copy built PostgreSQL's HNSW index once, after its rows, and it is usable
+        assert pg.store.db.scalar(
+            "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(?)",
+            [index_name(embedder.dim)],
+        )
         # the copies go on numbering after the copied rows
         new = mem.add("written after the copy")
         newer = pg.add("written after the copy, on PostgreSQL")

@@ -4,8 +4,8 @@ DuckDB -> PostgreSQL and back.
 Every table both stores have (the core's and the mechanisms') is copied row for row in pyarrow
 batches, with the same ids, labels and numbers, so links, history, jobs and the mechanisms'
 rows keep pointing at the same memories; then the sequences of the destination are moved past
-the copied numbers. The destination's vector index follows from its rows: pgvector's in the
-same statements, hnswlib's when the store is next opened (it catches up from ``vec_seq``).
+the copied numbers. The destination's vector index follows from its rows: pgvector's is built
+once after them, hnswlib's when the store is next opened (it catches up from ``vec_seq``).
 """
 
 from __future__ import annotations
@@ -57,7 +57,10 @@ def copy_store(src: Store, dst: Store, *, batch_rows: int = 20_000, progress=Non
             f"the destination lacks tables of the source: {sorted(src_tables - dst_tables)}"
         )
     counts: dict[str, int] = {}
-    with dst.write_lock, dst.db.transaction():
+    # a store whose vector index is cheaper built once than grown row by row (PostgreSQL's
+    # HNSW) loads in its bulk_loading transaction; elsewhere, one plain transaction
+    loading = getattr(dst, "bulk_loading", dst.db.transaction)
+    with dst.write_lock, loading():
         for table in sorted(src_tables):
             dst.db.execute(f"DELETE FROM {table}")  # meta of a new store: the source's wins
             # the columns both have (PostgreSQL's postings carry an extra one, filled after)

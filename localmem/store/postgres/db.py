@@ -236,12 +236,18 @@ class PgDatabase(MetaTable):
             return arrow.table(cur.description, cur.fetchall())
 
     def arrow_batches(self, sql: str, params: Any = None, *, rows: int = 50_000):
-        """Run a query and yield pyarrow record batches of about ``rows`` rows."""
-        with self.guarded():  # read whole: the connection goes back before the caller's loop
-            cur = self.execute(sql, params)
-            description, result = cur.description, cur.fetchall()
-        for start in range(0, len(result), rows):
-            yield from arrow.table(description, result[start : start + rows]).to_batches()
+        """Run a query and yield pyarrow record batches of about ``rows`` rows, streamed by a
+        server-side cursor (this thread keeps its connection, in a transaction, until the last
+        batch), so a copy of a large table never holds all of it."""
+        with self.transaction(), self.guarded() as con:
+            cur = con.cursor(name="localmem_batches")
+            try:
+                cur.execute(self._translate(sql, params is not None), params)
+                while chunk := cur.fetchmany(rows):
+                    yield from arrow.table(cur.description, chunk).to_batches()
+            finally:
+                if not (con.closed or con.broken):
+                    cur.close()
 
     def insert_arrow(self, table: str, data: pa.Table, columns: str = "*") -> None:
         """Bulk-insert a pyarrow table (``COPY`` into a temporary table, one INSERT)."""

@@ -32,12 +32,25 @@ def ensure_index(db: PgDatabase, dim: int, *, m: int, ef_construction: int) -> b
     with db.advisory_lock():
         if db.scalar("SELECT to_regclass(?) IS NOT NULL", [index_name(dim)]):
             return False
-        db.execute(
-            f"CREATE INDEX {index_name(dim)} ON memories USING hnsw "
-            f"((embedding::vector({int(dim)})) vector_ip_ops) "
-            f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)}) WHERE {LIVE}"
-        )
+        create_index(db, dim, m=m, ef_construction=ef_construction)
         return True
+
+
+def create_index(db: PgDatabase, dim: int, *, m: int, ef_construction: int) -> None:
+    """Build the HNSW index for ``dim`` over the live rows."""
+    db.execute(
+        f"CREATE INDEX {index_name(dim)} ON memories USING hnsw "
+        f"((embedding::vector({int(dim)})) vector_ip_ops) "
+        f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)}) WHERE {LIVE}"
+    )
+
+
+def build_memory_mb(rows: int, dim: int, m: int) -> int:
+    """``maintenance_work_mem`` for building the index of ``rows`` vectors in memory: pgvector
+    builds far slower once its graph outgrows it (the vector, two layers of neighbours, a
+    third for overhead), capped at 8 GB."""
+    per_row = dim * 4 + 2 * m * 8 + 64
+    return int(min(8192, max(64, rows * per_row * 1.5 / 2**20)))
 
 
 class PgVectorIndex:
