@@ -24,7 +24,7 @@ from localmem.plugin import Plugin, hooks_of, migrations_of, stages_of
 from localmem.remote import RemoteMemory, connect
 from localmem.retrieval.pipeline import CORE_STAGES
 from localmem.retrieval.stages import compose
-from localmem.store.address import is_postgres
+from localmem.store.address import is_postgres, redact
 from localmem.store.files import peek_count
 from localmem.store.kernel import JobsReport, Kernel
 from localmem.store.opening import open_store
@@ -129,8 +129,15 @@ class Memory(Writing, Reading, Sessions):
         folder = None if postgres else Path(path).expanduser() if path else default_store_path()
         # DuckDB opens paths as UTF-8: a name with undecodable bytes fails deep inside it
         validate.no_surrogates(str(path if postgres else folder), "the store path")
-        # a PostgreSQL store has no folder for a config.json: the defaults unless one is given
-        file_config = Config() if folder is None else Config.load(folder / CONFIG_FILE)
+        # a PostgreSQL store's settings on this machine live in its local folder
+        # ($LOCALMEM_HOME/postgres/<hash>/config.json, beside serve's discovery file)
+        if postgres:
+            from localmem.store.postgres.store import local_folder
+
+            settings = local_folder(redact(path))
+        else:
+            settings = folder
+        file_config = Config.load(settings / CONFIG_FILE)
         config = config or file_config
         plugins = tuple(BUILTIN if plugins is None else plugins)
         given = embedder is not None

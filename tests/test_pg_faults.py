@@ -256,3 +256,16 @@ def test_the_password_is_in_nothing_a_memory_shows(secret_url, embedder):
         shown += [str(mem.stats()), str(mem.status()), str(mem.store.check())]
         assert all(SECRET_PASSWORD not in text for text in shown)
         assert mem.stats()["path"] == redact(secret_url)
+
+
+def test_settings_of_a_postgresql_store_come_from_its_local_folder(pg_url, embedder):
+    """A PostgreSQL store has no folder of its own: its config.json on this machine sits in
+    $LOCALMEM_HOME/postgres/<hash>/ (beside serve's discovery file), e.g. the pool's size."""
+    from localmem.store.postgres.store import local_folder
+
+    folder = local_folder(redact(pg_url))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text('{"store": {"pg_pool_size": 2}}', encoding="utf-8")
+    with Memory.open(pg_url, embedder=embedder) as mem:
+        assert mem.store.config.pg_pool_size == 2
+        assert mem.store.db.pool.max_size == 2
