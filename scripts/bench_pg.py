@@ -1,9 +1,10 @@
 """The embedded store against the PostgreSQL store (issue 21), side by side in one run.
 
 Usage:
-    python scripts/bench_pg.py store [--sizes 10000 100000] [--queries 200]
+    python scripts/bench_pg.py store [--sizes 10000 100000 1000000] [--queries 200] [--bulk-at N]
     python scripts/bench_pg.py locomo [--configs dense bm25 hybrid +temporal+rerank]
     python scripts/bench_pg.py servers [--servers 1 2 4] [--clients 8] [--adds 40]
+    python scripts/bench_pg.py pool [--size 20000] [--threads 4] [--pools 1 2 4]
     python scripts/bench_pg.py report        # the `postgres` section of docs/benchmarks.md
 
 ``store``: one embedded store (a folder: DuckDB + hnswlib) and one PostgreSQL store (a local
@@ -47,6 +48,7 @@ from bench_store import queries as make_queries  # noqa: E402
 
 from localmem import Memory  # noqa: E402
 from localmem.embed import make_embedder  # noqa: E402
+from localmem.store.copy import copy_store  # noqa: E402
 
 WORK = ROOT / ".bench" / "pg"
 LOCOMO = Path("/work/shared/data/locomo/locomo_dev.json")
@@ -93,7 +95,7 @@ def search_times(mem: Memory, qs: list[str], mode: str) -> list[float]:
     out = []
     for q in qs:
         t0 = time.perf_counter()
-        mem.search(q, k=10, mode=mode)
+        mem.search(q, k=10, mode=mode, temporal=False, rerank="off")  # the backends' work
         out.append((time.perf_counter() - t0) * 1000)
     return out
 
@@ -101,7 +103,7 @@ def search_times(mem: Memory, qs: list[str], mode: str) -> list[float]:
 def ann_recall(mem: Memory, qvecs: np.ndarray, base: np.ndarray) -> float:
     """Mean share of the exact top 10 (over ``base``; label = row) the index returns."""
     lo, hi, n = mem.store.db.fetchone("SELECT min(label), max(label), count(*) FROM memories")
-    assert (lo, hi + 1) == (0, n) == (0, len(base)), "labels are not the rows' positions"
+    assert (lo, hi + 1) == (0, n) == (0, len(base)), (lo, hi, n)
     hits = []
     for q in qvecs:
         exact = np.argpartition(-(base @ q), 10)[:10]
@@ -124,6 +126,7 @@ def cmd_store(args: argparse.Namespace) -> None:
     server, url = start_postgres(tmp / "pgdata")
     folder = tmp / "embedded"
     results: dict = {"machine": machine(), "sizes": {}, "queries": args.queries}
+    results.update(bulk_at=args.bulk_at, tail=args.tail)
     try:
         emb = Precomputed(name, 384)
         stores = {
@@ -133,9 +136,30 @@ def cmd_store(args: argparse.Namespace) -> None:
         have = 0
         for size in sizes:
             row: dict = {}
+            bulk = size >= args.bulk_at
+            grown = size - args.tail if bulk else size
+            rates = {}
+            for backend in stores:  # both grow to ``grown`` (PostgreSQL copies, in bulk)
+                mem = stores[backend]
+                if bulk and backend == "postgres":
+                    # a new database filled by migrate-store's copy of the embedded store (the
+                    # same rows and labels): growing PostgreSQL by adds would take hours here
+                    mem.close()
+                    server.psql("CREATE DATABASE bulk;")
+                    mem = stores[backend] = Memory.open(server.get_uri("bulk"), embedder=emb)
+                    log(f"postgres: bulk load of {grown} memories (copy_store)")
+                    t0 = time.perf_counter()
+                    copy_store(stores["embedded"].store, mem.store)
+                    row["bulk_load_s"] = time.perf_counter() - t0
+                    log(f"postgres: bulk load took {row['bulk_load_s']:.0f} s")
+                else:
+                    log(f"{backend}: growing {have} -> {grown}")
+                    rates[backend] = grow(mem, emb, texts[have:grown], vectors[have:grown])
             for backend, mem in stores.items():
-                log(f"{backend}: growing {have} -> {size}")
-                rate = grow(mem, emb, texts[have:size], vectors[have:size])
+                rate = rates.get(backend, 0.0)
+                if bulk:  # the add rate at this size: the same last ``tail`` adds on both
+                    log(f"{backend}: adding the last {args.tail}")
+                    rate = grow(mem, emb, texts[grown:size], vectors[grown:size])
                 emb.serve(qs, qvecs)  # the queries' vectors, given
                 mem.search(qs[0], k=10)  # warm: BM25 loaded, connections open
                 dense = search_times(mem, qs[1:], "dense")
@@ -294,6 +318,54 @@ def cmd_servers(args: argparse.Namespace) -> None:
     (WORK / "servers.json").write_text(json.dumps(results, indent=2))
 
 
+# -- the connection pool ------------------------------------------------------------------------
+def cmd_pool(args: argparse.Namespace) -> None:
+    """One process, one PostgreSQL store of ``--size`` memories, ``--threads`` threads each
+    searching ``--searches`` times (hybrid and the default pipeline, query vectors given), with
+    the pool holding 1, 2 or 4 connections: searches/s of each, side by side."""
+    from localmem.config import Config
+
+    WORK.mkdir(parents=True, exist_ok=True)
+    texts = bench_data.texts(args.size)
+    vectors = np.asarray(bench_data.vectors(args.size), dtype=np.float32)
+    qs = make_queries(args.threads * args.searches, seed=5)
+    real = make_embedder()
+    qvecs = real.embed_batch(qs).astype(np.float32)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-pg-pool-", dir="/tmp"))
+    server, url = start_postgres(tmp / "pgdata")
+    results: dict = {"machine": machine(), "size": args.size, "threads": args.threads}
+    try:
+        emb = Precomputed(real.name, 384)
+        with Memory.open(url, embedder=emb) as mem:
+            grow(mem, emb, texts, vectors)
+        for pool in args.pools:
+            config = Config().model_copy(
+                update={"store": Config().store.model_copy(update={"pg_pool_size": pool})}
+            )
+            with Memory.open(url, embedder=emb, config=config) as mem:
+                emb.serve(qs, qvecs)
+                row = {}
+                plain = {"temporal": False, "rerank": "off"}
+                for name, opts in (("hybrid", plain), ("default", {})):
+                    mem.search(qs[0], k=10, **opts)  # warm
+                    m = args.searches
+                    wall = parallel(
+                        args.threads,
+                        lambda i, m=m, o=opts: [
+                            mem.search(q, k=10, **o) for q in qs[i * m : (i + 1) * m]
+                        ],
+                    )
+                    row[f"{name}_searches_per_s"] = args.threads * m / wall
+                row["loadavg"] = os.getloadavg()
+                results[str(pool)] = row
+                log(f"pool {pool}: {row}")
+    finally:
+        server.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
+    results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    (WORK / "pool.json").write_text(json.dumps(results, indent=2))
+
+
 # -- report --------------------------------------------------------------------------------------
 def _load(name: str) -> dict | None:
     path = WORK / f"{name}.json"
@@ -387,6 +459,14 @@ def main() -> None:
     s = sub.add_parser("store")
     s.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     s.add_argument("--queries", type=int, default=200)
+    s.add_argument(
+        "--bulk-at",
+        type=int,
+        default=500_000,
+        help="from this size on, PostgreSQL is filled by copying the embedded store "
+        "(migrate-store's bulk load) and both measure their adds on the last --tail",
+    )
+    s.add_argument("--tail", type=int, default=10_000)
     s.set_defaults(func=cmd_store)
     loc = sub.add_parser("locomo")
     loc.add_argument(
@@ -399,6 +479,12 @@ def main() -> None:
     sv.add_argument("--adds", type=int, default=40)
     sv.add_argument("--prefill", type=int, default=10_000)
     sv.set_defaults(func=cmd_servers)
+    pl = sub.add_parser("pool")
+    pl.add_argument("--size", type=int, default=20_000)
+    pl.add_argument("--threads", type=int, default=4)
+    pl.add_argument("--searches", type=int, default=50)
+    pl.add_argument("--pools", type=int, nargs="+", default=[1, 2, 4])
+    pl.set_defaults(func=cmd_pool)
     rp = sub.add_parser("report")
     rp.add_argument("--docs", default=str(ROOT / "docs" / "benchmarks.md"))
     rp.add_argument(
