@@ -21,7 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "store",
         nargs="?",
         metavar="STORE",
-        help="the store folder (default: $LOCALMEM_HOME/default, else ~/.localmem/default)",
+        help="the store folder or a postgresql:// address (default: $LOCALMEM_HOME/default, "
+        "else ~/.localmem/default)",
     )
     p.add_argument(
         "--demo",
@@ -38,7 +39,7 @@ def demo_store_path() -> Path:
     return localmem_home() / "demo"
 
 
-def choose_store(store: str | None, *, demo: bool) -> tuple[Path, bool, list[str]]:
+def choose_store(store: str | None, *, demo: bool) -> tuple[Path | str, bool, list[str]]:
     """Which store to open, whether to fill it with the demo sample, and what to tell the person.
 
     A new user (no STORE given, and the default store missing or empty) gets the demo store, so
@@ -49,7 +50,10 @@ def choose_store(store: str | None, *, demo: bool) -> tuple[Path, bool, list[str
     if demo:
         return demo_store_path(), True, []
     if store:
-        return Path(store).expanduser(), False, []
+        from localmem.store.address import is_postgres
+
+        # a PostgreSQL store is opened by its address (its database serves several processes)
+        return (store.strip() if is_postgres(store) else Path(store).expanduser()), False, []
     from localmem.config import default_store_path
 
     default = default_store_path()
@@ -84,7 +88,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
     from localmem.tui import make_app  # Textual is imported only for this command
 
     path, fill_demo, notices = choose_store(args.store, demo=args.demo)
-    server = find_server(path)
+    server = find_server(path) if isinstance(path, Path) else None
     if server is not None:  # an agent's `localmem serve` holds the store: watch it live
         notices.append(f"served by process {server.pid}: memories others add appear here")
         with connect(path) as memory:
