@@ -124,6 +124,7 @@ class PgStore(Store):
                 f"SET LOCAL maintenance_work_mem = '{build_memory_mb(rows, self.dim, c.hnsw_m)}MB'"
             )
             create_index(self.db, self.dim, m=c.hnsw_m, ef_construction=c.hnsw_ef_construction)
+            self.db.execute("ANALYZE")  # the planner's statistics of the loaded tables, now
 
     def save_index(self) -> None:
         """Nothing to save: the server keeps the index."""
