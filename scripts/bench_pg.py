@@ -422,6 +422,20 @@ def servers_table(res: dict) -> str:
     return "\n".join(lines)
 
 
+def pool_table(res: dict) -> str:
+    lines = [
+        "| pool size | hybrid searches/s | default-pipeline searches/s | load |",
+        "|---|---|---|---|",
+    ]
+    for n in sorted((k for k in res if k.isdigit()), key=int):
+        r = res[n]
+        lines.append(
+            f"| {n} | {r['hybrid_searches_per_s']:.1f} | {r['default_searches_per_s']:.1f} "
+            f"| {_la(r['loadavg'])} |"
+        )
+    return "\n".join(lines)
+
+
 def cmd_report(args: argparse.Namespace) -> None:
     from localmem.experiments.report import write_section
 
@@ -430,7 +444,9 @@ def cmd_report(args: argparse.Namespace) -> None:
     if store:
         parts += [
             f"**Store** (`python scripts/bench_pg.py store --sizes "
-            f"{' '.join(store['sizes'])} --queries {store['queries']}`, {store.get('date')}, "
+            f"{' '.join(store['sizes'])} --queries {store['queries']}`"
+            + (f" `--bulk-at {store['bulk_at']}`" if "bulk_at" in store else "")
+            + f", {store.get('date')}, "
             f"{store['machine']}; PostgreSQL 16.2 + pgvector 0.6.2 from pgserver on the same "
             "machine, over its Unix socket; load = 1-minute load average at the measurement):",
             store_table(store),
@@ -441,6 +457,15 @@ def cmd_report(args: argparse.Namespace) -> None:
             "`localmem bench locomo` on a new store of each backend, same pipeline, onnx-int8; "
             "*same top 10*: questions whose ten retrieved turns are the same, in the same order):",
             locomo_table(locomo),
+        ]
+    pool = _load("pool")
+    if pool:
+        parts += [
+            f"**The connection pool** (`python scripts/bench_pg.py pool --size {pool['size']} "
+            f"--threads {pool['threads']}`, {pool.get('date')}): one process, one PostgreSQL "
+            f"store of {pool['size']:,} memories, {pool['threads']} threads searching at once "
+            "(query vectors given), the pool holding 1, 2 or 4 connections:",
+            pool_table(pool),
         ]
     if servers:
         parts += [
