@@ -72,11 +72,25 @@ def zscore(x: np.ndarray) -> np.ndarray:
 
 
 def build_pool(ctx: SearchContext, cands: list[Candidate]) -> Pool:
-    """The pool of candidates with their memories (candidates whose memory is gone are left out)."""
-    items = ctx.items([c.label for c in cands])
+    """The pool of candidates with their memories (candidates whose memory is gone are left out).
+
+    The memories stored just before and after each one that may have no session are located in
+    the same round trip (:func:`near_in_time` reads where they sit)."""
+    labels = [c.label for c in cands]
+    items = ctx.items(labels, placed=_maybe_near(ctx, labels))
     kept = [c for c in cands if c.label in items]
     labels = np.array([c.label for c in kept], dtype=np.int64)
     return Pool(ctx, kept, labels, [items[c.label] for c in kept])
+
+
+def _maybe_near(ctx: SearchContext, labels: list[int]) -> list[int]:
+    """The labels next to those of memories that have no session, or are not fetched yet."""
+    out = set()
+    for label in labels:
+        item = ctx.held(label)
+        if item is None or not item.session_id:
+            out.update((label - 1, label + 1))
+    return sorted(x for x in out if x >= 0)
 
 
 # -- raw signals ------------------------------------------------------------------------------
@@ -84,27 +98,28 @@ def _query_vector(pool: Pool) -> np.ndarray:
     return np.asarray(pool.ctx.vector(pool.ctx.query), dtype=np.float32)
 
 
-def _vectors(pool: Pool) -> tuple[np.ndarray, dict[int, np.ndarray]]:
-    """The pool's vectors and their session neighbours' (one fetch for both)."""
+def _vectors(pool: Pool) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
+    """The pool's vectors, and every vector read (the pool's, then its neighbours') with the row
+    of each label in it (one read for both)."""
     prev, nxt = pool.cached("neighbours", lambda: np.stack(neighbours(pool)))
     extra = sorted({int(x) for x in np.concatenate([prev, nxt]) if x >= 0} - set(pool.labels))
     every = np.concatenate([pool.labels, np.asarray(extra, dtype=np.int64)])
     vecs = pool.ctx.label_vectors(every).astype(np.float64)
     own = vecs[: len(pool.labels)]
-    return own, dict(zip(every.tolist(), vecs, strict=True))
+    return own, vecs, {label: row for row, label in enumerate(every.tolist())}
 
 
 def _cosine(pool: Pool) -> np.ndarray:
-    own, _ = pool.cached("vectors", lambda: _vectors(pool))
+    own, _, _ = pool.cached("vectors", lambda: _vectors(pool))
     return own @ _query_vector(pool).astype(np.float64)
 
 
 def _bm25(pool: Pool) -> np.ndarray:
     scores = pool.ctx.bm25_scores(pool.ctx.query)  # scored once, by the candidate stage
-    return np.array(
-        [float(scores[x]) if x < len(scores) else 0.0 for x in pool.labels.tolist()],
-        dtype=np.float64,
-    )
+    out = np.zeros(len(pool.labels), dtype=np.float64)
+    inside = pool.labels < len(scores)
+    out[inside] = scores[pool.labels[inside]]
+    return out
 
 
 def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
@@ -142,7 +157,7 @@ def near_in_time(ctx: SearchContext, items: list[MemoryItem]) -> tuple[dict, dic
     within :data:`NEAR_SECONDS` of it. Returns ``({label: previous}, {label: next})``."""
     wanted = {item.label + d for item in items for d in (-1, 1) if item.label + d >= 0}
     # where the neighbours sit, not their rows: the test below needs nothing else
-    found = records.placement_by_labels(ctx.kernel.db, sorted(wanted))
+    found = ctx.placement(sorted(wanted))
     before: dict[int, int] = {}
     after: dict[int, int] = {}
     for item in items:
@@ -165,12 +180,11 @@ def _near(a: MemoryItem, placement: tuple) -> bool:
 
 def _context_cosine(pool: Pool) -> np.ndarray:
     prev, nxt = pool.cached("neighbours", lambda: np.stack(neighbours(pool)))
-    own, every = pool.cached("vectors", lambda: _vectors(pool))
+    own, vecs, row = pool.cached("vectors", lambda: _vectors(pool))
     mixed = own.copy()
     for side in (prev, nxt):
-        for i, label in enumerate(side.tolist()):
-            if label >= 0:
-                mixed[i] += NEIGHBOUR_WEIGHT * every[label]
+        at = np.flatnonzero(side >= 0)
+        mixed[at] += NEIGHBOUR_WEIGHT * vecs[[row[x] for x in side[at].tolist()]]
     mixed /= np.maximum(np.linalg.norm(mixed, axis=1, keepdims=True), 1e-12)
     return mixed @ _query_vector(pool).astype(np.float64)
 
@@ -217,9 +231,8 @@ def f_context_bm25(pool: Pool) -> np.ndarray:
     scores = pool.ctx.bm25_scores(pool.ctx.query)
     out = pool.cached("bm25", lambda: _bm25(pool)).copy()
     for side in (prev, nxt):
-        for i, label in enumerate(side.tolist()):
-            if 0 <= label < len(scores):
-                out[i] += NEIGHBOUR_WEIGHT * float(scores[label])
+        at = np.flatnonzero((side >= 0) & (side < len(scores)))
+        out[at] += NEIGHBOUR_WEIGHT * scores[side[at]].astype(np.float64)
     return zscore(out)
 
 
