@@ -7,9 +7,12 @@ weights fits any store:
 - ``dense_raw``: the cosine itself (not standardised: a strong match is strong anywhere);
   ``dense_rank`` / ``bm25_rank``: the pool rank by each, as ``10 / (10 + rank)``;
 - ``context``: cosine between the query and the memory *with its neighbours* (the previous and
-  next memory of the same session, at half weight; without a session, the memories stored
-  just before and after it, when within ten minutes and in the same scope): a reply often only
-  makes sense with the question before it;
+  next memory of the same session, at half weight; a chat turn without a session, one with a
+  speaker, takes the memories stored just before and after it, when within ten minutes and in
+  the same scope): a reply often only makes sense with the question before it. Other memories
+  without a session (notes, chunks, thoughts stored in a row) have no neighbours: what was
+  stored next to a note is not its context, and on those shapes it lifted the wrong memory
+  (docs/benchmarks.md, section ``trust``);
 - ``session``: how well the memory's session matches (mean of its best three dense + BM25);
 - ``speaker`` / ``other_speaker``: the question names the person who said it, or names
   someone else (the speaker is ``metadata.speaker`` when a conversation's ingestion gave it,
@@ -84,11 +87,12 @@ def build_pool(ctx: SearchContext, cands: list[Candidate]) -> Pool:
 
 
 def _maybe_near(ctx: SearchContext, labels: list[int]) -> list[int]:
-    """The labels next to those of memories that have no session, or are not fetched yet."""
+    """The labels next to those of chat turns without a session, or of memories not fetched
+    yet (:func:`neighbours` reads where they sit)."""
     out = set()
     for label in labels:
         item = ctx.held(label)
-        if item is None or not item.session_id:
+        if item is None or (not item.session_id and speaker_of(item)):
             out.update((label - 1, label + 1))
     return sorted(x for x in out if x >= 0)
 
@@ -125,9 +129,10 @@ def _bm25(pool: Pool) -> np.ndarray:
 def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
     """The previous and next memory (label, or -1) of each pool memory.
 
-    In its session, in event-time order (insertion order breaks ties); a memory without a
-    session falls back on the memories stored just before and after it (:func:`near_in_time`),
-    as turns of a chat added as plain text are.
+    In its session, in event-time order (insertion order breaks ties); a chat turn without a
+    session (a memory with a speaker, :func:`speaker_of`) falls back on the memories stored just
+    before and after it (:func:`near_in_time`), as turns of a chat added as plain text are.
+    Other memories without a session have none.
     """
     prev = np.full(len(pool.labels), -1, dtype=np.int64)
     nxt = np.full(len(pool.labels), -1, dtype=np.int64)
@@ -140,7 +145,7 @@ def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
             if sa == sb:
                 after[int(a)] = int(b)
                 before[int(b)] = int(a)
-    loose = [item for item in pool.items if not item.session_id]
+    loose = [item for item in pool.items if not item.session_id and speaker_of(item)]
     if loose:
         near_before, near_after = near_in_time(pool.ctx, loose)
         before.update(near_before)
