@@ -17,6 +17,7 @@ weights fits any store:
 - ``speaker`` / ``other_speaker``: the question names the person who said it, or names
   someone else (the speaker is ``metadata.speaker`` when a conversation's ingestion gave it,
   else a "Name: " prefix of the text, as a chat log stored as plain text has);
+- ``coverage``: the share of the query's term weight (idf) the memory holds;
 - ``length``: log of the memory's word count, centred on the pool (a document-length prior:
   a short "wow, nice!" rarely holds an answer);
 - ``time_stated`` / ``time_close``: the temporal stage's evidence (0 when it did not run);
@@ -253,7 +254,7 @@ def f_coverage(pool: Pool) -> np.ndarray:
     idf = {t: np.log(1.0 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in query}
     total = sum(idf.values()) or 1.0
     return np.array(
-        [sum(idf[t] for t in query & set(terms(item.content))) / total for item in pool.items]
+        [sum(idf[t] for t in query & term_set(item.content)) / total for item in pool.items]
     )
 
 
@@ -311,6 +312,13 @@ def f_speaker(pool: Pool) -> np.ndarray:
 def f_other_speaker(pool: Pool) -> np.ndarray:
     who, named = _speakers(pool)
     return np.array([1.0 if named and w and w not in named else 0.0 for w in who])
+
+
+@lru_cache(maxsize=100_000)
+def term_set(text: str) -> frozenset[str]:
+    """The distinct index terms of a text (stop-words left out; kept: a memory is read again
+    by every search whose pool it enters)."""
+    return frozenset(terms(text))
 
 
 @lru_cache(maxsize=100_000)
