@@ -41,7 +41,10 @@ from localmem.retrieval.pipeline import run_stages, start
 from localmem.store.lexical import K1
 from localmem.text import terms
 
-BASE = [*training.DEFAULT_FEATURES, "bm25", "bm25_rank", "coverage"]
+BASE = [
+    *training.DEFAULT_FEATURES,
+    *(f for f in ("bm25", "bm25_rank", "coverage") if f not in training.DEFAULT_FEATURES),
+]
 
 
 # -- per-query signals: how far the pool lets the reranker trust each retriever -------------
