@@ -1,7 +1,11 @@
 """Search latency of the default pipeline against plain hybrid, side by side (issue 18).
 
     python scripts/bench_default_latency.py [--size 100000] [--queries 300] \
-        [--vectors random|real] [--work .bench/latency]
+        [--vectors random|real] [--chat] [--work .bench/latency]
+
+``--chat`` stores every text as a chat turn ("Ana: ..." with seven speakers in turn), so the
+reranker reads each candidate's neighbours as it does on a chat log stored as plain text (the
+synthetic texts alone are notes: no speaker, no session, so no neighbours; docs/architecture.md).
 
 The store is grown as ``scripts/bench_scale.py`` grows it (its synthetic texts through
 ``add_many``; ``--vectors random`` uses random unit vectors instead of MiniLM's, which takes
@@ -24,9 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_scale import grow, log  # noqa: E402
+import bench_data  # noqa: E402
+from bench_scale import Precomputed, grow, log, segment_vectors  # noqa: E402
 from bench_store import queries as make_queries  # noqa: E402
 
+from localmem import Memory  # noqa: E402
 from localmem.embed import make_embedder  # noqa: E402
 
 CONFIGS = {
@@ -54,6 +60,21 @@ print(json.dumps({"ms": times, "loadavg": os.getloadavg()}))
 """
 
 
+SPEAKERS = ("Ana", "Ben", "Chen", "Dana", "Eli", "Farah", "Gus")
+
+
+def grow_chat(store: Path, size: int, have: int, mode: str, name: str) -> None:
+    """As ``bench_scale.grow``, each text stored as a turn of one of :data:`SPEAKERS`."""
+    texts = [
+        f"{SPEAKERS[i % len(SPEAKERS)]}: {t}"
+        for i, t in enumerate(bench_data.texts(size)[have:size], start=have)
+    ]
+    emb = Precomputed(name, 384)
+    emb.serve(texts, segment_vectors(mode, have, size))
+    with Memory.open(store, embedder=emb) as mem:
+        mem.add_many(texts, batch_size=1000)
+
+
 def pct(xs: list[float], p: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
@@ -64,20 +85,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--size", type=int, default=100_000)
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--vectors", choices=("random", "real"), default="random")
+    p.add_argument("--chat", action="store_true", help="store the texts as chat turns")
     p.add_argument("--work", type=Path, default=ROOT / ".bench" / "latency")
     p.add_argument("--docs", type=Path, help="write the result into this markdown file")
     args = p.parse_args(argv)
 
-    store = args.work / f"store-{args.size}-{args.vectors}"
+    store = args.work / f"store-{args.size}-{args.vectors}{'-chat' if args.chat else ''}"
+    add = grow_chat if args.chat else grow
     if not store.exists():
         name = make_embedder().name
         have = 0
         for stop in range(min(args.size, 20_000), args.size + 1, 20_000):
             log(f"growing to {stop}")
-            grow(store, stop, have, args.vectors, name)
+            add(store, stop, have, args.vectors, name)
             have = stop
         if have < args.size:
-            grow(store, args.size, have, args.vectors, name)
+            add(store, args.size, have, args.vectors, name)
     queries = make_queries(args.queries + 1)
     log(f"probing {len(queries)} queries x {len(CONFIGS)} configurations")
     out = subprocess.run(
@@ -91,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     base = None
     load = ", ".join(f"{x:.1f}" for x in result["loadavg"])
     lines = [
-        f"{args.size:,} memories, {args.vectors} vectors, {len(queries) - 1} queries, k=10, "
+        f"{args.size:,} memories{' stored as chat turns' if args.chat else ''}, "
+        f"{args.vectors} vectors, {len(queries) - 1} queries, k=10, "
         f"each query embedded every time; load average at the end (1, 5, 15 min): {load}",
         "",
         "| configuration | p50 ms | p95 ms | p50 / hybrid's |",
@@ -106,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         from localmem.experiments.report import provenance, write_section
 
         command = "python scripts/bench_default_latency.py " + " ".join(sys.argv[1:])
-        write_section(args.docs, "default-latency", provenance(command) + "\n\n" + text)
+        section = "default-latency-chat" if args.chat else "default-latency"
+        write_section(args.docs, section, provenance(command) + "\n\n" + text)
     print(text)
     return 0
 

@@ -77,6 +77,22 @@ def test_plain_turns_find_their_neighbours_by_time_and_scope(memory):
     assert by_label[jon] == (-1, -1)  # another user's turns are not its neighbours
 
 
+def test_notes_stored_in_a_row_are_not_each_others_neighbours(memory):
+    """Only chat turns (a speaker, or a session) take the memories stored around them as
+    context: a note stored next to another note is not its context."""
+    notes = memory.add_many(
+        ["the pottery class is on Tuesdays", "buy clay for the pottery class", "call the vet"],
+        user_id="a",
+    )
+    _, pool = _pool(memory, "pottery class")
+    prev, nxt = neighbours(pool)
+    labels = {memory.get(m.id).label for m in notes}
+    assert {int(x) for x in pool.labels} & labels
+    for x, p, n in zip(pool.labels, prev, nxt, strict=True):
+        if int(x) in labels:
+            assert (int(p), int(n)) == (-1, -1)
+
+
 def test_every_shipped_feature_has_a_value_for_every_candidate(memory):
     memory.add_many(["Caroline: I paint sunsets", "Mel: I ran a marathon in June", "a note"])
     _, pool = _pool(memory, "What does Caroline paint?")

@@ -165,3 +165,21 @@ def test_pack_keeps_order_and_first_hit():
     assert pack([10, 10, 10], 25) == (2, 20)
     assert pack([50, 1], 10) == (1, 50)
     assert pack([], 10) == (0, 0)
+
+
+def test_rows_and_placement_in_one_round_trip_match_the_separate_reads(filled):
+    """The reranker reads its pool's rows and its neighbours' placement in one query; it must
+    return what the two separate reads return (on either backend)."""
+    from localmem.store import memories, records
+
+    session = filled.start_session("a task")
+    filled.add_thought(session.id, "first step")
+    labels = sorted(int(m.label) for m in filled.list(limit=20))
+    rows, placed = labels[:3], [*labels[2:], 10_000]  # one label in both, one unknown
+    items, places = memories.by_labels_with_placement(filled.kernel, rows, placed)
+    assert items == memories.by_labels(filled.kernel, rows)
+    assert places == records.placement_by_labels(filled.kernel.db, placed)
+    assert set(places) == set(placed) - {10_000}
+    assert any(p[0] == session.id for p in places.values())  # a memory in a session
+    assert memories.by_labels_with_placement(filled.kernel, [], placed)[1] == places
+    assert memories.by_labels_with_placement(filled.kernel, rows, [])[0] == items

@@ -57,6 +57,7 @@ class SearchContext:
     reports: list[StageReport] = field(default_factory=list)
     packed_tokens: int | None = None
     _items: dict[int, MemoryItem] = field(default_factory=dict)
+    _placed: dict[int, tuple | None] = field(default_factory=dict)  # see placement()
     _vectors: dict[str, np.ndarray] = field(default_factory=dict)
     _allowed_vectors: np.ndarray | None = None
     _once: dict[tuple, Any] = field(default_factory=dict)
@@ -100,12 +101,38 @@ class SearchContext:
                 return self._allowed_vectors[at]
         return self.kernel.store.vectors.get(labels)
 
-    def items(self, labels) -> dict[int, MemoryItem]:
-        """Memories by label, fetched from DuckDB once and kept for later stages."""
+    def items(self, labels, *, placed=()) -> dict[int, MemoryItem]:
+        """Memories by label, fetched from the store once and kept for later stages.
+
+        ``placed``: labels whose :meth:`placement` a later step reads, fetched in the same round
+        trip (the reranker asks for the pool's rows and its neighbours' placement at once).
+        """
         missing = [int(x) for x in labels if int(x) not in self._items]
-        if missing:
-            self._items.update(memories.by_labels(self.kernel, missing))
+        wanted = [
+            int(x) for x in placed if int(x) not in self._placed and int(x) not in self._items
+        ]
+        if missing or wanted:
+            rows, places = memories.by_labels_with_placement(self.kernel, missing, wanted)
+            self._items.update(rows)
+            self._placed.update({x: places.get(x) for x in wanted})
         return {int(x): self._items[int(x)] for x in labels if int(x) in self._items}
+
+    def held(self, label: int) -> MemoryItem | None:
+        """A memory this search has already fetched (None when it has not)."""
+        return self._items.get(int(label))
+
+    def placement(self, labels) -> dict[int, tuple]:
+        """Where memories sit, ``(session_id, user_id, agent_id, when, deleted)`` by label
+        (unknown labels left out), from rows already fetched when there are."""
+        self.items((), placed=labels)
+        out = {}
+        for x in (int(y) for y in labels):
+            item = self._items.get(x)
+            if item is not None:
+                out[x] = (item.session_id, item.user_id, item.agent_id, item.when, item.deleted)
+            elif self._placed.get(x) is not None:
+                out[x] = self._placed[x]
+        return out
 
     def ranked(self) -> list[Candidate]:
         """Candidates best first (ties broken by label for a stable order)."""

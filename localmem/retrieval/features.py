@@ -7,13 +7,17 @@ weights fits any store:
 - ``dense_raw``: the cosine itself (not standardised: a strong match is strong anywhere);
   ``dense_rank`` / ``bm25_rank``: the pool rank by each, as ``10 / (10 + rank)``;
 - ``context``: cosine between the query and the memory *with its neighbours* (the previous and
-  next memory of the same session, at half weight; without a session, the memories stored
-  just before and after it, when within ten minutes and in the same scope): a reply often only
-  makes sense with the question before it;
+  next memory of the same session, at half weight; a chat turn without a session, one with a
+  speaker, takes the memories stored just before and after it, when within ten minutes and in
+  the same scope): a reply often only makes sense with the question before it. Other memories
+  without a session (notes, chunks, thoughts stored in a row) have no neighbours: what was
+  stored next to a note is not its context, and on those shapes it lifted the wrong memory
+  (docs/benchmarks.md, section ``trust``);
 - ``session``: how well the memory's session matches (mean of its best three dense + BM25);
 - ``speaker`` / ``other_speaker``: the question names the person who said it, or names
   someone else (the speaker is ``metadata.speaker`` when a conversation's ingestion gave it,
   else a "Name: " prefix of the text, as a chat log stored as plain text has);
+- ``coverage``: the share of the query's term weight (idf) the memory holds;
 - ``length``: log of the memory's word count, centred on the pool (a document-length prior:
   a short "wow, nice!" rarely holds an answer);
 - ``time_stated`` / ``time_close``: the temporal stage's evidence (0 when it did not run);
@@ -72,11 +76,26 @@ def zscore(x: np.ndarray) -> np.ndarray:
 
 
 def build_pool(ctx: SearchContext, cands: list[Candidate]) -> Pool:
-    """The pool of candidates with their memories (candidates whose memory is gone are left out)."""
-    items = ctx.items([c.label for c in cands])
+    """The pool of candidates with their memories (candidates whose memory is gone are left out).
+
+    The memories stored just before and after each one that may have no session are located in
+    the same round trip (:func:`near_in_time` reads where they sit)."""
+    labels = [c.label for c in cands]
+    items = ctx.items(labels, placed=_maybe_near(ctx, labels))
     kept = [c for c in cands if c.label in items]
     labels = np.array([c.label for c in kept], dtype=np.int64)
     return Pool(ctx, kept, labels, [items[c.label] for c in kept])
+
+
+def _maybe_near(ctx: SearchContext, labels: list[int]) -> list[int]:
+    """The labels next to those of chat turns without a session, or of memories not fetched
+    yet (:func:`neighbours` reads where they sit)."""
+    out = set()
+    for label in labels:
+        item = ctx.held(label)
+        if item is None or (not item.session_id and speaker_of(item)):
+            out.update((label - 1, label + 1))
+    return sorted(x for x in out if x >= 0)
 
 
 # -- raw signals ------------------------------------------------------------------------------
@@ -84,35 +103,37 @@ def _query_vector(pool: Pool) -> np.ndarray:
     return np.asarray(pool.ctx.vector(pool.ctx.query), dtype=np.float32)
 
 
-def _vectors(pool: Pool) -> tuple[np.ndarray, dict[int, np.ndarray]]:
-    """The pool's vectors and their session neighbours' (one fetch for both)."""
+def _vectors(pool: Pool) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
+    """The pool's vectors, and every vector read (the pool's, then its neighbours') with the row
+    of each label in it (one read for both)."""
     prev, nxt = pool.cached("neighbours", lambda: np.stack(neighbours(pool)))
     extra = sorted({int(x) for x in np.concatenate([prev, nxt]) if x >= 0} - set(pool.labels))
     every = np.concatenate([pool.labels, np.asarray(extra, dtype=np.int64)])
     vecs = pool.ctx.label_vectors(every).astype(np.float64)
     own = vecs[: len(pool.labels)]
-    return own, dict(zip(every.tolist(), vecs, strict=True))
+    return own, vecs, {label: row for row, label in enumerate(every.tolist())}
 
 
 def _cosine(pool: Pool) -> np.ndarray:
-    own, _ = pool.cached("vectors", lambda: _vectors(pool))
+    own, _, _ = pool.cached("vectors", lambda: _vectors(pool))
     return own @ _query_vector(pool).astype(np.float64)
 
 
 def _bm25(pool: Pool) -> np.ndarray:
     scores = pool.ctx.bm25_scores(pool.ctx.query)  # scored once, by the candidate stage
-    return np.array(
-        [float(scores[x]) if x < len(scores) else 0.0 for x in pool.labels.tolist()],
-        dtype=np.float64,
-    )
+    out = np.zeros(len(pool.labels), dtype=np.float64)
+    inside = pool.labels < len(scores)
+    out[inside] = scores[pool.labels[inside]]
+    return out
 
 
 def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
     """The previous and next memory (label, or -1) of each pool memory.
 
-    In its session, in event-time order (insertion order breaks ties); a memory without a
-    session falls back on the memories stored just before and after it (:func:`near_in_time`),
-    as turns of a chat added as plain text are.
+    In its session, in event-time order (insertion order breaks ties); a chat turn without a
+    session (a memory with a speaker, :func:`speaker_of`) falls back on the memories stored just
+    before and after it (:func:`near_in_time`), as turns of a chat added as plain text are.
+    Other memories without a session have none.
     """
     prev = np.full(len(pool.labels), -1, dtype=np.int64)
     nxt = np.full(len(pool.labels), -1, dtype=np.int64)
@@ -125,7 +146,7 @@ def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
             if sa == sb:
                 after[int(a)] = int(b)
                 before[int(b)] = int(a)
-    loose = [item for item in pool.items if not item.session_id]
+    loose = [item for item in pool.items if not item.session_id and speaker_of(item)]
     if loose:
         near_before, near_after = near_in_time(pool.ctx, loose)
         before.update(near_before)
@@ -142,7 +163,7 @@ def near_in_time(ctx: SearchContext, items: list[MemoryItem]) -> tuple[dict, dic
     within :data:`NEAR_SECONDS` of it. Returns ``({label: previous}, {label: next})``."""
     wanted = {item.label + d for item in items for d in (-1, 1) if item.label + d >= 0}
     # where the neighbours sit, not their rows: the test below needs nothing else
-    found = records.placement_by_labels(ctx.kernel.db, sorted(wanted))
+    found = ctx.placement(sorted(wanted))
     before: dict[int, int] = {}
     after: dict[int, int] = {}
     for item in items:
@@ -165,12 +186,11 @@ def _near(a: MemoryItem, placement: tuple) -> bool:
 
 def _context_cosine(pool: Pool) -> np.ndarray:
     prev, nxt = pool.cached("neighbours", lambda: np.stack(neighbours(pool)))
-    own, every = pool.cached("vectors", lambda: _vectors(pool))
+    own, vecs, row = pool.cached("vectors", lambda: _vectors(pool))
     mixed = own.copy()
     for side in (prev, nxt):
-        for i, label in enumerate(side.tolist()):
-            if label >= 0:
-                mixed[i] += NEIGHBOUR_WEIGHT * every[label]
+        at = np.flatnonzero(side >= 0)
+        mixed[at] += NEIGHBOUR_WEIGHT * vecs[[row[x] for x in side[at].tolist()]]
     mixed /= np.maximum(np.linalg.norm(mixed, axis=1, keepdims=True), 1e-12)
     return mixed @ _query_vector(pool).astype(np.float64)
 
@@ -217,9 +237,8 @@ def f_context_bm25(pool: Pool) -> np.ndarray:
     scores = pool.ctx.bm25_scores(pool.ctx.query)
     out = pool.cached("bm25", lambda: _bm25(pool)).copy()
     for side in (prev, nxt):
-        for i, label in enumerate(side.tolist()):
-            if 0 <= label < len(scores):
-                out[i] += NEIGHBOUR_WEIGHT * float(scores[label])
+        at = np.flatnonzero((side >= 0) & (side < len(scores)))
+        out[at] += NEIGHBOUR_WEIGHT * scores[side[at]].astype(np.float64)
     return zscore(out)
 
 
@@ -235,7 +254,7 @@ def f_coverage(pool: Pool) -> np.ndarray:
     idf = {t: np.log(1.0 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in query}
     total = sum(idf.values()) or 1.0
     return np.array(
-        [sum(idf[t] for t in query & set(terms(item.content))) / total for item in pool.items]
+        [sum(idf[t] for t in query & term_set(item.content)) / total for item in pool.items]
     )
 
 
@@ -293,6 +312,13 @@ def f_speaker(pool: Pool) -> np.ndarray:
 def f_other_speaker(pool: Pool) -> np.ndarray:
     who, named = _speakers(pool)
     return np.array([1.0 if named and w and w not in named else 0.0 for w in who])
+
+
+@lru_cache(maxsize=100_000)
+def term_set(text: str) -> frozenset[str]:
+    """The distinct index terms of a text (stop-words left out; kept: a memory is read again
+    by every search whose pool it enters)."""
+    return frozenset(terms(text))
 
 
 @lru_cache(maxsize=100_000)

@@ -174,6 +174,14 @@ def by_labels(kernel: Kernel, labels: Sequence[int]) -> dict[int, MemoryItem]:
     return records.fetch_by_labels(kernel.db, labels)
 
 
+def by_labels_with_placement(
+    kernel: Kernel, labels: Sequence[int], placed: Sequence[int]
+) -> tuple[dict[int, MemoryItem], dict[int, records.Placement]]:
+    """Memories by label and, in the same round trip, where other memories sit
+    (``(session_id, user_id, agent_id, when, deleted)`` by label); unknown labels are left out."""
+    return records.fetch_with_placement(kernel.db, labels, placed)
+
+
 def select(
     kernel: Kernel,
     *,
