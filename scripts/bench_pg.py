@@ -383,7 +383,8 @@ def store_table(res: dict) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for size, row in res["sizes"].items():
-        for backend, r in row.items():
+        for backend in ("embedded", "postgres"):
+            r = row[backend]
             lines.append(
                 f"| {int(size):,} | {backend} | {r['add_items_per_s']:.0f} "
                 f"| {r['dense_p50_ms']:.1f} / {r['dense_p95_ms']:.1f} "
