@@ -71,3 +71,24 @@ def test_two_servers_on_one_database(pg_url, tmp_path):
     for log in logs:
         assert "Traceback" not in log, log
         assert "serving postgresql://" in log
+
+
+def test_a_second_server_from_the_same_home_is_refused(pg_url, tmp_path):
+    """Two servers of one database from one LOCALMEM_HOME would share one discovery file (the
+    second taking it over, the first's clients losing it when either stops): refused, one line."""
+    proc, folder = _serve(pg_url, tmp_path / "home")
+    try:
+        env = dict(os.environ, LOCALMEM_HOME=str(tmp_path / "home"))
+        second = subprocess.run(
+            [sys.executable, "-m", "localmem", "serve", pg_url],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert second.returncode != 0
+        lines = second.stderr.strip().splitlines()
+        assert len(lines) == 1 and "already served by process" in lines[0], second.stderr
+        assert find_server(folder).pid == proc.pid  # the first still serves and is found
+    finally:
+        _stop(proc)

@@ -47,11 +47,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if postgres
         else (Path(args.store).expanduser() if args.store else default_store_path())
     )
-    # a PostgreSQL store may have any number of servers (on this machine or others)
-    running = None if postgres else find_server(path)
+    # a PostgreSQL store may have any number of servers (on several machines, or with their
+    # own LOCALMEM_HOME), but one discovery file per home: a second would take it over
+    if postgres:
+        from localmem.store.postgres.store import local_folder
+
+        running = find_server(local_folder(redact(path)))
+    else:
+        running = find_server(path)
     if running is not None:
+        beside = " (from this LOCALMEM_HOME: give another server its own)" if postgres else ""
         raise StoreError(
-            f"store {path} is already served by process {running.pid} at {running.url}"
+            f"store {redact(path)} is already served by process {running.pid} at "
+            f"{running.url}{beside}"
         )
     with Memory.open(path) as memory:
         serve(
