@@ -269,3 +269,29 @@ def test_settings_of_a_postgresql_store_come_from_its_local_folder(pg_url, embed
     with Memory.open(pg_url, embedder=embedder) as mem:
         assert mem.store.config.pg_pool_size == 2
         assert mem.store.db.pool.max_size == 2
+
+
+def test_a_streamed_read_left_open_neither_holds_nor_undoes_the_threads_writes(pg_url):
+    """``arrow_batches`` streams through a server-side cursor on a connection of its own: a
+    write the thread makes while the stream is suspended commits on its own, and is kept when
+    the stream is abandoned; two streams at once on one thread work."""
+    db = PgDatabase(pg_url)
+    try:
+        db.migrate()  # the store's tables (meta among them)
+        db.execute("CREATE TABLE numbers (n INTEGER)")
+        db.execute("INSERT INTO numbers SELECT generate_series(1, 10)")
+        first = db.arrow_batches("SELECT n FROM numbers ORDER BY n", rows=3)
+        second = db.arrow_batches("SELECT n FROM numbers ORDER BY n DESC", rows=3)
+        assert next(first).column(0).to_pylist() == [1, 2, 3]
+        assert next(second).column(0).to_pylist() == [10, 9, 8]
+        db.set_meta("written_while_streaming", "yes")
+        first.close()  # abandoned mid-way
+        del second
+        assert db.get_meta("written_while_streaming") == "yes"
+        with db.transaction():  # the thread's own transactions still work as before
+            db.set_meta("after", "1")
+        other = PgDatabase(pg_url)
+        assert other.get_meta("after") == "1"
+        other.close()
+    finally:
+        db.close()

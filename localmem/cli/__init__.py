@@ -7,7 +7,6 @@ in :data:`COMMANDS`. Errors reach a person as one line on stderr and a non-zero 
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -78,9 +77,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    # a PostgreSQL store's connection pool logs each failed reconnect; the command says what
-    # went wrong in its own one line
-    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
     try:
         return int(args.func(args) or 0)
     except (LocalMemError, CommandError) as exc:

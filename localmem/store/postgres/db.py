@@ -10,8 +10,8 @@ What differs is handled here, in one place:
 - pyarrow in and out: a table handed in is copied (``COPY``) into a temporary table of the
   same name (``_arg`` or ``_arrow``) the statement reads; results come back as pyarrow tables;
 - JSON columns come back as text and ``numeric`` as float, as DuckDB gives them;
-- connections: a psycopg pool (``store.pg_pool_size``, 4 by default), so one process's threads
-  read at once; a transaction keeps its connection for its thread;
+- connections: a psycopg pool (``store.pg_pool_size``, 4 by default; ``pool.py``), so one
+  process's threads read at once; a transaction keeps its connection for its thread;
 - errors: a lost connection is a :class:`StoreConnectionError` naming the store without its
   password; the pool checks a connection before lending it and replaces a lost one, so a retry
   works. Migrations run once among all
@@ -23,7 +23,6 @@ from __future__ import annotations
 import importlib
 import logging
 import re
-import threading
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -37,147 +36,66 @@ from localmem.errors import StoreConnectionError, StoreError, StoreReadOnlyError
 from localmem.store.address import redact, scrub
 from localmem.store.db import MetaTable, list_migrations, split_sql, utcnow
 from localmem.store.postgres import arrow
+from localmem.store.postgres.pool import Connections
 
 log = logging.getLogger("localmem.store")
 
 #: the advisory lock key migrations run under (any constant shared by every localmem process)
 MIGRATION_LOCK = 0x6C6F63616C6D656D  # "localmem"
-#: seconds to wait for the server to accept a connection, or for a pooled one to come free
-CONNECT_TIMEOUT_S = 10
 _DOUBLE = re.compile(r"::DOUBLE\b(?!\s+PRECISION)", re.IGNORECASE)
 
 
 class PgDatabase(MetaTable):
-    """A pool of psycopg 3 connections with the methods of
-    :class:`~localmem.store.db.Database`.
-
-    A statement outside a transaction borrows a connection from the pool for its own length, so
-    the threads of one process (a server's requests, the TUI's workers) read at once; a
-    transaction, or an advisory lock, keeps its connection for the calling thread until it
-    ends, and every statement the thread runs meanwhile goes on that connection."""
+    """A PostgreSQL database with the methods of :class:`~localmem.store.db.Database`, on a
+    pool of psycopg 3 connections (:class:`~localmem.store.postgres.pool.Connections`: a
+    statement borrows one for its own length; a transaction keeps one for its thread)."""
 
     backend = "postgres"
 
     def __init__(self, address: str, *, read_only: bool = False, pool_size: int = 4) -> None:
-        from psycopg_pool import ConnectionPool
-
         self.address = address
         self.location = redact(address)
         self.path = Path(self.location)  # what messages name (never the password)
         self.read_only = read_only
-        self._local = threading.local()  # the connection this thread holds, its transaction depth
         self._sql: dict[tuple[str, bool], str] = {}
         self._with_vector_types: weakref.WeakSet = weakref.WeakSet()
-        # one connection made now, so a wrong address or password is one clear error here
-        # rather than a pool retrying in the background
-        self._connect().close()
-        self.pool = ConnectionPool(
-            address,
-            min_size=1,
-            max_size=max(1, int(pool_size)),
-            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
-            configure=self._configure,
-            check=ConnectionPool.check_connection,  # a connection lost while idle is replaced
-            timeout=CONNECT_TIMEOUT_S,
-            name=f"localmem {self.location}",
-            open=True,
-        )
+        self.conns = Connections(address, read_only=read_only, size=pool_size)
 
-    def _connect(self):
-        """A connection made directly (not through the pool)."""
-        import psycopg
-
-        try:
-            return psycopg.connect(self.address, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
-        except psycopg.Error as exc:
-            raise StoreConnectionError(
-                f"cannot connect to the store {self.location}: {self._scrub(exc)}"
-            ) from None
-
-    def _configure(self, con) -> None:
-        """Set up a new pooled connection as DuckDB returns values: JSON as its text,
-        ``numeric`` (sum, avg of integers) as float; read-only when the store is."""
-        from psycopg.types.numeric import FloatLoader
-        from psycopg.types.string import TextLoader
-
-        for name in ("json", "jsonb"):
-            con.adapters.register_loader(name, TextLoader)
-        con.adapters.register_loader("numeric", FloatLoader)
-        if self.read_only:
-            con.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    @property
+    def pool(self):
+        """The psycopg connection pool."""
+        return self.conns.pool
 
     def _scrub(self, exc: BaseException) -> str:
         """The first line of an error, nothing of the address's secret in it."""
         return scrub(exc, self.address)
 
-    # -- connections ------------------------------------------------------------------------
-    def _checkout(self):
-        """A connection from the pool; when none comes in time, say why in one line."""
-        from psycopg_pool import PoolClosed, PoolTimeout
-
-        try:
-            return self.pool.getconn()
-        except PoolClosed:
-            raise StoreConnectionError(f"the store {self.location} is closed") from None
-        except PoolTimeout:
-            pass
-        self._connect().close()  # raises with the server's reason when it cannot be reached
-        try:  # the server answers (again): the pool may just have been reconnecting
-            return self.pool.getconn()
-        except PoolTimeout:
-            pass
-        raise StoreConnectionError(
-            f"all {self.pool.max_size} connections to the store {self.location} stayed busy "
-            f"for {CONNECT_TIMEOUT_S} s (raise store.pg_pool_size)"
-        )
-
-    @contextmanager
-    def _held(self) -> Iterator[Any]:
-        """The calling thread's connection: the one it holds (in a transaction or an
-        advisory lock), else one borrowed from the pool until the block ends."""
-        con = getattr(self._local, "con", None)
-        if con is not None:
-            if con.closed or con.broken:
-                raise StoreConnectionError(
-                    f"the connection to the store {self.location} was lost in a transaction; "
-                    "what was not committed is not stored; try again"
-                )
-            yield con
-            return
-        con = self._checkout()
-        self._local.con = con
-        try:
-            yield con
-        finally:
-            self._local.con = None
-            self.pool.putconn(con)  # a broken one is discarded and replaced by the pool
-
-    @property
-    def _depth(self) -> int:
-        """How many transactions the calling thread has open (nested ones count)."""
-        return getattr(self._local, "depth", 0)
-
     @contextmanager
     def guarded(self) -> Iterator[Any]:
-        """A connection for the block (see :meth:`_held`), with psycopg's errors as the
-        store's: a lost connection is :class:`StoreConnectionError`, a write to a read-only
-        store :class:`StoreReadOnlyError`."""
+        """The calling thread's connection for the block (:meth:`Connections.held`), with
+        psycopg's errors as the store's."""
+        with self.conns.held() as con, self._errors(con):
+            yield con
+
+    @contextmanager
+    def _errors(self, con) -> Iterator[None]:
+        """psycopg's errors on ``con`` as the store's: a lost connection is
+        :class:`StoreConnectionError`, a write to a read-only store :class:`StoreReadOnlyError`."""
         import psycopg
 
-        with self._held() as con:
-            try:
-                yield con
-            except psycopg.errors.ReadOnlySqlTransaction:
-                raise StoreReadOnlyError(
-                    f"store {self.location} is open read-only: it cannot be changed"
+        try:
+            yield
+        except psycopg.errors.ReadOnlySqlTransaction:
+            raise StoreReadOnlyError(
+                f"store {self.location} is open read-only: it cannot be changed"
+            ) from None
+        except psycopg.OperationalError as exc:
+            if con.closed or con.broken:
+                raise StoreConnectionError(
+                    f"lost the connection to the store {self.location} ({self._scrub(exc)}); "
+                    "what was not committed is not stored; try again"
                 ) from None
-            except psycopg.OperationalError as exc:
-                if con.closed or con.broken:
-                    raise StoreConnectionError(
-                        f"lost the connection to the store {self.location} ({self._scrub(exc)}); "
-                        "what was not committed is not stored; try again"
-                    ) from None
-                raise
+            raise
 
     def _translate(self, sql: str, params: bool) -> str:
         """DuckDB's spelling as PostgreSQL's: ``?`` placeholders as ``%s`` (our SQL has no
@@ -237,10 +155,11 @@ class PgDatabase(MetaTable):
 
     def arrow_batches(self, sql: str, params: Any = None, *, rows: int = 50_000):
         """Run a query and yield pyarrow record batches of about ``rows`` rows, streamed by a
-        server-side cursor (this thread keeps its connection, in a transaction, until the last
-        batch), so a copy of a large table never holds all of it."""
-        with self.transaction(), self.guarded() as con:
-            cur = con.cursor(name="localmem_batches")
+        server-side cursor, so a copy of a large table never holds all of it. The cursor has
+        a connection of its own (the thread's, within its transaction, when it holds one)
+        and touches nothing of the thread's state while the generator is suspended."""
+        with self.conns.own() as con, self._errors(con), con.transaction():
+            cur = con.cursor(name=self.conns.cursor_name())
             try:
                 cur.execute(self._translate(sql, params is not None), params)
                 while chunk := cur.fetchmany(rows):
@@ -275,25 +194,25 @@ class PgDatabase(MetaTable):
     @contextmanager
     def transaction(self) -> Iterator[PgDatabase]:
         """One atomic unit: everything inside commits together or not at all. Nests."""
+        conns = self.conns
         with self.guarded() as con:
-            local = self._local
-            if self._depth:
-                local.depth += 1
+            if conns.depth:
+                conns.depth += 1
                 try:
                     yield self
                 finally:
-                    local.depth -= 1
+                    conns.depth -= 1
                 return
             con.execute("BEGIN")
-            local.depth = 1
+            conns.depth = 1
             try:
                 yield self
             except BaseException:
-                local.depth = 0
+                conns.depth = 0
                 if not (con.closed or con.broken):
                     con.execute("ROLLBACK")
                 raise
-            local.depth = 0
+            conns.depth = 0
             con.execute("COMMIT")
 
     # -- meta and migrations ----------------------------------------------------------------
@@ -358,12 +277,12 @@ class PgDatabase(MetaTable):
     def checkpoint(self) -> None:
         """After a purge: vacuum the tables that held the text, so the dead row versions'
         space is reclaimed (the text may stay in the WAL until the server recycles it)."""
-        if not self._depth:  # VACUUM cannot run inside a transaction
+        if not self.conns.depth:  # VACUUM cannot run inside a transaction
             self.execute("VACUUM memories, history")
 
     def close(self) -> None:
         """Close every connection of the pool."""
-        self.pool.close()
+        self.conns.close()
 
     # -- what doctor reads -------------------------------------------------------------------
     def make_private(self) -> None:

@@ -18,6 +18,7 @@ from datetime import timedelta
 
 from localmem.config import StoreConfig, localmem_home
 from localmem.errors import StoreError
+from localmem.store.address import scrub
 from localmem.store.db import utcnow
 from localmem.store.jobs import JobQueue
 from localmem.store.postgres.db import PgDatabase
@@ -31,6 +32,11 @@ from localmem.store.postgres.vectors import (
 )
 from localmem.store.store import Store
 
+#: the store's tables (what a bulk load analyzes; never another application's)
+_TABLES = (
+    "SELECT table_name FROM information_schema.tables "
+    "WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+)
 #: a job left ``running`` this long is taken to be a dead worker's and queued again on open
 #: (others may be running it right now: several processes share the queue)
 JOB_LEASE = timedelta(minutes=30)
@@ -84,7 +90,11 @@ class PgStore(Store):
         """
         config = config or StoreConfig()
         db = PgDatabase(address, read_only=bool(read_only), pool_size=config.pg_pool_size)
-        self = cls(local_folder(db.location), db, None, config)
+        try:
+            self = cls(local_folder(db.location), db, None, config)
+        except BaseException:
+            db.close()
+            raise
         self.location = db.location
         self.jobs = PgJobQueue(db)
         self.lexical = PgLexicalIndex(db)
@@ -114,17 +124,43 @@ class PgStore(Store):
     def bulk_loading(self) -> Iterator[None]:
         """A transaction for loading many rows at once (``migrate-store``): the HNSW index is
         dropped before and built once after, with the memory to hold its graph. At 1M vectors
-        pgvector builds it many times faster than it grows it a row at a time."""
-        c = self.config
+        pgvector builds it many times faster than it grows it a row at a time.
+
+        Raises:
+            StoreError: the index could not be built (nothing of the load is kept).
+        """
+        import psycopg
+
         with self.db.transaction():
             self.db.execute(f"DROP INDEX IF EXISTS {index_name(self.dim)}")
             yield
-            rows = self.live_count()
-            self.db.execute(
-                f"SET LOCAL maintenance_work_mem = '{build_memory_mb(rows, self.dim, c.hnsw_m)}MB'"
-            )
+            try:
+                self._build_index_after_load()
+            except psycopg.Error as exc:
+                raise StoreError(
+                    f"the rows were copied but the vector index could not be built in "
+                    f"{self.location} ({scrub(exc, self.db.address)}); nothing was kept"
+                ) from None
+            tables = [r[0] for r in self.db.fetchall(_TABLES)]
+            self.db.execute("ANALYZE " + ", ".join(f'"{t}"' for t in tables))
+
+    def _build_index_after_load(self) -> None:
+        """Build the HNSW index in parallel with the memory its graph needs; where the server
+        cannot give that (a parallel build's shared memory is limited in many containers),
+        build it again serially with the server's own setting."""
+        c = self.config
+        mb = build_memory_mb(self.live_count(), self.dim, c.hnsw_m)
+        self.db.execute("SAVEPOINT build_index")
+        try:
+            self.db.execute(f"SET LOCAL maintenance_work_mem = '{mb}MB'")
             create_index(self.db, self.dim, m=c.hnsw_m, ef_construction=c.hnsw_ef_construction)
-            self.db.execute("ANALYZE")  # the planner's statistics of the loaded tables, now
+        except StoreError:
+            raise
+        except Exception:  # psycopg's: out of (shared) memory, and the like
+            self.db.execute("ROLLBACK TO SAVEPOINT build_index")
+            self.db.execute("SET LOCAL max_parallel_maintenance_workers = 0")
+            create_index(self.db, self.dim, m=c.hnsw_m, ef_construction=c.hnsw_ef_construction)
+        self.db.execute("RELEASE SAVEPOINT build_index")
 
     def save_index(self) -> None:
         """Nothing to save: the server keeps the index."""
