@@ -59,6 +59,10 @@ class Connections:
             configure=self._configure,
             check=ConnectionPool.check_connection,  # a connection lost while idle is replaced
             timeout=CONNECT_TIMEOUT_S,
+            # the pool backs off between reconnects (1 s, doubling) for this long, then stops
+            # until a statement asks again: with psycopg's 5 minutes, a store whose server was
+            # away for a minute stayed slow for minutes after it came back
+            reconnect_timeout=CONNECT_TIMEOUT_S,
             name=f"localmem {self.location}",
             open=True,
         )
