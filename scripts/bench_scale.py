@@ -9,7 +9,7 @@ beforehand (scripts/bench_data.py, cached in .bench/data): the embedding step is
 other step of the add path (validation, DuckDB rows, BM25 postings, hnswlib) is real. At each size:
 - add throughput of the segment just added (items/s, embedding excluded);
 - index build: the hnswlib file deleted and rebuilt from DuckDB by a fresh ``Memory.open``;
-- a fresh process opens the store and searches ``--queries`` queries at k=10 (default hybrid):
+- a fresh process opens the store and searches ``--queries`` queries at k=10 (``search(q)``):
   open time, first search, p50/p95 with the query embedded (*cold*) and with its vector cached
   (*warm*), peak RSS of that process;
 - size on disk.
@@ -245,8 +245,9 @@ One store grown 10k -> 100k -> 1M with `add_many` (batches of 1000) and {vectors
 step is replaced, the rest of the add path is real. *Add* is the rate of the segment that took the
 store to that size. *Index rebuild*: the hnswlib file deleted and rebuilt from DuckDB by
 `Memory.open`. *Open*, *first search* (loads the BM25 postings and the embedder), the search
-latencies ({args.queries} queries, k=10, default hybrid search) and *search RSS* (peak of that
-process) come from a fresh process per size. *Cold `localmem search`*: the wall clock of the CLI
+latencies ({args.queries} queries, k=10, the default `search(q)`: hybrid, temporal attention and
+the model-free reranker) and *search RSS* (peak of that process) come from a fresh process per
+size. *Cold `localmem search`*: the wall clock of the CLI
 answering one query in a fresh process (interpreter start included), median of three runs.
 
 {chr(10).join(rows)}
