@@ -57,10 +57,7 @@ def copy_store(src: Store, dst: Store, *, batch_rows: int = 20_000, progress=Non
             f"the destination lacks tables of the source: {sorted(src_tables - dst_tables)}"
         )
     counts: dict[str, int] = {}
-    # a store whose vector index is cheaper built once than grown row by row (PostgreSQL's
-    # HNSW) loads in its bulk_loading transaction; elsewhere, one plain transaction
-    loading = getattr(dst, "bulk_loading", dst.db.transaction)
-    with dst.write_lock, loading():
+    with dst.write_lock, dst.bulk_loading():
         for table in sorted(src_tables):
             dst.db.execute(f"DELETE FROM {table}")  # meta of a new store: the source's wins
             # the columns both have (PostgreSQL's postings carry an extra one, filled after)

@@ -21,6 +21,7 @@ from localmem.store.vectors import INDEX_FILE, VectorIndex
 log = logging.getLogger("localmem.store")
 
 FORMAT_VERSION = "1"
+LIVE = "NOT deleted AND embedding IS NOT NULL"  # the memories a search can return
 
 
 class Store:
@@ -251,7 +252,7 @@ class Store:
 
     def _rebuild_index(self) -> VectorIndex:
         index = self._new_index()
-        self._add_embeddings(index, "NOT deleted AND embedding IS NOT NULL")
+        self._add_embeddings(index, LIVE)
         self.vectors = index
         if self.read_only:
             self.notice("the store is read-only: the rebuilt vector index is kept in memory only")
@@ -281,9 +282,7 @@ class Store:
             return 0
         gone = [int(label) for label, dead in rows if dead]
         self.vectors.mark_deleted(gone)
-        self._add_embeddings(
-            self.vectors, "vec_seq > ? AND NOT deleted AND embedding IS NOT NULL", [saved_seq]
-        )
+        self._add_embeddings(self.vectors, f"vec_seq > ? AND {LIVE}", [saved_seq])
         self._changes_since_save += len(rows)
         return len(rows)
 
@@ -315,6 +314,10 @@ class Store:
             self.vectors.save(self.folder / INDEX_FILE, {"vec_seq": int(seq), "model": self.model})
             self._changes_since_save = 0
 
+    def bulk_loading(self):
+        """The transaction ``migrate-store`` loads in (PgStore builds its index once, after)."""
+        return self.db.transaction()
+
     def index_changed(self, n: int) -> None:
         """Count vector changes; save the index every ``save_every`` of them, or every
         ``save_every_fraction`` of the index when that is more (a save writes the whole file:
@@ -328,29 +331,24 @@ class Store:
     # -- facts about the store ------------------------------------------------------------------
     def live_count(self) -> int:
         """Memories that are not deleted and have a vector."""
-        return int(
-            self.db.scalar(
-                "SELECT count(*) FROM memories WHERE NOT deleted AND embedding IS NOT NULL"
-            )
-        )
+        return int(self.db.scalar(f"SELECT count(*) FROM memories WHERE {LIVE}"))
 
     def live_labels(self) -> np.ndarray:
         """Labels of the live memories, sorted."""
-        tbl = self.db.arrow(
-            "SELECT label FROM memories WHERE NOT deleted AND embedding IS NOT NULL ORDER BY label"
-        )
+        tbl = self.db.arrow(f"SELECT label FROM memories WHERE {LIVE} ORDER BY label")
         return tbl.column(0).to_numpy().astype(np.int64)
 
     def check(self) -> dict:
         """Integrity facts for `localmem doctor`: counts and whether the indexes agree."""
         live = self.live_count()
         lex_docs = int(self.db.scalar("SELECT count(*) FROM lex_docs"))
+        vectors_live = self.vectors.live_count if self.vectors else 0  # a query on PostgreSQL
         return {
             "memories": int(self.db.scalar("SELECT count(*) FROM memories")),
             "live": live,
-            "vectors_live": self.vectors.live_count if self.vectors else 0,
+            "vectors_live": vectors_live,
             "lexical_docs": lex_docs,
-            "vectors_in_step": (self.vectors.live_count if self.vectors else 0) == live,
+            "vectors_in_step": vectors_live == live,
             "lexical_in_step": lex_docs == live,
             "jobs": self.jobs.counts(),
             "embed_model": self.model,

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from localmem.store.postgres.db import PgDatabase
+from localmem.store.store import LIVE
 
-LIVE = "NOT deleted AND embedding IS NOT NULL"
 #: pgvector's largest hnsw.ef_search
 _MAX_EF = 1000
 
@@ -106,25 +106,20 @@ class PgVectorIndex:
         """Top-k labels by inner product through the HNSW index, best first."""
         if k <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        vec = "[" + ",".join(repr(float(x)) for x in np.asarray(query).ravel()) + "]"
-        with self.db.transaction():
-            # the beam must hold k results (pgvector returns at most ef_search rows)
-            ef = min(_MAX_EF, max(self.ef_search, 2 * k))
-            self.db.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
-            rows = self.db.fetchall(
-                f"SELECT label, -({self._order}) FROM memories WHERE {LIVE} "
-                f"ORDER BY {self._order} LIMIT ?",
-                [vec, vec, int(k)],
-            )
-        labels = np.asarray([r[0] for r in rows], dtype=np.int64)
-        return labels, np.asarray([r[1] for r in rows], dtype=np.float32)
+        # the beam must hold k results (pgvector returns at most ef_search rows)
+        ef = min(_MAX_EF, max(self.ef_search, 2 * k))
+        return self._nearest(query, k, f"SET LOCAL hnsw.ef_search = {int(ef)}")
 
     def exact(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k by a full scan (no index): what recall@10 of the HNSW search is measured
         against."""
+        return self._nearest(query, k, "SET LOCAL enable_indexscan = off")
+
+    def _nearest(self, query: np.ndarray, k: int, setting: str) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k labels and inner products, best first, under ``setting`` (one transaction)."""
         vec = "[" + ",".join(repr(float(x)) for x in np.asarray(query).ravel()) + "]"
         with self.db.transaction():
-            self.db.execute("SET LOCAL enable_indexscan = off")
+            self.db.execute(setting)
             rows = self.db.fetchall(
                 f"SELECT label, -({self._order}) FROM memories WHERE {LIVE} "
                 f"ORDER BY {self._order} LIMIT ?",
