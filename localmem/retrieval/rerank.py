@@ -131,11 +131,14 @@ def _engine_rerank(ctx: SearchContext) -> dict:
         tokens += result.usage.prompt_tokens + result.usage.completion_tokens
         calls += 1
         relevance = result.value.by_memory(len(batch))
-        for rank, (cand, rel) in enumerate(zip(batch, relevance, strict=True)):
-            # unscored memories keep a neutral relevance; retrieval order breaks ties
-            value = 0.5 if rel is None else float(rel)
-            scored.append((cand, value - (start + rank) * 1e-6))
-    _reorder(ctx, scored, "rerank")
+        for cand, rel in zip(batch, relevance, strict=True):
+            # unscored memories keep a neutral relevance
+            scored.append((cand, 0.5 if rel is None else float(rel)))
+    # retrieval order breaks ties in the ranking; the evidence shows the model's relevance
+    # itself (with the tie-break in it, a relevance of 0 read as a negative number)
+    _reorder(ctx, [(c, v - i * 1e-6) for i, (c, v) in enumerate(scored)], "rerank")
+    for cand, value in scored:
+        cand.evidence["rerank"] = value
     return {
         "implementation": served or "engine",
         "scored": len(scored),
