@@ -5,8 +5,12 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from localmem.dates import distance_days, find_spans, is_temporal_question
+from localmem.dates.spans import scan_spans
+from localmem.dates.vocabulary import MONTHS, NUMBERS, SEASONS, VAGUE_DAYS, WEEKDAYS
 
 THURSDAY = date(2023, 5, 25)  # the example: "last Saturday" said on 25 May 2023
 
@@ -87,3 +91,95 @@ def test_yearless_dates_match_any_year():
 )
 def test_temporal_questions(question, temporal):
     assert is_temporal_question(question) is temporal
+
+
+# -- the quick test for cues never drops a match -------------------------------------------------
+_TOKENS = [
+    *MONTHS,
+    *WEEKDAYS,
+    *SEASONS,
+    *NUMBERS,
+    *VAGUE_DAYS,
+    *[
+        "ago",
+        "back",
+        "last",
+        "this",
+        "next",
+        "past",
+        "coming",
+        "the",
+        "of",
+        "in",
+        "on",
+        "since",
+        "until",
+        "by",
+        "during",
+        "early",
+        "late",
+        "mid",
+        "around",
+        "before",
+        "after",
+        "year",
+        "years",
+        "day",
+        "days",
+        "week",
+        "weeks",
+        "weekend",
+        "weekends",
+        "month",
+        "months",
+        "night",
+        "yesterday",
+        "today",
+        "tonight",
+        "tomorrow",
+        "morning",
+        "afternoon",
+        "evening",
+        "other",
+        "these",
+        "recently",
+        "lately",
+        "7",
+        "12th",
+        "2023",
+        "2023-05-07",
+        "31st",
+        "1999",
+        "Sept.",
+        "MAY",
+        "May,",
+        "İstanbul",
+        "Caroline",
+        "went",
+        "said",
+        ":",
+        ",",
+        ".",
+        "-",
+    ],
+]
+#: two-word phrases, so that every rule's shape ("last night", "on Sun", "3 days ago") comes up
+_TOKENS += [f"{a} {b}" for a in ("last", "this", "next", "on", "in", "3", "a few") for b in _TOKENS]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.one_of(st.sampled_from(_TOKENS), st.text(max_size=8)), max_size=12),
+    st.sampled_from(["", " ", "  ", "\n"]),
+    st.one_of(st.none(), st.dates(date(1990, 1, 1), date(2030, 12, 31))),
+)
+def test_the_cue_test_finds_what_every_rule_finds(tokens, sep, anchor):
+    text = (sep or " ").join(tokens)
+    assert find_spans.__wrapped__(text, anchor) == scan_spans(text, anchor)
+
+
+@pytest.mark.parametrize("anchor", [None, date(2023, 5, 7)])
+def test_the_cue_test_keeps_every_phrase_of_the_rules(anchor):
+    for token in _TOKENS:
+        for text in (token, token.upper(), f"we met {token}, then left"):
+            assert find_spans.__wrapped__(text, anchor) == scan_spans(text, anchor), text

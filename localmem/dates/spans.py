@@ -292,6 +292,16 @@ def _weekday(target: int, step: int, text: str, anchor: date) -> Span:
     return Span(d, d, text, "day", relative=True)
 
 
+#: every rule above needs one of these (a digit, or a word starting so): most texts have none,
+#: and one search over the text then replaces the rules' seventeen (the temporal stage reads
+#: some two hundred memories a search). tests/test_dates.py checks it never drops a match.
+CUES = re.compile(
+    r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun"
+    r"|spring|summer|fall|autumn|winter|yesterday|night|today|tonight|tomorrow|morning"
+    r"|afternoon|evening|recently|lately|day|week|month|year)"
+)
+
+
 @lru_cache(maxsize=50_000)
 def find_spans(text: str, anchor: date | None = None) -> tuple[Span, ...]:
     """Every time expression in ``text``, resolved against ``anchor`` where relative.
@@ -299,6 +309,13 @@ def find_spans(text: str, anchor: date | None = None) -> tuple[Span, ...]:
     Earlier rules win where matches overlap ("7 May 2023" is one day, not a day and a year).
     Relative expressions need an anchor and are skipped without one.
     """
+    if CUES.search(text.lower()) is None:
+        return ()
+    return scan_spans(text, anchor)
+
+
+def scan_spans(text: str, anchor: date | None = None) -> tuple[Span, ...]:
+    """:func:`find_spans` without its quick test for cues (every rule tried; not cached)."""
     low = text.lower()
     if len(low) != len(text):  # a few characters change length when lower-cased
         text = low
