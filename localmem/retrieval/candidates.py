@@ -50,6 +50,8 @@ def generate(ctx: SearchContext) -> dict:
                 RankedList(f"dense:{q.source}", labels, sims, q.weight * _w(opts, "dense"))
             )
             _note(evidence, labels, sims, "dense")
+            if q.text == ctx.query:
+                ctx.cosines.update(zip(labels.tolist(), sims.tolist(), strict=True))
         if opts.mode in ("hybrid", "lexical") and "bm25" in q.retrievers:
             labels, scores = lexical(ctx, q.text, n)
             lists.append(

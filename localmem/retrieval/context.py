@@ -60,6 +60,9 @@ class SearchContext:
     _placed: dict[int, tuple | None] = field(default_factory=dict)  # see placement()
     _vectors: dict[str, np.ndarray] = field(default_factory=dict)
     _allowed_vectors: np.ndarray | None = None
+    #: the query's cosine with the memories its dense search returned (exact: the index computes
+    #: it), so the reranker reads stored vectors only for the others
+    cosines: dict[int, float] = field(default_factory=dict)
     _once: dict[tuple, Any] = field(default_factory=dict)
     parsed: ParsedQuery = field(init=False)
 

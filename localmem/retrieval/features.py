@@ -103,20 +103,16 @@ def _query_vector(pool: Pool) -> np.ndarray:
     return np.asarray(pool.ctx.vector(pool.ctx.query), dtype=np.float32)
 
 
-def _vectors(pool: Pool) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
-    """The pool's vectors, and every vector read (the pool's, then its neighbours') with the row
-    of each label in it (one read for both)."""
-    prev, nxt = pool.cached("neighbours", lambda: np.stack(neighbours(pool)))
-    extra = sorted({int(x) for x in np.concatenate([prev, nxt]) if x >= 0} - set(pool.labels))
-    every = np.concatenate([pool.labels, np.asarray(extra, dtype=np.int64)])
-    vecs = pool.ctx.label_vectors(every).astype(np.float64)
-    own = vecs[: len(pool.labels)]
-    return own, vecs, {label: row for row, label in enumerate(every.tolist())}
-
-
 def _cosine(pool: Pool) -> np.ndarray:
-    own, _, _ = pool.cached("vectors", lambda: _vectors(pool))
-    return own @ _query_vector(pool).astype(np.float64)
+    """The query's cosine with each pool memory: known from the dense search for most, from
+    the stored vectors for the rest (hnswlib reads a vector in ~10 us: a pool has 100)."""
+    known = pool.ctx.cosines
+    out = np.array([known.get(label, np.nan) for label in pool.labels.tolist()])
+    missing = np.flatnonzero(np.isnan(out))
+    if len(missing):
+        vecs = pool.ctx.label_vectors(pool.labels[missing]).astype(np.float64)
+        out[missing] = vecs @ _query_vector(pool).astype(np.float64)
+    return out
 
 
 def _bm25(pool: Pool) -> np.ndarray:
@@ -185,14 +181,24 @@ def _near(a: MemoryItem, placement: tuple) -> bool:
 
 
 def _context_cosine(pool: Pool) -> np.ndarray:
+    """The query's cosine with each memory mixed with its neighbours (its own cosine when it
+    has none: stored vectors are unit length)."""
     prev, nxt = pool.cached("neighbours", lambda: np.stack(neighbours(pool)))
-    own, vecs, row = pool.cached("vectors", lambda: _vectors(pool))
-    mixed = own.copy()
-    for side in (prev, nxt):
-        at = np.flatnonzero(side >= 0)
-        mixed[at] += NEIGHBOUR_WEIGHT * vecs[[row[x] for x in side[at].tolist()]]
+    out = pool.cached("cosine", lambda: _cosine(pool)).copy()
+    rows = np.flatnonzero((prev >= 0) | (nxt >= 0))
+    if not len(rows):
+        return out
+    every = np.unique(np.concatenate([pool.labels[rows], prev[rows], nxt[rows]]))
+    every = every[every >= 0]
+    vecs = pool.ctx.label_vectors(every).astype(np.float64)
+    at = {label: i for i, label in enumerate(every.tolist())}
+    mixed = vecs[[at[x] for x in pool.labels[rows].tolist()]]
+    for side in (prev[rows], nxt[rows]):
+        has = np.flatnonzero(side >= 0)
+        mixed[has] += NEIGHBOUR_WEIGHT * vecs[[at[x] for x in side[has].tolist()]]
     mixed /= np.maximum(np.linalg.norm(mixed, axis=1, keepdims=True), 1e-12)
-    return mixed @ _query_vector(pool).astype(np.float64)
+    out[rows] = mixed @ _query_vector(pool).astype(np.float64)
+    return out
 
 
 # -- features ---------------------------------------------------------------------------------
