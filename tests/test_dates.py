@@ -163,8 +163,23 @@ _TOKENS = [
         "-",
     ],
 ]
+_TOKENS += [
+    "3 days back",
+    "a few weeks ago",
+    "the day before yesterday",
+    "the other day",
+    "these days",
+    "this morning",
+    "last night",
+    *(f"{season} of 2023" for season in SEASONS),
+    *(f"{prep} 1999" for prep in ("around", "year", "since", "until", "during", "before", "after")),
+]
 #: two-word phrases, so that every rule's shape ("last night", "on Sun", "3 days ago") comes up
-_TOKENS += [f"{a} {b}" for a in ("last", "this", "next", "on", "in", "3", "a few") for b in _TOKENS]
+_TOKENS += [
+    f"{a} {b}"
+    for a in ("last", "this", "next", "past", "coming", "on", "in", "3", "the")
+    for b in _TOKENS
+]
 
 
 @settings(max_examples=400, deadline=None)

@@ -117,6 +117,35 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
+_DIGIT = re.compile(r"\d")
+_LETTERS = re.compile(r"[a-z]+")
+_MONTH_WORDS = frozenset(MONTHS)
+_YEAR_PREPS = frozenset(("in", "of", "since", "until", "by", "during", "before", "after"))
+#: what each rule cannot match without: (a digit?, one of these words). A rule's cue words are
+#: whole words wherever it matches, so a text whose words hold none is skipped: most memories
+#: lack them, and the test is far cheaper than a rule's pattern (the temporal stage reads some
+#: two hundred memories a search). tests/test_dates.py checks the skipped rules find nothing.
+_NEEDS: dict[str, tuple[bool, frozenset[str]]] = {
+    "iso": (True, frozenset()),
+    "day_month_year": (True, _MONTH_WORDS),
+    "month_day_year": (True, _MONTH_WORDS),
+    "month_year": (True, _MONTH_WORDS),
+    "day_month": (True, _MONTH_WORDS),
+    "month_day": (True, _MONTH_WORDS),
+    "season_year": (True, frozenset(SEASONS)),
+    "day_before_yesterday": (False, frozenset(("yesterday",))),
+    "ago": (False, frozenset(("ago", "back"))),
+    "shifted": (False, frozenset(("last", "this", "next", "past", "coming"))),
+    "yesterday": (False, frozenset(("yesterday", "night"))),
+    "today": (False, frozenset(("today", "tonight", "this"))),
+    "tomorrow": (False, frozenset(("tomorrow",))),
+    "vague": (False, frozenset(("other", "recently", "lately", "these"))),
+    "on_weekday": (False, frozenset(("on",))),
+    "month_alone": (False, _MONTH_WORDS),
+    "year": (True, _YEAR_PREPS | {"around", "year"}),
+}
+
+
 # -- resolving ------------------------------------------------------------------------------
 def _month_end(year: int, month: int) -> date:
     nxt = date(year + (month == 12), month % 12 + 1, 1)
@@ -292,16 +321,6 @@ def _weekday(target: int, step: int, text: str, anchor: date) -> Span:
     return Span(d, d, text, "day", relative=True)
 
 
-#: every rule above needs one of these (a digit, or a word starting so): most texts have none,
-#: and one search over the text then replaces the rules' seventeen (the temporal stage reads
-#: some two hundred memories a search). tests/test_dates.py checks it never drops a match.
-CUES = re.compile(
-    r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun"
-    r"|spring|summer|fall|autumn|winter|yesterday|night|today|tonight|tomorrow|morning"
-    r"|afternoon|evening|recently|lately|day|week|month|year)"
-)
-
-
 @lru_cache(maxsize=50_000)
 def find_spans(text: str, anchor: date | None = None) -> tuple[Span, ...]:
     """Every time expression in ``text``, resolved against ``anchor`` where relative.
@@ -309,19 +328,24 @@ def find_spans(text: str, anchor: date | None = None) -> tuple[Span, ...]:
     Earlier rules win where matches overlap ("7 May 2023" is one day, not a day and a year).
     Relative expressions need an anchor and are skipped without one.
     """
-    if CUES.search(text.lower()) is None:
-        return ()
-    return scan_spans(text, anchor)
+    return scan_spans(text, anchor, quick=True)
 
 
-def scan_spans(text: str, anchor: date | None = None) -> tuple[Span, ...]:
-    """:func:`find_spans` without its quick test for cues (every rule tried; not cached)."""
+def scan_spans(text: str, anchor: date | None = None, *, quick: bool = False) -> tuple[Span, ...]:
+    """:func:`find_spans`, not cached; ``quick`` skips the rules whose cue (:data:`_NEEDS`) the
+    text lacks, else every rule is tried (what the tests compare the quick scan with)."""
     low = text.lower()
     if len(low) != len(text):  # a few characters change length when lower-cased
         text = low
+    has_digit = bool(_DIGIT.search(low))
+    words = set(_LETTERS.findall(low)) if quick else set()
     taken: list[tuple[int, int]] = []
     found: list[tuple[int, Span]] = []
     for kind, pattern in _RULES:
+        if quick:
+            digit, cue = _NEEDS[kind]
+            if (digit and not has_digit) or (cue and words.isdisjoint(cue)):
+                continue
         for m in pattern.finditer(low):
             a, b = m.span()
             if any(a < e and s < b for s, e in taken):
