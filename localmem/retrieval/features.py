@@ -103,15 +103,29 @@ def _query_vector(pool: Pool) -> np.ndarray:
     return np.asarray(pool.ctx.vector(pool.ctx.query), dtype=np.float32)
 
 
+def _vectors(pool: Pool) -> dict[int, np.ndarray]:
+    """The stored vectors the dense features need, read in one call (hnswlib reads a vector
+    in ~10 us; a pool has 100): those of memories the dense search did not return (their
+    cosine is not known), and of memories with neighbours and the neighbours (the context)."""
+    prev, nxt = pool.cached("neighbours", lambda: np.stack(neighbours(pool)))
+    unknown = np.array([label not in pool.ctx.cosines for label in pool.labels.tolist()], bool)
+    mixed = (prev >= 0) | (nxt >= 0)
+    wanted = np.unique(np.concatenate([pool.labels[unknown | mixed], prev[mixed], nxt[mixed]]))
+    wanted = wanted[wanted >= 0]
+    vecs = pool.ctx.label_vectors(wanted).astype(np.float64)
+    return dict(zip(wanted.tolist(), vecs, strict=True))
+
+
 def _cosine(pool: Pool) -> np.ndarray:
     """The query's cosine with each pool memory: known from the dense search for most, from
-    the stored vectors for the rest (hnswlib reads a vector in ~10 us: a pool has 100)."""
+    the stored vectors for the rest."""
     known = pool.ctx.cosines
     out = np.array([known.get(label, np.nan) for label in pool.labels.tolist()])
     missing = np.flatnonzero(np.isnan(out))
     if len(missing):
-        vecs = pool.ctx.label_vectors(pool.labels[missing]).astype(np.float64)
-        out[missing] = vecs @ _query_vector(pool).astype(np.float64)
+        vecs = pool.cached("vectors", lambda: _vectors(pool))
+        own = np.stack([vecs[label] for label in pool.labels[missing].tolist()])
+        out[missing] = own @ _query_vector(pool).astype(np.float64)
     return out
 
 
@@ -188,14 +202,12 @@ def _context_cosine(pool: Pool) -> np.ndarray:
     rows = np.flatnonzero((prev >= 0) | (nxt >= 0))
     if not len(rows):
         return out
-    every = np.unique(np.concatenate([pool.labels[rows], prev[rows], nxt[rows]]))
-    every = every[every >= 0]
-    vecs = pool.ctx.label_vectors(every).astype(np.float64)
-    at = {label: i for i, label in enumerate(every.tolist())}
-    mixed = vecs[[at[x] for x in pool.labels[rows].tolist()]]
+    vecs = pool.cached("vectors", lambda: _vectors(pool))
+    mixed = np.stack([vecs[label] for label in pool.labels[rows].tolist()])
     for side in (prev[rows], nxt[rows]):
         has = np.flatnonzero(side >= 0)
-        mixed[has] += NEIGHBOUR_WEIGHT * vecs[[at[x] for x in side[has].tolist()]]
+        if len(has):
+            mixed[has] += NEIGHBOUR_WEIGHT * np.stack([vecs[x] for x in side[has].tolist()])
     mixed /= np.maximum(np.linalg.norm(mixed, axis=1, keepdims=True), 1e-12)
     out[rows] = mixed @ _query_vector(pool).astype(np.float64)
     return out
