@@ -1,4 +1,5 @@
-"""Reading times out of text: the patterns, and resolving what they match against an anchor."""
+"""Reading times out of text: running the patterns of :mod:`localmem.dates.patterns`, and resolving
+what they match against an anchor."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 from datetime import date, timedelta
 from functools import lru_cache
 
+from localmem.dates.patterns import AMBIGUOUS_MONTHS, DIGIT, LETTERS, NEEDS, RULES, STRONG_PREPS
 from localmem.dates.vocabulary import (
     MONTHS,
     NUMBERS,
@@ -16,134 +18,6 @@ from localmem.dates.vocabulary import (
     WEEKDAYS,
     Span,
 )
-
-# -- the patterns ------------------------------------------------------------------------------
-_MONTH = (
-    r"(?P<{n}>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-)
-_DAY = r"(?P<{n}>[0-3]?\d)(?:st|nd|rd|th)?"
-_YEAR = r"(?P<{n}>(?:19|20)\d\d)"
-_WEEKDAY = (
-    r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday"
-    r"|mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)"
-)
-_NUM = (
-    r"(?P<num>\d+|a couple(?: of)?|couple of|a few|few|several|an?|one|two|three|four|five"
-    r"|six|seven|eight|nine|ten|eleven|twelve)"
-)
-_UNIT = r"(?P<unit>days?|weeks?|weekends?|months?|years?)"
-_SHIFTABLE = (
-    r"(?P<what>week|weekend|month|year|spring|summer|fall|autumn|winter"
-    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
-    r"|mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)"
-)
-#: prepositions after which a bare month name is a month (not "may" the verb, "mar" to spoil)
-_MONTH_PREPS = r"in|of|since|until|till|by|during|early|late|mid|mid-|around|before|after"
-_STRONG_PREPS = frozenset(
-    ("in", "since", "until", "till", "during", "early", "late", "mid", "mid-")
-)
-_AMBIGUOUS_MONTHS = frozenset(("may", "mar"))
-
-
-def _rx(*parts: str) -> re.Pattern[str]:
-    return re.compile("".join(parts))
-
-
-_RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("iso", _rx(r"\b(?P<y>(?:19|20)\d\d)-(?P<m>[01]?\d)-(?P<d>[0-3]?\d)\b")),
-    (
-        "day_month_year",
-        _rx(
-            r"\b(?:the\s+)?",
-            _DAY.format(n="d"),
-            r"(?:\s+of)?\s+",
-            _MONTH.format(n="m"),
-            r",?\s+",
-            _YEAR.format(n="y"),
-            r"\b",
-        ),
-    ),
-    (
-        "month_day_year",
-        _rx(
-            r"\b",
-            _MONTH.format(n="m"),
-            r"\s+(?:the\s+)?",
-            _DAY.format(n="d"),
-            r",?\s+",
-            _YEAR.format(n="y"),
-            r"\b",
-        ),
-    ),
-    (
-        "month_year",
-        _rx(r"\b", _MONTH.format(n="m"), r",?\s+(?:of\s+)?", _YEAR.format(n="y"), r"\b"),
-    ),
-    (
-        "day_month",
-        _rx(r"\b(?:the\s+)?", _DAY.format(n="d"), r"(?:\s+of)?\s+", _MONTH.format(n="m"), r"\b"),
-    ),
-    (
-        "month_day",
-        _rx(r"\b", _MONTH.format(n="m"), r"\s+(?:the\s+)?", _DAY.format(n="d"), r"\b(?!:)"),
-    ),
-    (
-        "season_year",
-        _rx(r"\b(?P<s>spring|summer|fall|autumn|winter)\s+(?:of\s+)?", _YEAR.format(n="y"), r"\b"),
-    ),
-    ("day_before_yesterday", _rx(r"\b(?:the\s+)?day\s+before\s+yesterday\b")),
-    ("ago", _rx(r"\b", _NUM, r"\s+", _UNIT, r"\s+(?:ago|back)\b")),
-    ("shifted", _rx(r"\b(?P<dir>last|this|next|past|coming)\s+", _SHIFTABLE, r"\b")),
-    ("yesterday", _rx(r"\b(?:yesterday|last\s+night)\b")),
-    ("today", _rx(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b")),
-    ("tomorrow", _rx(r"\btomorrow\b")),
-    ("vague", _rx(r"\b(?:the\s+other\s+day|recently|lately|these\s+days)\b")),
-    ("on_weekday", _rx(r"\bon\s+", _WEEKDAY, r"\b")),
-    (
-        "month_alone",
-        _rx(
-            r"\b(?P<prep>", _MONTH_PREPS, r"|last|this|next)\s+", _MONTH.format(n="m"), r"(?![\w-])"
-        ),
-    ),
-    (
-        "year",
-        _rx(
-            r"\b(?P<prep>in|of|since|until|by|during|before|after|around|year)\s+",
-            _YEAR.format(n="y"),
-            r"\b",
-        ),
-    ),
-]
-
-
-_DIGIT = re.compile(r"\d")
-_LETTERS = re.compile(r"[a-z]+")
-_MONTH_WORDS = frozenset(MONTHS)
-_YEAR_PREPS = frozenset(("in", "of", "since", "until", "by", "during", "before", "after"))
-#: what each rule cannot match without: (a digit?, one of these words). A rule's cue words are
-#: whole words wherever it matches, so a text whose words hold none is skipped: most memories
-#: lack them, and the test is far cheaper than a rule's pattern (the temporal stage reads some
-#: two hundred memories a search). tests/test_dates.py checks the skipped rules find nothing.
-_NEEDS: dict[str, tuple[bool, frozenset[str]]] = {
-    "iso": (True, frozenset()),
-    "day_month_year": (True, _MONTH_WORDS),
-    "month_day_year": (True, _MONTH_WORDS),
-    "month_year": (True, _MONTH_WORDS),
-    "day_month": (True, _MONTH_WORDS),
-    "month_day": (True, _MONTH_WORDS),
-    "season_year": (True, frozenset(SEASONS)),
-    "day_before_yesterday": (False, frozenset(("yesterday",))),
-    "ago": (False, frozenset(("ago", "back"))),
-    "shifted": (False, frozenset(("last", "this", "next", "past", "coming"))),
-    "yesterday": (False, frozenset(("yesterday", "night"))),
-    "today": (False, frozenset(("today", "tonight", "this"))),
-    "tomorrow": (False, frozenset(("tomorrow",))),
-    "vague": (False, frozenset(("other", "recently", "lately", "these"))),
-    "on_weekday": (False, frozenset(("on",))),
-    "month_alone": (False, _MONTH_WORDS),
-    "year": (True, _YEAR_PREPS | {"around", "year"}),
-}
 
 
 # -- resolving ------------------------------------------------------------------------------
@@ -218,7 +92,7 @@ def _resolve(kind: str, m: re.Match[str], anchor: date | None) -> Span | None:
         name = g["m"].rstrip(".")
         month = MONTHS[name]
         prep = g["prep"]
-        if name in _AMBIGUOUS_MONTHS and prep not in _STRONG_PREPS:
+        if name in AMBIGUOUS_MONTHS and prep not in STRONG_PREPS:
             return None
         if prep in ("last", "this", "next"):
             if anchor is None:
@@ -332,18 +206,18 @@ def find_spans(text: str, anchor: date | None = None) -> tuple[Span, ...]:
 
 
 def scan_spans(text: str, anchor: date | None = None, *, quick: bool = False) -> tuple[Span, ...]:
-    """:func:`find_spans`, not cached; ``quick`` skips the rules whose cue (:data:`_NEEDS`) the
+    """:func:`find_spans`, not cached; ``quick`` skips the rules whose cue (:data:`NEEDS`) the
     text lacks, else every rule is tried (what the tests compare the quick scan with)."""
     low = text.lower()
     if len(low) != len(text):  # a few characters change length when lower-cased
         text = low
-    has_digit = bool(_DIGIT.search(low))
-    words = set(_LETTERS.findall(low)) if quick else set()
+    has_digit = bool(DIGIT.search(low))
+    words = set(LETTERS.findall(low)) if quick else set()
     taken: list[tuple[int, int]] = []
     found: list[tuple[int, Span]] = []
-    for kind, pattern in _RULES:
+    for kind, pattern in RULES:
         if quick:
-            digit, cue = _NEEDS[kind]
+            digit, cue = NEEDS[kind]
             if (digit and not has_digit) or (cue and words.isdisjoint(cue)):
                 continue
         for m in pattern.finditer(low):
