@@ -48,6 +48,7 @@ SEED = 18
 #: blend weights tried (the cross-encoder's z-score times w, added to the default's)
 GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 10.0)
 FORMS = ("locomo", "locomo-plain")
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 
 @dataclass
@@ -103,16 +104,15 @@ def training_group(pool: Pool, n: int, negatives: int, rng: random.Random):
 
 
 def metrics(rankings: list[list[str]], pools: list[Pool]) -> dict[str, float]:
-    """R@5, R@10 overall and R@10 of multi-hop (category 1) questions (pure)."""
+    """R@5, R@10 overall and R@10 of each category (1 multi-hop, 2 temporal, 3 open-domain,
+    4 single-hop) (pure)."""
     r5 = [recall(r, p.evidence, 5) for r, p in zip(rankings, pools, strict=True)]
     r10 = [recall(r, p.evidence, 10) for r, p in zip(rankings, pools, strict=True)]
-    multi = [v for v, p in zip(r10, pools, strict=True) if p.category == 1]
-    return {
-        "R@5": float(np.mean(r5)),
-        "R@10": float(np.mean(r10)),
-        "multi R@10": float(np.mean(multi)) if multi else 0.0,
-        "n": len(pools),
-    }
+    out = {"R@5": float(np.mean(r5)), "R@10": float(np.mean(r10)), "n": len(pools)}
+    for cat, name in CATEGORIES.items():
+        values = [v for v, p in zip(r10, pools, strict=True) if p.category == cat]
+        out[f"{name} R@10"] = float(np.mean(values)) if values else 0.0
+    return out
 
 
 # -- step 1: pools --------------------------------------------------------------------------
@@ -313,8 +313,9 @@ def chosen_weights(pools: list[Pool], logits: list[np.ndarray], n: int) -> dict[
 
 def report(pools: dict[str, list[Pool]], folds: dict[str, dict], ns: list[int]) -> str:
     lines = [
-        "| form | ranking | N | R@5 | R@10 | multi-hop R@10 | R@N (ceiling) |",
-        "|---|---|---|---|---|---|---|",
+        "| form | ranking | N | R@5 | R@10 | multi-hop R@10 | temporal | open-domain | "
+        "single-hop | R@N (ceiling) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     chosen_note = []
     for form in FORMS:
@@ -355,52 +356,138 @@ def report(pools: dict[str, list[Pool]], folds: dict[str, dict], ns: list[int]) 
 
 def _row(form, name, n, m, ceiling) -> str:
     c = f"{ceiling:.3f}" if ceiling != "" else ""
-    return (
-        f"| {form} | {name} | {n} | {m['R@5']:.3f} | {m['R@10']:.3f} | "
-        f"{m['multi R@10']:.3f} | {c} |"
-    )
+    cats = " | ".join(f"{m[f'{cat} R@10']:.3f}" for cat in CATEGORIES.values())
+    return f"| {form} | {name} | {n} | {m['R@5']:.3f} | {m['R@10']:.3f} | {cats} | {c} |"
 
 
 # -- latency ----------------------------------------------------------------------------------
+def export_onnx(model: CrossEncoder, folder: Path) -> dict[str, Path]:
+    """The cross-encoder as an ONNX graph (fp32) and its dynamic int8 quantisation, exported
+    as localmem exports its embedder (:mod:`localmem.embed.onnx_export`)."""
+    import torch
+
+    from localmem.embed.onnx_export import quantize_int8
+
+    class Graph(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder, self.head = model.encoder, model.head
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            hidden = self.encoder(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            return self.head((hidden * mask).sum(1) / mask.sum(1)).squeeze(-1)
+
+    folder.mkdir(parents=True, exist_ok=True)
+    fp32, int8 = folder / "cross-encoder.onnx", folder / "cross-encoder-int8.onnx"
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    sample = tuple(torch.ones((2, 8), dtype=torch.long) for _ in names)
+    model.encoder.eval()
+    with torch.no_grad():
+        torch.onnx.export(
+            Graph().eval(),
+            sample,
+            str(fp32),
+            dynamo=False,
+            input_names=names,
+            output_names=["logit"],
+            dynamic_axes={**{n: {0: "batch", 1: "tokens"} for n in names}, "logit": {0: "batch"}},
+            opset_version=17,
+        )
+    quantize_int8(fp32, int8)
+    return {"onnx fp32": fp32, "onnx int8": int8}
+
+
+def onnx_scorer(model: CrossEncoder, path: Path, threads: int):
+    """A function (question, texts) -> logits running the graph at ``path`` on onnxruntime."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+    def score(question: str, texts: list[str]) -> np.ndarray:
+        batch = model.tok(
+            [question] * len(texts),
+            texts,
+            truncation="longest_first",
+            max_length=MAX_TOKENS,
+            padding=True,
+            return_tensors="np",
+        )
+        feeds = {k: batch[k].astype(np.int64) for k in ("input_ids", "attention_mask")}
+        feeds["token_type_ids"] = batch["token_type_ids"].astype(np.int64)
+        return session.run(None, feeds)[0].astype(np.float64)
+
+    return score
+
+
 def latency(work: Path, locomo: Path, ns: list[int], queries: int, say) -> str:
-    """Default search time and the cross-encoder's time for its top N (1 and 2 threads), in
-    alternation per query, on the metadata store with the shipped weights."""
+    """Default search time and the cross-encoder's time for its top N (torch, and the ONNX
+    fp32 and int8 graphs; one thread and two), in alternation per query, on the metadata store
+    with the shipped weights. Then the int8 graph's R@10 on the conversation its model never
+    saw, next to torch's (does quantisation keep the ranking?)."""
     import torch
 
     from localmem.experiments.locomo import asked_at, load_locomo
     from localmem.memory import Memory
 
+    path = sorted((work / "models").glob("*.pt"))[0]
+    held = path.stem.removeprefix("without-")
     model = CrossEncoder()
-    model.load(next(iter(sorted((work / "models").glob("*.pt")))))
+    model.load(path)
+    graphs = export_onnx(model, work / "onnx")
+
+    def torch_scorer(threads):
+        def score(question, texts):
+            torch.set_num_threads(threads)
+            return model.score(question, texts)
+
+        return score
+
+    scorers = {}
+    for threads in (1, 2):
+        scorers[f"torch, {threads} thread(s)"] = torch_scorer(threads)
+        for name, graph in graphs.items():
+            scorers[f"{name}, {threads} thread(s)"] = onnx_scorer(model, graph, threads)
     convs = load_locomo(locomo)
     qs = [(c, q) for c in convs for q in c.questions if q.category in (1, 2, 3, 4) and q.evidence]
     random.Random(SEED).shuffle(qs)
     times: dict[str, list[float]] = {}
     with Memory.open(work / "shapes" / "locomo") as memory:
+        size = memory.count()
         for c, q in qs[: queries + 5]:
             t0 = time.perf_counter()
             res = memory.search(q.question, k=max(ns), user_id=c.sample_id, now=asked_at(c))
-            search_ms = 1000 * (time.perf_counter() - t0)
+            row = {"default search (k = 30)": 1000 * (time.perf_counter() - t0)}
             texts = [h.memory.content for h in res.hits]
-            row = {"default search": search_ms}
-            for threads in (1, 2):
-                torch.set_num_threads(threads)
+            for name, fn in scorers.items():
                 for n in ns:
                     t0 = time.perf_counter()
-                    model.score(q.question, texts[:n])
-                    row[f"cross-encoder, {n} pairs, {threads} thread(s)"] = 1000 * (
-                        time.perf_counter() - t0
-                    )
+                    fn(q.question, texts[:n])
+                    row[f"cross-encoder {name}, {n} pairs"] = 1000 * (time.perf_counter() - t0)
             for k, v in row.items():
                 times.setdefault(k, []).append(v)
+    torch.set_num_threads(1)
     lines = ["| what | p50 ms | p95 ms |", "|---|---|---|"]
     for k, v in times.items():
         v = v[5:]  # the first five warm up
         lines.append(f"| {k} | {np.percentile(v, 50):.1f} | {np.percentile(v, 95):.1f} |")
+    pools = [p for p in pickle.loads((work / "pools.pkl").read_bytes())["locomo"] if p.conv == held]
+    kept = {}
+    for name, fn in (("torch", model.score), ("onnx int8", scorers["onnx int8, 1 thread(s)"])):
+        logits = [fn(p.question, p.texts[: min(ns)]) for p in pools]
+        kept[name] = metrics(rankings(pools, logits, min(ns), "ce"), pools)["R@10"]
     say("\n".join(lines))
     return (
-        f"{queries} LoCoMo questions on the metadata store (5,882 memories), shipped weights, "
-        f"in alternation; torch {torch.__version__}, tokenisation included\n\n" + "\n".join(lines)
+        f"{queries} LoCoMo questions on the metadata store ({size:,} memories), shipped weights, "
+        f"each query through every row in turn; torch {torch.__version__}, tokenisation "
+        f"included. Quantisation, on {held} (its model never saw it), cross-encoder order of the "
+        f"top {min(ns)}: R@10 torch {kept['torch']:.3f}, onnx int8 {kept['onnx int8']:.3f}\n\n"
+        + "\n".join(lines)
     )
 
 

@@ -60,7 +60,7 @@ def test_recall_and_metrics(probe):
     m = probe.metrics([p1.ids, p2.ids], [p1, p2])
     assert m["R@5"] == pytest.approx(0.25)  # p1: a of {a, k}; p2: f is sixth
     assert m["R@10"] == pytest.approx(0.75)
-    assert m["multi R@10"] == pytest.approx(0.5)
+    assert m["multi-hop R@10"] == pytest.approx(0.5)
 
 
 def test_training_group_adds_missing_evidence_and_samples_negatives(probe):
