@@ -133,6 +133,25 @@ def test_trap_4580_a_contradiction_keeps_the_old_fact_and_adds_the_new(memory):
     assert "valid=2022-01-01" in then.explain()
 
 
+def test_searches_see_each_supersede_delete_and_restore_at_once(memory):
+    # a DuckDB store keeps "is any memory superseded?" between its writes: each write must
+    # make the next search ask again
+    def now() -> list[str]:
+        return [h.memory.id for h in memory.search("where does Ann live").hits]  # no filter
+
+    old = memory.add("Ann lives in Paris.", user_id="u", event_time=t(2021))
+    assert now() == [old.id]
+    (applied,) = memory.infer("Ann moved to Berlin.", user_id="u", event_time=t(2024))
+    new = applied.memory
+    assert now() == [new.id]
+    memory.delete(old.id)  # no live memory is superseded now
+    assert now() == [new.id]
+    memory.restore(old.id)  # and now one is again: it must stay out
+    assert now() == [new.id]
+    memory.delete(new.id)
+    assert now() == []
+
+
 def test_a_fact_older_than_what_it_contradicts_is_the_one_that_ended(memory):
     new = memory.add("Ann lives in Berlin.", user_id="u", event_time=t(2024), infer=True)
     (late,) = memory.infer("Ann lives in Paris.", user_id="u", event_time=t(2021))

@@ -10,6 +10,7 @@ still fills one of the k places and reads as true to whoever gets it; it stays i
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -22,7 +23,27 @@ if TYPE_CHECKING:
 
 def needed(kernel: Kernel, options: SearchOptions) -> bool:
     """Whether a search must be narrowed: a filter, ``as_of``, or superseded memories."""
-    return options.has_filters or records.any_superseded(kernel.db)
+    return options.has_filters or any_superseded(kernel)
+
+
+def any_superseded(kernel: Kernel) -> bool:
+    """Whether the store holds a live superseded memory. Every search asks (a query of about
+    half a millisecond); where this process is the only writer the answer is kept until its
+    next unit of writing, the only way one can appear (not through ``kernel.state``: that
+    waits for a unit of writing to end, and a search must not)."""
+    if not kernel.db.one_writer:
+        return records.any_superseded(kernel.db)
+    generation = kernel.generation
+    known = _SUPERSEDED.get(kernel)
+    if known is not None and known[0] == generation:
+        return known[1]
+    value = records.any_superseded(kernel.db)
+    _SUPERSEDED[kernel] = (generation, value)
+    return value
+
+
+#: per open store: (the kernel's write generation, whether a live memory was superseded then)
+_SUPERSEDED: WeakKeyDictionary[Kernel, tuple[int, bool]] = WeakKeyDictionary()
 
 
 def allowed_labels(kernel: Kernel, options: SearchOptions) -> np.ndarray:

@@ -87,6 +87,9 @@ class Database(MetaTable):
 
     #: which migration files apply (``NNNN_name.<backend>.sql`` overrides ``NNNN_name.sql``)
     backend = "duckdb"
+    #: only this process writes the file (DuckDB allows one read-write process): what it read
+    #: stays true until it writes (``Kernel.generation``)
+    one_writer = True
 
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path

@@ -119,6 +119,9 @@ class Kernel:
         self._unit: Write | None = None
         self._unit_owner: int | None = None
         self._state: dict[str, Any] = {}
+        #: units of writing committed by this kernel: a value read at one generation stays true
+        #: until the next, where this process is the store's only writer (``db.one_writer``)
+        self.generation = 0
 
     @property
     def db(self) -> Database:
@@ -171,6 +174,7 @@ class Kernel:
                     self.store.lexical.rollback()  # its in-memory rows saw uncommitted postings
                     raise
                 self._unit = self._unit_owner = None
+                self.generation += 1  # after the commit: a read from before it is stale now
                 unit.finish()
             finally:
                 self._unit = self._unit_owner = None

@@ -51,6 +51,7 @@ class PgDatabase(MetaTable):
     statement borrows one for its own length; a transaction keeps one for its thread)."""
 
     backend = "postgres"
+    one_writer = False  # any process with the address may write
 
     def __init__(self, address: str, *, read_only: bool = False, pool_size: int = 4) -> None:
         self.address = address
