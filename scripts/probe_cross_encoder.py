@@ -181,15 +181,19 @@ class CrossEncoder:
     def parameters(self):
         return [*self.encoder.parameters(), *self.head.parameters()]
 
-    def logits(self, question: str, texts: list[str]):
-        batch = self.tok(
+    def pairs(self, question: str, texts: list[str], tensors: str):
+        """The tokenised "question [SEP] text" pairs, as torch ("pt") or numpy ("np") arrays."""
+        return self.tok(
             [question] * len(texts),
             texts,
             truncation="longest_first",
             max_length=MAX_TOKENS,
             padding=True,
-            return_tensors="pt",
+            return_tensors=tensors,
         )
+
+    def logits(self, question: str, texts: list[str]):
+        batch = self.pairs(question, texts, "pt")
         hidden = self.encoder(**batch).last_hidden_state
         mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
         pooled = (hidden * mask).sum(1) / mask.sum(1)
@@ -410,14 +414,7 @@ def onnx_scorer(model: CrossEncoder, path: Path, threads: int):
     session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
     def score(question: str, texts: list[str]) -> np.ndarray:
-        batch = model.tok(
-            [question] * len(texts),
-            texts,
-            truncation="longest_first",
-            max_length=MAX_TOKENS,
-            padding=True,
-            return_tensors="np",
-        )
+        batch = model.pairs(question, texts, "np")
         feeds = {k: batch[k].astype(np.int64) for k in ("input_ids", "attention_mask")}
         feeds["token_type_ids"] = batch["token_type_ids"].astype(np.int64)
         return session.run(None, feeds)[0].astype(np.float64)
