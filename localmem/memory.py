@@ -24,7 +24,7 @@ from localmem.plugin import Plugin, hooks_of, migrations_of, stages_of
 from localmem.remote import RemoteMemory, connect
 from localmem.retrieval.pipeline import CORE_STAGES
 from localmem.retrieval.stages import compose
-from localmem.store.address import is_postgres, redact
+from localmem.store.address import is_postgres
 from localmem.store.files import peek_count
 from localmem.store.kernel import JobsReport, Kernel
 from localmem.store.opening import open_store
@@ -134,7 +134,7 @@ class Memory(Writing, Reading, Sessions):
         if postgres:
             from localmem.store.postgres.store import local_folder
 
-            settings = local_folder(redact(path))
+            settings = local_folder(path)
         else:
             settings = folder
         file_config = Config.load(settings / CONFIG_FILE)

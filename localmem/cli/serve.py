@@ -52,7 +52,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if postgres:
         from localmem.store.postgres.store import local_folder
 
-        running = find_server(local_folder(redact(path)))
+        running = find_server(local_folder(path))
     else:
         running = find_server(path)
     if running is not None:

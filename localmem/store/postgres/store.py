@@ -18,7 +18,7 @@ from datetime import timedelta
 
 from localmem.config import StoreConfig, localmem_home
 from localmem.errors import StoreError
-from localmem.store.address import scrub
+from localmem.store.address import redact, scrub
 from localmem.store.db import utcnow
 from localmem.store.jobs import JobQueue
 from localmem.store.postgres.db import PgDatabase
@@ -42,9 +42,11 @@ _TABLES = (
 JOB_LEASE = timedelta(minutes=30)
 
 
-def local_folder(location: str):
-    """The local folder of a PostgreSQL store on this machine (for `localmem serve`'s discovery
-    and token files): ``$LOCALMEM_HOME/postgres/<hash of the address without its password>``."""
+def local_folder(address: str):
+    """The local folder of a PostgreSQL store on this machine (its settings, `localmem serve`'s
+    discovery and token files): ``$LOCALMEM_HOME/postgres/<hash of the address without its
+    password>`` (an address already redacted gives the same folder)."""
+    location = redact(address)
     return localmem_home() / "postgres" / hashlib.sha256(location.encode("utf-8")).hexdigest()[:16]
 
 
