@@ -78,12 +78,11 @@ def rerank_stage(ctx: SearchContext) -> dict | None:
     return _model_free_rerank(ctx)
 
 
-def _reorder(ctx: SearchContext, scored: list[tuple[Candidate, float]], name: str) -> None:
+def _reorder(ctx: SearchContext, scored: list[tuple[Candidate, float]]) -> None:
     """Give the scored candidates their new scores; the others follow, in their old order."""
     ranked = ctx.ranked()
     done = {c.label for c, _ in scored}
     for cand, value in scored:
-        cand.evidence[name] = float(value)
         cand.score = float(value)
     floor = min((v for _, v in scored), default=0.0)
     rest = [c for c in ranked if c.label not in done]
@@ -97,7 +96,10 @@ def _model_free_rerank(ctx: SearchContext) -> dict:
     cands = ctx.ranked()[: cfg.rerank_pool]
     pool = build_pool(ctx, cands)
     scores = model.score(feature_matrix(pool, model.names))
-    _reorder(ctx, list(zip(pool.cands, scores.tolist(), strict=True)), "rerank")
+    scored = list(zip(pool.cands, scores.tolist(), strict=True))
+    _reorder(ctx, scored)
+    for cand, value in scored:
+        cand.evidence["rerank"] = float(value)
     return {"implementation": "model-free", "scored": len(pool.cands)}
 
 
@@ -136,7 +138,7 @@ def _engine_rerank(ctx: SearchContext) -> dict:
             scored.append((cand, 0.5 if rel is None else float(rel)))
     # retrieval order breaks ties in the ranking; the evidence shows the model's relevance
     # itself (with the tie-break in it, a relevance of 0 read as a negative number)
-    _reorder(ctx, [(c, v - i * 1e-6) for i, (c, v) in enumerate(scored)], "rerank")
+    _reorder(ctx, [(c, v - i * 1e-6) for i, (c, v) in enumerate(scored)])
     for cand, value in scored:
         cand.evidence["rerank"] = value
     return {
