@@ -1,7 +1,7 @@
 """Search latency of the default pipeline against plain hybrid, side by side (issue 18).
 
     python scripts/bench_default_latency.py [--size 100000] [--queries 300] \
-        [--vectors random|real] [--chat] [--work .bench/latency]
+        [--vectors random|real] [--chat] [--work .bench/latency] [--settings NAME=JSON]
 
 ``--chat`` stores every text as a chat turn ("Ana: ..." with seven speakers in turn), so the
 reranker reads each candidate's neighbours as it does on a chat log stored as plain text (the
@@ -46,12 +46,16 @@ from localmem import Memory
 from localmem.text import content_hash
 queries, configs = json.loads(sys.argv[2]), json.loads(sys.argv[3])
 mem = Memory.open(sys.argv[1], create=False)
+stored = mem.config
+settings = {n: stored.with_updates(search=o.pop("_settings", {})) for n, o in configs.items()}
 for name, opts in configs.items():  # warm up every path once
+    mem.config = settings[name]
     mem.search(queries[0], k=10, **opts)
 times = {name: [] for name in configs}
 for i, q in enumerate(queries[1:]):
     names = list(configs) if i % 2 == 0 else list(reversed(configs))
     for name in names:
+        mem.config = settings[name]
         mem.embedder._query_cache.pop(content_hash(q), None)
         a = time.perf_counter(); mem.search(q, k=10, **configs[name]); b = time.perf_counter()
         times[name].append((b - a) * 1000)
@@ -88,7 +92,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chat", action="store_true", help="store the texts as chat turns")
     p.add_argument("--work", type=Path, default=ROOT / ".bench" / "latency")
     p.add_argument("--docs", type=Path, help="write the result into this markdown file")
+    p.add_argument(
+        "--settings",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="also time the default with these search settings of the store (a candidate)",
+    )
     args = p.parse_args(argv)
+    configs = dict(CONFIGS)
+    for spec in args.settings:
+        name, _, raw = spec.partition("=")
+        configs[name] = {"_settings": json.loads(raw)}
 
     store = args.work / f"store-{args.size}-{args.vectors}{'-chat' if args.chat else ''}"
     add = grow_chat if args.chat else grow
@@ -102,9 +117,9 @@ def main(argv: list[str] | None = None) -> int:
         if have < args.size:
             add(store, args.size, have, args.vectors, name)
     queries = make_queries(args.queries + 1)
-    log(f"probing {len(queries)} queries x {len(CONFIGS)} configurations")
+    log(f"probing {len(queries)} queries x {len(configs)} configurations")
     out = subprocess.run(
-        [sys.executable, "-c", PROBE, str(store), json.dumps(queries), json.dumps(CONFIGS)],
+        [sys.executable, "-c", PROBE, str(store), json.dumps(queries), json.dumps(configs)],
         check=True,
         capture_output=True,
         text=True,
