@@ -22,6 +22,7 @@ import test_exact_match
 import test_indexes
 import test_infer
 import test_memory_api
+import test_pool_joining
 import test_procedures
 import test_search
 
@@ -32,6 +33,7 @@ pytestmark = pytest.mark.postgres
 _MODULES = (
     test_memory_api,
     test_search,
+    test_pool_joining,
     test_indexes,
     test_exact_match,
     test_evolution,

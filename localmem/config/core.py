@@ -169,6 +169,20 @@ class SearchConfig(Section):
     rerank_pool: int = Field(
         100, ge=1, le=2000, description="Best candidates the model-free reranker rescores."
     )
+    time_window: int = Field(
+        10,
+        ge=0,
+        le=200,
+        description="On a question naming a day, week, month or season, up to this many memories"
+        " from that time (event time, else storage time) join the reranker's pool.",
+    )
+    rerank_neighbours: int = Field(
+        10,
+        ge=0,
+        le=200,
+        description="The model-free reranker also scores the neighbours (previous and next turn)"
+        " of this many best candidates, when the candidate lists missed them.",
+    )
     rerank_depth: int = Field(
         20,
         ge=1,

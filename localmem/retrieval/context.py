@@ -11,7 +11,7 @@ import numpy as np
 
 from localmem.retrieval.options import SearchOptions
 from localmem.retrieval.query import ParsedQuery
-from localmem.store import memories
+from localmem.store import memories, records
 from localmem.types import MemoryItem, StageReport
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ class SearchContext:
     #: it), so the reranker reads stored vectors only for the others
     cosines: dict[int, float] = field(default_factory=dict)
     _once: dict[tuple, Any] = field(default_factory=dict)
+    _sessions: dict[str, list[int]] = field(default_factory=dict)  # see session_order()
     parsed: ParsedQuery = field(init=False)
 
     def __post_init__(self) -> None:
@@ -136,6 +137,17 @@ class SearchContext:
             elif self._placed.get(x) is not None:
                 out[x] = self._placed[x]
         return out
+
+    def session_order(self, sessions) -> dict[str, list[int]]:
+        """The labels of the live memories of each session, in the session's order (each
+        session read once per search: the reranker asks again when its pool grows)."""
+        missing = sorted({s for s in sessions if s not in self._sessions})
+        if missing:
+            for s in missing:
+                self._sessions[s] = []
+            for label, session in records.session_order(self.kernel.db, missing):
+                self._sessions[session].append(label)
+        return {s: self._sessions[s] for s in sessions}
 
     def ranked(self) -> list[Candidate]:
         """Candidates best first (ties broken by label for a stable order)."""

@@ -33,7 +33,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Set
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -41,7 +41,6 @@ from typing import Any
 import numpy as np
 
 from localmem.retrieval.context import Candidate, SearchContext
-from localmem.store import records
 from localmem.text import terms, words
 from localmem.types import MemoryItem
 
@@ -75,13 +74,15 @@ def zscore(x: np.ndarray) -> np.ndarray:
     return (x - x.mean()) / sd if sd > 1e-9 else np.zeros_like(x)
 
 
-def build_pool(ctx: SearchContext, cands: list[Candidate]) -> Pool:
+def build_pool(ctx: SearchContext, cands: list[Candidate], *, prefetch: Sequence[int] = ()) -> Pool:
     """The pool of candidates with their memories (candidates whose memory is gone are left out).
 
     The memories stored just before and after each one that may have no session are located in
-    the same round trip (:func:`near_in_time` reads where they sit)."""
+    the same round trip (:func:`near_in_time` reads where they sit), and so are the rows of
+    ``prefetch`` (memories that may join the pool next: one round trip instead of two)."""
     labels = [c.label for c in cands]
-    items = ctx.items(labels, placed=_maybe_near(ctx, labels))
+    wanted = [*labels, *prefetch]
+    items = ctx.items(wanted, placed=_maybe_near(ctx, wanted))
     kept = [c for c in cands if c.label in items]
     labels = np.array([c.label for c in kept], dtype=np.int64)
     return Pool(ctx, kept, labels, [items[c.label] for c in kept])
@@ -150,12 +151,10 @@ def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
     sessions = sorted({item.session_id for item in pool.items if item.session_id})
     before: dict[int, int] = {}
     after: dict[int, int] = {}
-    if sessions:
-        rows = records.session_order(pool.ctx.kernel.db, sessions)
-        for (a, sa), (b, sb) in itertools.pairwise(rows):
-            if sa == sb:
-                after[int(a)] = int(b)
-                before[int(b)] = int(a)
+    for order in pool.ctx.session_order(sessions).values():
+        for a, b in itertools.pairwise(order):
+            after[a] = b
+            before[b] = a
     loose = [item for item in pool.items if not item.session_id and speaker_of(item)]
     if loose:
         near_before, near_after = near_in_time(pool.ctx, loose)

@@ -370,3 +370,48 @@ def session_order(db: Database, sessions: Sequence[str]) -> list[tuple[int, str]
 def bump_vec_seq(db: Database, memory_id: str) -> None:
     """Mark a memory's vector as changed, so an index saved earlier catches up on open."""
     db.execute("UPDATE memories SET vec_seq = nextval('vec_seq') WHERE id = ?", [memory_id])
+
+
+def labels_near_time(
+    db: Database, start: datetime, end: datetime, middle: datetime, limit: int
+) -> list[int]:
+    """Labels of live, embedded memories whose time (event time, else storage time) lies in
+    ``start..end``, the nearest to ``middle`` first, at most ``limit``.
+
+    Read as two scans ordered out from ``middle`` in one statement: ordering by the time
+    column is several times faster than by a distance computed on every row (and the same SQL
+    runs on PostgreSQL)."""
+    when = "coalesce(event_time, created_at)"
+    scan = (
+        f"(SELECT label, {when} FROM memories WHERE NOT deleted AND embedding IS NOT NULL "
+        f"AND {when} BETWEEN ? AND ? ORDER BY {when} {{}}, label LIMIT ?)"
+    )
+    # the nearest to a middle outside the range are the nearest to the end it lies beyond
+    mid = to_db_time(min(max(middle, start), end))
+    rows = db.fetchall(
+        scan.format("ASC") + " UNION ALL " + scan.format("DESC"),
+        [mid, to_db_time(end), limit, to_db_time(start), mid, limit],
+    )
+    distance = {int(label): abs((_naive(at) - mid).total_seconds()) for label, at in rows}
+    return sorted(distance, key=lambda label: (distance[label], label))[:limit]
+
+
+def timeline(db: Database) -> tuple[np.ndarray, np.ndarray]:
+    """The time (event time, else storage time, as naive UTC microseconds) and label of every
+    live, embedded memory, in time order (then label): :func:`labels_near_time` answered by a
+    binary search where the store can keep it between writes."""
+    tbl = db.arrow(
+        "SELECT label, coalesce(event_time, created_at) FROM memories "
+        "WHERE NOT deleted AND embedding IS NOT NULL"
+    )
+    labels = tbl.column(0).to_numpy().astype(np.int64)
+    times = (
+        tbl.column(1).cast(pa.timestamp("us")).to_numpy().astype("datetime64[us]").astype(np.int64)
+    )
+    order = np.lexsort((labels, times))
+    return times[order], labels[order]
+
+
+def _naive(ts: datetime) -> datetime:
+    """A timestamp as naive UTC, whichever way the database returned it."""
+    return to_db_time(ts) if ts.tzinfo is not None else ts
