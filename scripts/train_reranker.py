@@ -47,6 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--features", nargs="+", default=DEFAULT_FEATURES, choices=list(FEATURES))
     p.add_argument("--l2", type=float, default=1.0, help="L2 penalty (default 1)")
     p.add_argument("--out", type=Path, help="write the weights JSON here")
+    p.add_argument(
+        "--joined-pools",
+        action="store_true",
+        help="fit on the whole pool the reranker scores, with the memories that join it "
+        "(neighbours, time window); the shipped weights are fitted without them",
+    )
     p.add_argument("--docs", type=Path, help="write the report into this markdown file")
     args = p.parse_args(argv)
 
@@ -60,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
                 list(args.features),
                 PIPELINE,
                 progress=lambda m: print(m, file=sys.stderr),
+                joined=args.joined_pools,
             )
         if args.plain_store:
             with Memory.open(Path(args.plain_store)) as memory:
@@ -70,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
                     PIPELINE,
                     progress=lambda m: print(f"plain: {m}", file=sys.stderr),
                     plain=True,
+                    joined=args.joined_pools,
                 )
     names = list(args.features)
     beta = fit(examples, l2=args.l2)

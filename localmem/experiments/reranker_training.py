@@ -23,6 +23,7 @@ from localmem.experiments.locomo import Conversation, asked_at, ensure_ingested
 from localmem.retrieval.context import Candidate
 from localmem.retrieval.features import build_pool, feature_matrix
 from localmem.retrieval.pipeline import run_stages, start
+from localmem.retrieval.rerank import rerank_pool
 
 if TYPE_CHECKING:
     from localmem.memory import Memory
@@ -56,13 +57,19 @@ PIPELINE: dict[str, Any] = {"mode": "hybrid", "expand": "off", "temporal": True}
 
 
 def collect_features(
-    memory: Memory, query: str, *, names: list[str], **options: Any
+    memory: Memory, query: str, *, names: list[str], joined: bool = False, **options: Any
 ) -> tuple[list[Candidate], list[Any], np.ndarray]:
     """Run the store's pipeline up to the reranker and return its pool, their memories and
-    features: exactly the evidence the reranker sees at search time."""
+    features: the evidence the reranker sees at search time, for the best ``rerank_pool``
+    candidates. ``joined``: the whole pool it scores, with the memories that join it (the
+    neighbours and the time window, :func:`localmem.retrieval.rerank.rerank_pool`); the
+    shipped weights are fitted without them, which ranks better (docs/architecture.md)."""
     ctx = start(memory.kernel, query, **options)
     run_stages(ctx, memory.stages, until="rerank")
-    pool = build_pool(ctx, ctx.ranked()[: memory.config.search.rerank_pool])
+    if joined:
+        pool = rerank_pool(ctx)
+    else:
+        pool = build_pool(ctx, ctx.ranked()[: memory.config.search.rerank_pool])
     return pool.cands, pool.items, feature_matrix(pool, names)
 
 
@@ -87,9 +94,10 @@ def collect(
     *,
     progress: Callable[[str], None] | None = None,
     plain: bool = False,
+    joined: bool = False,
 ) -> list[Example]:
     """Features of every scorable question (categories 1-4 with evidence); ``plain``: the
-    store holds (or gets) the turns as plain text."""
+    store holds (or gets) the turns as plain text; ``joined``: as :func:`collect_features`."""
     out: list[Example] = []
     for conv in convs:
         ensure_ingested(memory, conv, plain=plain)
@@ -98,7 +106,13 @@ def collect(
             if q.category not in (1, 2, 3, 4) or not q.evidence:
                 continue
             _, items, x = collect_features(
-                memory, q.question, names=names, user_id=conv.sample_id, now=now, **options
+                memory,
+                q.question,
+                names=names,
+                joined=joined,
+                user_id=conv.sample_id,
+                now=now,
+                **options,
             )
             gold = set(q.evidence)
             pos = np.array([it.metadata.get("dia_id") in gold for it in items], dtype=bool)
