@@ -57,39 +57,44 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     convs = load_locomo(args.path)
+    stores = [(args.store, False)] + ([(args.plain_store, True)] if args.plain_store else [])
+    examples, searched = [], []  # the pools fitted on; the pools the reranker scores
     with tempfile.TemporaryDirectory(prefix="localmem-rerank-") as tmp:
-        folder = Path(args.store) if args.store else Path(tmp) / "store"
-        with Memory.open(folder) as memory:
-            examples = collect(
-                memory,
-                convs,
-                list(args.features),
-                PIPELINE,
-                progress=lambda m: print(m, file=sys.stderr),
-                joined=args.joined_pools,
-            )
-        if args.plain_store:
-            with Memory.open(Path(args.plain_store)) as memory:
-                examples += collect(
-                    memory,
-                    convs,
-                    list(args.features),
-                    PIPELINE,
-                    progress=lambda m: print(f"plain: {m}", file=sys.stderr),
-                    plain=True,
-                    joined=args.joined_pools,
-                )
+        for store, plain in stores:
+            with Memory.open(Path(store) if store else Path(tmp) / "store") as memory:
+                for joined in sorted({args.joined_pools, True}):
+                    found = collect(
+                        memory,
+                        convs,
+                        list(args.features),
+                        PIPELINE,
+                        progress=lambda m: print(m, file=sys.stderr),
+                        plain=plain,
+                        joined=joined,
+                    )
+                    if joined == args.joined_pools:
+                        examples += found
+                    if joined:
+                        searched += found
     names = list(args.features)
     beta = fit(examples, l2=args.l2)
     loco = cross_validate(examples, l2=args.l2)
+    # what a search ranks: the pool with the memories that join it, weights left out as above
+    loco_searched = cross_validate(examples, l2=args.l2, score_on=searched)
     rows = []  # (ranking, shape, metrics)
     for shape in sorted({ex.shape for ex in examples}):
         mine = [ex for ex in examples if ex.shape == shape]
         held = [(ex, s) for ex, s in loco["scored"] if ex.shape == shape]
+        as_searched = [(ex, s) for ex, s in loco_searched["scored"] if ex.shape == shape]
         rows += [
             ("fused", shape, rank_metrics(mine, [-np.arange(len(ex.positive)) for ex in mine])),
             ("in-sample", shape, rank_metrics(mine, [ex.features @ beta for ex in mine])),
             ("LOCO", shape, rank_metrics([e for e, _ in held], [s for _, s in held])),
+            (
+                "LOCO, pools as searched",
+                shape,
+                rank_metrics([e for e, _ in as_searched], [s for _, s in as_searched]),
+            ),
         ]
     fitted = rank_metrics(examples, [ex.features @ beta for ex in examples])
     weights = {n: round(float(b), 4) for n, b in zip(names, beta, strict=True)}
@@ -132,7 +137,16 @@ def markdown(names, weights, rows, loco, args) -> str:
         "Pools come from the default pipeline (hybrid candidates, temporal attention); a "
         "candidate is positive when it is an evidence turn. `fused` is the pool's order before "
         "reranking; `in-sample` ranks with weights fitted on every conversation (what ships); "
-        "`LOCO` ranks each conversation with weights fitted on the other ones.",
+        "`LOCO` ranks each conversation with weights fitted on the other ones. The pools "
+        + (
+            "fitted on hold the memories that join the reranker's pool at search time "
+            "(`--joined-pools`)"
+            if args.joined_pools
+            else "fitted on are the best `rerank_pool` candidates, without the memories that "
+            "join the reranker's pool at search time (neighbours, time window)"
+        )
+        + "; `LOCO, pools as searched` ranks with the same fold weights the pools a search "
+        "scores, with them: the figure to compare with a search.",
         "",
         "| ranking | shape | "
         + " | ".join(f"R@10 {_label(g)}" for g in _groups(rows[0][2]))

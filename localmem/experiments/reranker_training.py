@@ -187,14 +187,17 @@ def heldout_weights(
     return out
 
 
-def cross_validate(examples: Sequence[Example], *, l2: float = 1.0) -> dict[str, Any]:
-    """Leave-one-conversation-out metrics, plus the weights of each fold."""
+def cross_validate(
+    examples: Sequence[Example], *, l2: float = 1.0, score_on: Sequence[Example] | None = None
+) -> dict[str, Any]:
+    """Leave-one-conversation-out metrics, plus the weights of each fold. ``score_on``: the
+    same questions with other pools to rank (fitted on ``examples``, scored on these)."""
     convs = sorted({ex.sample_id for ex in examples})
     scored: list[tuple[Example, np.ndarray]] = []
     folds = {}
     for held in convs:
         train = [ex for ex in examples if ex.sample_id != held]
-        test = [ex for ex in examples if ex.sample_id == held]
+        test = [ex for ex in (examples if score_on is None else score_on) if ex.sample_id == held]
         beta = fit(train, l2=l2)
         folds[held] = beta.tolist()
         scored += [(ex, ex.features @ beta) for ex in test]
