@@ -68,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
                         convs,
                         list(args.features),
                         PIPELINE,
-                        progress=lambda m: print(m, file=sys.stderr),
+                        progress=lambda m, p=plain: print(
+                            f"plain: {m}" if p else m, file=sys.stderr
+                        ),
                         plain=plain,
                         joined=joined,
                     )

@@ -1,17 +1,20 @@
-"""Memories the candidate lists missed that join the reranker's pool (issue 18): the turns
-next to the best candidates (a reply shares no word with the question it answers), and on a
-question naming a time, the memories of that time. Each stays out when the search's filters
-leave it out. Collected again on PostgreSQL (tests/test_store_contract.py)."""
+"""Memories the candidate lists missed that join the reranker's pool (issue 18,
+localmem/retrieval/joining.py): the turns next to the best candidates (a reply shares no word
+with the question it answers), and on a question naming a time, the memories of that time.
+Each stays out when the search's filters leave it out. Also the temporal stage leaving
+unreachable candidates unread. Collected again on PostgreSQL (tests/test_store_contract.py)."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from localmem.retrieval import temporal
-from localmem.store import records
+from localmem.retrieval import joining, temporal
+from localmem.retrieval.pipeline import run_stages, start
+from localmem.store import timeline
 
 UTC = timezone.utc
 SUMMER = "what are the summer plans?"
@@ -56,12 +59,21 @@ def test_a_reply_the_retrievers_missed_is_scored_through_the_turn_it_answers(mem
     assert hits[reply].evidence["neighbour"] == 1.0 and "rerank" in hits[reply].evidence
 
 
+def _pool_ids(memory, query: str, **options) -> set[str]:
+    """The memories the model-free reranker would score for ``query``."""
+    ctx = start(memory.kernel, query, k=10, **options)
+    run_stages(ctx, memory.stages, until="rerank")
+    pool, _ = joining.scored_pool(ctx)
+    return {item.id for item in pool.items}
+
+
 def test_a_neighbour_outside_the_search_scope_stays_out(memory):
     reply = _summer_store(memory, reply_user="b")  # same session, another user
     _small_pool(memory, rerank_neighbours=1)
     assert reply not in _ids(memory.search(SUMMER, k=10, user_id="a"))
+    assert reply in _pool_ids(memory, SUMMER)  # no scope: it joins
     memory.delete(reply)
-    assert reply not in _ids(memory.search("summer plans", k=10))
+    assert reply not in _pool_ids(memory, SUMMER)  # deleted: it is nobody's neighbour
 
 
 def _travel_store(memory, *, answer_user: str = "a") -> str:
@@ -96,8 +108,9 @@ def test_memories_of_the_time_a_question_names_join_the_pool(memory):
     hits = {h.memory.id: h for h in result.hits}
     assert answer in hits, result.explain()
     assert hits[answer].evidence["window"] == 1.0 and hits[answer].evidence["time_close"] == 1.0
-    temporal = next(r for r in result.stages if r.stage == "temporal")
-    assert 1 <= temporal.notes["joined"] <= 5
+    assert "window" in hits[answer].flags
+    rerank = next(r for r in result.stages if r.stage == "rerank")
+    assert 1 <= rerank.notes["joined"]["window"] <= 5
     # a question naming a year is too wide a window; one naming no time has none
     for wide in ("Where did Joanna travel to in 2022?", "Where did Joanna travel to?"):
         assert answer not in _ids(memory.search(wide, k=10, user_id="a"))
@@ -118,11 +131,11 @@ def test_labels_near_time_are_the_nearest_first_within_the_range(memory):
     )
     label = {d: memory.get(m.id).label for d, m in zip(offsets, added, strict=True)}
     db = memory.kernel.db
-    got = records.labels_near_time(
+    got = timeline.labels_near_time(
         db, middle - timedelta(days=8), middle + timedelta(days=8), middle, 10
     )
     assert got == [label[d] for d in (0, -1, 2, -3, 5, 8)]
-    assert records.labels_near_time(
+    assert timeline.labels_near_time(
         db, middle - timedelta(days=8), middle + timedelta(days=8), middle, 3
     ) == [label[0], label[-1], label[2]]
 
@@ -135,10 +148,11 @@ def test_labels_near_time_are_the_nearest_first_within_the_range(memory):
     length=st.integers(0, 40),
     middle=st.integers(-40, 40),
     limit=st.integers(1, 30),
+    scope=st.sampled_from([None, 2, 3, 7]),
 )
-def test_the_kept_timeline_answers_as_the_query_does(memory, start, length, middle, limit):
+def test_the_kept_timeline_answers_as_the_query_does(memory, start, length, middle, limit, scope):
     """The copy of the timeline a single-writer store keeps gives the query's answer, ties
-    (several memories at one time) included; and it sees every write at once."""
+    (several memories at one time) and scopes (every 2nd, 3rd or 7th label) included."""
     db = memory.kernel.db
     if not memory.count():
         base = datetime(2024, 3, 10, tzinfo=UTC)
@@ -155,20 +169,131 @@ def test_the_kept_timeline_answers_as_the_query_does(memory, start, length, midd
         base + timedelta(days=middle),
         limit,
     )
-    kept = temporal.labels_near_time(memory.kernel, *window)
-    assert kept == records.labels_near_time(db, *window)
+    labels = timeline.timeline(db)[1]
+    allowed = None if scope is None else np.sort(labels[labels % scope == 0])
+    kept = joining.near_time(memory.kernel, *window, allowed)
+    assert kept == timeline.labels_near_time(db, *window, allowed)
+    times, labels = timeline.timeline(db)
+    assert kept == timeline.nearest(times, labels, *window, allowed)
 
 
 def test_the_kept_timeline_sees_each_write(memory):
     base = datetime(2024, 3, 10, tzinfo=UTC)
     window = (base - timedelta(days=2), base + timedelta(days=2), base, 10)
     first = memory.add("the first note", event_time=base)
-    assert temporal.labels_near_time(memory.kernel, *window) == [memory.get(first.id).label]
+    assert joining.near_time(memory.kernel, *window) == [memory.get(first.id).label]
     second = memory.add("the second note", event_time=base + timedelta(days=1))
     labels = [memory.get(m.id).label for m in (first, second)]
-    assert temporal.labels_near_time(memory.kernel, *window) == labels
+    assert joining.near_time(memory.kernel, *window) == labels
     memory.delete(first.id)
-    assert temporal.labels_near_time(memory.kernel, *window) == labels[1:]
+    assert joining.near_time(memory.kernel, *window) == labels[1:]
     memory.update(second.id, event_time=base + timedelta(days=30))
-    assert temporal.labels_near_time(memory.kernel, *window) == []
-    assert records.labels_near_time(memory.kernel.db, *window) == []
+    assert joining.near_time(memory.kernel, *window) == []
+    assert timeline.labels_near_time(memory.kernel.db, *window) == []
+
+
+_WORDS = ["hike", "museum", "concert", "recipe", "garden", "trip", "meeting", "class"]
+_WHEN = ["last week", "in May 2023", "on 9 May 2023", "yesterday", "last summer", ""]
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    word=st.sampled_from(_WORDS),
+    when=st.sampled_from(_WHEN),
+    k=st.integers(1, 30),
+    rerank=st.sampled_from(["off", "model-free"]),
+)
+def test_leaving_unreachable_candidates_unread_changes_no_result(
+    memory, monkeypatch, word, when, k, rerank
+):
+    """The temporal stage reads the memories of only the candidates a time factor could lift
+    into a place a later stage reads: the results are those of reading every one."""
+    if not memory.count():
+        base = datetime(2023, 1, 2, 12, tzinfo=UTC)
+        memory.add_many(
+            [
+                {
+                    "content": f"we talked about the {_WORDS[i % 8]} and the {_WORDS[i * 3 % 8]}"
+                    + (" last Saturday" if i % 3 == 0 else ""),
+                    "event_time": base + timedelta(days=5 * i),
+                }
+                for i in range(90)
+            ]
+        )
+        memory.config = memory.config.with_updates(
+            search={"candidates": 60, "rerank_pool": 2, "rerank_depth": 1, "time_window": 3}
+        )
+    query = f"when did we talk about the {word} {when}".strip() + "?"
+    now = datetime(2024, 1, 1, tzinfo=UTC)
+
+    def top(result):
+        return [(h.memory.id, round(h.score, 9)) for h in result.hits]
+
+    pruned = memory.search(query, k=k, rerank=rerank, now=now)
+    stage = next(r for r in pruned.stages if r.stage == "temporal")
+    with monkeypatch.context() as m:
+        m.setattr(temporal, "_reachable", lambda ctx, *a, **kw: set(ctx.candidates))
+        everything = memory.search(query, k=k, rerank=rerank, now=now)
+    assert top(pruned) == top(everything)
+    assert (
+        stage.notes["read"]
+        <= next(r for r in everything.stages if r.stage == "temporal").notes["read"]
+    )
+
+
+def test_the_temporal_stage_leaves_unreachable_candidates_unread(memory):
+    base = datetime(2023, 1, 2, 12, tzinfo=UTC)
+    memory.add_many(
+        [
+            {"content": f"note {i} about the garden" + " garden" * (i % 5), "event_time": base}
+            for i in range(80)
+        ]
+    )
+    memory.config = memory.config.with_updates(
+        search={"candidates": 60, "rerank_pool": 4, "rerank_depth": 1}
+    )
+    result = memory.search("when did we talk about the garden?", k=3)
+    stage = next(r for r in result.stages if r.stage == "temporal")
+    assert stage.candidates_in > stage.notes["read"] >= 4
+
+
+def test_a_crowded_window_of_other_users_still_finds_the_searched_users_memory(memory):
+    """The window is searched within the search's scope, not cut from the nearest of all."""
+    answer = _travel_store(memory)
+    memory.add_many(
+        [
+            {"content": f"Bo: ordinary day {i}", "event_time": datetime(2022, 7, 16, tzinfo=UTC)}
+            for i in range(60)
+        ],
+        user_id="b",
+    )
+    _small_pool(memory, time_window=5)
+    assert answer in _ids(memory.search("Where did Joanna travel in July 2022?", k=10, user_id="a"))
+
+
+def test_nothing_joins_where_no_model_free_reranker_scores_a_pool(memory):
+    """Joined memories are for the reranker to score: without it they would only take places
+    (and under an attribute filter they would slip past it)."""
+    answer = _travel_store(memory)
+    _small_pool(memory, time_window=5, rerank_neighbours=3)
+    question = "Where did Joanna travel to in July 2022?"
+    for options in ({"rerank": "off"}, {"rerank": "off", "mode": "lexical"}):
+        result = memory.search(question, k=10, user_id="a", **options)
+        assert answer not in _ids(result)
+        assert not any({"window", "neighbour"} & set(h.flags) for h in result.hits)
+
+
+def test_nothing_joins_under_an_attribute_filter(open_memory, tmp_path):
+    # a DuckDB store of its own: the attribute filter's SQL is DuckDB's (see the issue note)
+    with open_memory(tmp_path / "s") as memory:
+        _travel_store(memory)
+        _small_pool(memory, time_window=5, rerank_neighbours=3)
+        question = "Where did Joanna travel to in July 2022?"
+        plain = memory.search(question, k=10, user_id="a")
+        assert next(r for r in plain.stages if r.stage == "rerank").notes["joined"]["window"]
+        filtered = memory.search(
+            question, k=10, user_id="a", attributes="filter", axes=["entities"], min_matches=1
+        )
+        assert next(r for r in filtered.stages if r.stage == "rerank").notes["joined"] == {}

@@ -174,14 +174,15 @@ class SearchConfig(Section):
         ge=0,
         le=200,
         description="On a question naming a day, week, month or season, up to this many memories"
-        " from that time (event time, else storage time) join the reranker's pool.",
+        " nearest the middle of that time (event time, else storage time), within the search's"
+        " filters, join the model-free reranker's pool.",
     )
     rerank_neighbours: int = Field(
         10,
         ge=0,
         le=200,
         description="The model-free reranker also scores the neighbours (previous and next turn)"
-        " of this many best candidates, when the candidate lists missed them.",
+        " of this many best candidates, when they are not among the best rerank_pool.",
     )
     rerank_depth: int = Field(
         20,

@@ -22,8 +22,8 @@ import numpy as np
 from localmem.experiments.locomo import Conversation, asked_at, ensure_ingested
 from localmem.retrieval.context import Candidate
 from localmem.retrieval.features import build_pool, feature_matrix
+from localmem.retrieval.joining import scored_pool
 from localmem.retrieval.pipeline import run_stages, start
-from localmem.retrieval.rerank import rerank_pool
 
 if TYPE_CHECKING:
     from localmem.memory import Memory
@@ -62,12 +62,12 @@ def collect_features(
     """Run the store's pipeline up to the reranker and return its pool, their memories and
     features: the evidence the reranker sees at search time, for the best ``rerank_pool``
     candidates. ``joined``: the whole pool it scores, with the memories that join it (the
-    neighbours and the time window, :func:`localmem.retrieval.rerank.rerank_pool`); the
+    neighbours and the time window, :func:`localmem.retrieval.joining.scored_pool`); the
     shipped weights are fitted without them, which ranks better (docs/architecture.md)."""
     ctx = start(memory.kernel, query, **options)
     run_stages(ctx, memory.stages, until="rerank")
     if joined:
-        pool = rerank_pool(ctx)
+        pool, _ = scored_pool(ctx)
     else:
         pool = build_pool(ctx, ctx.ranked()[: memory.config.search.rerank_pool])
     return pool.cands, pool.items, feature_matrix(pool, names)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -138,9 +138,10 @@ class SearchContext:
                 out[x] = self._placed[x]
         return out
 
-    def session_order(self, sessions) -> dict[str, list[int]]:
+    def session_order(self, sessions: Iterable[str]) -> dict[str, list[int]]:
         """The labels of the live memories of each session, in the session's order (each
         session read once per search: the reranker asks again when its pool grows)."""
+        sessions = list(sessions)
         missing = sorted({s for s in sessions if s not in self._sessions})
         if missing:
             for s in missing:

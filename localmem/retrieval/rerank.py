@@ -22,7 +22,8 @@ import numpy as np
 
 from localmem.errors import InputError
 from localmem.retrieval.context import Candidate, SearchContext
-from localmem.retrieval.features import Pool, build_pool, feature_matrix, neighbours
+from localmem.retrieval.features import feature_matrix
+from localmem.retrieval.joining import scored_pool
 
 WEIGHTS_FILE = Path(__file__).with_name("reranker.json")
 
@@ -90,48 +91,16 @@ def _reorder(ctx: SearchContext, scored: list[tuple[Candidate, float]]) -> None:
         cand.score = floor - 1.0 - i * 1e-6
 
 
-def rerank_pool(ctx: SearchContext) -> Pool:
-    """What the model-free reranker scores: the best ``rerank_pool`` candidates, those a
-    stage joined to the pool (the temporal stage's memories of the time asked about), and the
-    neighbours of the best ``rerank_neighbours`` that the candidate lists missed (a reply often
-    shares no word with the question that the turn before it answers)."""
-    cfg = ctx.kernel.config.search
-    cands = ctx.ranked()[: cfg.rerank_pool]
-    inside = {c.label for c in cands}
-    cands += [c for c in ctx.candidates.values() if "joined" in c.flags and c.label not in inside]
-    top = min(cfg.rerank_neighbours, len(cands))
-    # a neighbour is most often the memory stored just before or after: its row comes with
-    # the pool's, so the pool grows without a second read
-    near = {c.label + d for c in cands[:top] for d in (-1, 1) if c.label + d >= 0}
-    pool = build_pool(ctx, cands, prefetch=sorted(near - inside))
-    if not top:
-        return pool
-    prev, nxt = pool.cached("neighbours", lambda: np.stack(neighbours(pool)))
-    found = {int(x) for x in (*prev[:top].tolist(), *nxt[:top].tolist()) if x >= 0}
-    found -= set(pool.labels.tolist())
-    if ctx.allowed is not None:  # a neighbour outside the search's filters stays out
-        found &= set(ctx.allowed.tolist())
-    if not found:
-        return pool
-    floor = min(c.score for c in pool.cands)
-    for label in sorted(found):
-        cand = ctx.candidates.get(label)
-        if cand is None:
-            cand = ctx.candidates[label] = Candidate(label, floor, {"neighbour": 1.0})
-        cands.append(cand)
-    return build_pool(ctx, cands)
-
-
 def _model_free_rerank(ctx: SearchContext) -> dict:
     cfg = ctx.kernel.config.search
     model = load_reranker(cfg.reranker_weights)
-    pool = rerank_pool(ctx)
+    pool, joined = scored_pool(ctx)
     scores = model.score(feature_matrix(pool, model.names))
     scored = list(zip(pool.cands, scores.tolist(), strict=True))
     _reorder(ctx, scored)
     for cand, value in scored:
         cand.evidence["rerank"] = float(value)
-    return {"implementation": "model-free", "scored": len(pool.cands)}
+    return {"implementation": "model-free", "scored": len(pool.cands), "joined": joined}
 
 
 def _engine_rerank(ctx: SearchContext) -> dict:

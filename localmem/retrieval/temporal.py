@@ -18,17 +18,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta, timezone
-from typing import TYPE_CHECKING
-from weakref import WeakKeyDictionary
-
-import numpy as np
 
 from localmem.dates import Span, distance_days, find_spans
 from localmem.retrieval.context import Candidate, SearchContext
-from localmem.store import records
-
-if TYPE_CHECKING:
-    from localmem.store.kernel import Kernel
+from localmem.types import MemoryItem
 
 #: how quickly closeness fades, in days, by the unit of the time asked about
 FADE_DAYS = {
@@ -78,104 +71,87 @@ def temporal_stage(ctx: SearchContext) -> dict | None:
     if not ctx.candidates or not (temporal or asked):
         return notes
     cfg = ctx.kernel.config.search
-    if asked and cfg.time_window:
-        notes["joined"] = join_window(ctx, asked, cfg.time_window)
-    items = ctx.items(list(ctx.candidates))
     scores = [c.score for c in ctx.candidates.values()]
     lo, hi = min(scores), max(scores)
     spread = hi - lo if hi - lo > 1e-12 else 1.0
+    reach = _reachable(ctx, lo, spread, most=cfg.temporal_weight * (1 + cfg.temporal_closeness))
+    items = ctx.items(reach)
     weighted = 0
     for label, cand in ctx.candidates.items():
+        if label not in reach:
+            cand.score = (cand.score - lo) / spread  # it cannot reach a place that is read
+            continue
         item = items.get(label)
         if item is None:
             continue
-        stated = memory_spans(item.content, item.event_time)
-        times = (*stated, _day(item.when.date())) if asked else stated
-        close = closeness(asked, times) if asked else 0.0
-        factor = temporal_factor(
-            temporal=temporal,
-            states_time=bool(stated),
-            close=close,
-            weight=cfg.temporal_weight,
-            boost=cfg.temporal_closeness,
-        )
-        cand.evidence["time_stated"] = float(bool(stated)) if temporal else 0.0
-        cand.evidence["time_close"] = close
-        cand.evidence["temporal"] = factor
+        factor = time_evidence(ctx, cand, item)
         cand.score = (cand.score - lo) / spread * factor
         weighted += factor != 1.0
     notes["weighted"] = weighted
+    notes["read"] = len(reach)
     return notes
 
 
-def join_window(ctx: SearchContext, asked: Sequence[Span], limit: int) -> int:
-    """The ``limit`` memories nearest in time to each time the question names join the
-    reranker's pool (flagged ``joined``; those that were not candidates become candidates).
+def weighs(ctx: SearchContext) -> bool:
+    """Whether the temporal stage weighs this search's candidates (and so gives evidence)."""
+    return ctx.options.temporal and (ctx.parsed.temporal or bool(ctx.parsed.spans))
 
-    A question about a day, a week, a month or a season ("where did she travel in July 2022")
-    often shares no word with its answer ("I went to Woodhaven"); the memories of that time are
-    few enough to score. A year, a vague time or a month without a year (it recurs) is too wide.
-    Returns how many joined."""
-    spans = [s for s in asked if not s.yearless and s.unit not in ("year", "vague")]
-    if not spans or not ctx.candidates:
-        return 0
-    floor = min(c.score for c in ctx.candidates.values())
-    allowed = set(ctx.allowed.tolist()) if ctx.allowed is not None else None
-    joined = 0
+
+def time_evidence(ctx: SearchContext, cand: Candidate, item: MemoryItem) -> float:
+    """Record what the temporal stage knows of a candidate (``time_stated``, ``time_close``,
+    ``temporal``) and return its factor: for the stage's own candidates, and for memories
+    that join the reranker's pool after it (their features read the same evidence)."""
+    cfg = ctx.kernel.config.search
+    temporal, asked = ctx.parsed.temporal, ctx.parsed.spans
+    stated = memory_spans(item.content, item.event_time)
+    times = (*stated, _day(item.when.date())) if asked else stated
+    close = closeness(asked, times) if asked else 0.0
+    factor = temporal_factor(
+        temporal=temporal,
+        states_time=bool(stated),
+        close=close,
+        weight=cfg.temporal_weight,
+        boost=cfg.temporal_closeness,
+    )
+    cand.evidence["time_stated"] = float(bool(stated)) if temporal else 0.0
+    cand.evidence["time_close"] = close
+    cand.evidence["temporal"] = factor
+    return factor
+
+
+def windows(spans: Sequence[Span]) -> list[tuple[datetime, datetime, datetime]]:
+    """``(start, end, middle)`` of each time named narrowly enough to read its memories: a
+    day, a week, a month or a season, widened by its fade (a year, a vague time or a month
+    without a year, which recurs, is too wide)."""
+    out = []
     for span in spans:
+        if span.yearless or span.unit in ("year", "vague"):
+            continue
         fade = timedelta(days=FADE_DAYS.get(span.unit, 10.0))
         start = datetime.combine(span.start, time.min, timezone.utc) - fade
         end = datetime.combine(span.end, time.max, timezone.utc) + fade
-        middle = start + (end - start) / 2
-        # over-fetched when filtered: memories outside the search's filters are dropped here
-        fetch = limit * 4 if allowed is not None else limit
-        labels = labels_near_time(ctx.kernel, start, end, middle, fetch)
-        if allowed is not None:
-            labels = [x for x in labels if x in allowed]
-        for label in labels[:limit]:
-            cand = ctx.candidates.get(label)
-            if cand is None:
-                cand = ctx.candidates[label] = Candidate(label, floor, {"window": 1.0})
-            joined += "joined" not in cand.flags
-            cand.flags.add("joined")
-    return joined
+        out.append((start, end, start + (end - start) / 2))
+    return out
 
 
-def labels_near_time(
-    kernel: Kernel, start: datetime, end: datetime, middle: datetime, limit: int
-) -> list[int]:
-    """:func:`records.labels_near_time`, from a copy of the store's timeline kept until the
-    next unit of writing where this process is the only writer (a query scans every memory
-    when the window holds them all, ~3 ms at 100k; the copy is read in as long once, then
-    answers in microseconds). PostgreSQL is asked every time."""
-    if not kernel.db.one_writer:
-        return records.labels_near_time(kernel.db, start, end, middle, limit)
-    known = _TIMELINES.get(kernel)
-    if known is None or known[0] != kernel.generation:
-        known = _TIMELINES[kernel] = (kernel.generation, *records.timeline(kernel.db))
-    _, times, labels = known
-    middle = min(max(middle, start), end)  # nearest to an end it lies beyond: the same order
-    lo, mid = np.searchsorted(times, [_us(start), _us(middle)]).tolist()
-    hi = int(np.searchsorted(times, _us(end), side="right"))
-    if hi <= lo:
-        return []
-    # the nearest ``limit`` lie within ``limit`` places of the middle on either side, and
-    # with whole runs of equal times there (a tie goes to the lower label)
-    a, b = max(lo, mid - limit), min(hi, mid + limit)
-    a = max(lo, int(np.searchsorted(times, times[a], side="left")))
-    b = min(hi, int(np.searchsorted(times, times[b - 1], side="right")))
-    distance = np.abs(times[a:b] - _us(middle))
-    order = np.lexsort((labels[a:b], distance))[:limit]
-    return labels[a:b][order].tolist()
-
-
-def _us(moment: datetime) -> int:
-    """A moment as naive UTC microseconds since the epoch (as :func:`records.timeline`)."""
-    return int(np.datetime64(records.to_db_time(moment), "us").astype(np.int64))
-
-
-#: per open store: (the kernel's write generation, times, labels) as records.timeline gives them
-_TIMELINES: WeakKeyDictionary[Kernel, tuple[int, np.ndarray, np.ndarray]] = WeakKeyDictionary()
+def _reachable(ctx: SearchContext, lo: float, spread: float, *, most: float) -> set[int]:
+    """The candidates whose time can matter: those a factor of at most ``most`` could lift
+    into the places any later stage reads (the ``k`` asked for, the reranker's pool or depth).
+    A factor is at least 1, so the candidate at that place keeps
+    at least its scaled score: one below it even at ``most`` times its own cannot pass it, and
+    its memory and dates need not be read (on a question naming a time this read is the
+    stage's cost: a quarter of the 200 candidates stay unread, results identical)."""
+    cfg = ctx.kernel.config.search
+    places = max(ctx.options.k, cfg.rerank_pool, cfg.rerank_depth)
+    scaled = sorted(((c.score - lo) / spread for c in ctx.candidates.values()), reverse=True)
+    if len(scaled) <= places:
+        return set(ctx.candidates)
+    floor = scaled[places - 1]
+    return {
+        label
+        for label, cand in ctx.candidates.items()
+        if (cand.score - lo) / spread * most >= floor
+    }
 
 
 def _day(d: date) -> Span:

@@ -1,0 +1,114 @@
+"""The model-free reranker's pool, and the memories that join it though no retriever ranked
+them among the best (issue 18; docs/benchmarks.md, "memories that join the pool").
+
+The pool is the best ``rerank_pool`` candidates, and:
+
+- the previous and next memory of the best ``rerank_neighbours`` when they are not in it (a
+  reply often shares no word with the question it answers: "what are your summer plans?" /
+  "researching adoption agencies"), as :func:`localmem.retrieval.features.neighbours` finds
+  them (session order; the memories stored around a chat turn without a session);
+- on a question naming a day, a week, a month or a season, the ``time_window`` memories
+  nearest the middle of each such time, widened by its fade ("where did Joanna travel in July
+  2022?" / "I went to Woodhaven").
+
+A joined memory is within the search's filters, and gets the temporal stage's evidence as the
+candidates did. None joins under ``attributes="filter"``: it would slip past the filter.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
+
+import numpy as np
+
+from localmem.retrieval import temporal
+from localmem.retrieval.context import Candidate, SearchContext
+from localmem.retrieval.features import Pool, build_pool, neighbours
+from localmem.store import timeline
+
+if TYPE_CHECKING:
+    from localmem.store.kernel import Kernel
+
+
+def scored_pool(ctx: SearchContext) -> tuple[Pool, dict[str, int]]:
+    """The pool the model-free reranker scores, and how many memories joined it by which way."""
+    cfg = ctx.kernel.config.search
+    cands = ctx.ranked()[: cfg.rerank_pool]
+    if not cands or ctx.options.attributes == "filter":
+        return build_pool(ctx, cands), {}
+    floor = min(c.score for c in cands)
+    inside = {c.label for c in cands}
+    window = _window(ctx, cfg.time_window) if cfg.time_window and ctx.options.temporal else []
+    joined = {"window": _join(ctx, cands, inside, window, "window", floor)}
+    top = min(cfg.rerank_neighbours, len(cands))
+    # a neighbour is most often the memory stored just before or after: its row comes with
+    # the pool's, so the pool grows without a second read
+    near = {c.label + d for c in cands[:top] for d in (-1, 1) if c.label + d >= 0}
+    pool = build_pool(ctx, cands, prefetch=sorted(near - inside))
+    if top:
+        prev, nxt = pool.cached("neighbours", lambda: np.stack(neighbours(pool)))
+        found = np.unique(np.concatenate([prev[:top], nxt[:top]]))
+        found = found[found >= 0]
+        if ctx.allowed is not None:  # a neighbour outside the search's filters stays out
+            found = found[timeline.members(ctx.allowed, found)]
+        joined["neighbours"] = _join(ctx, cands, inside, found.tolist(), "neighbour", floor)
+        if joined["neighbours"]:
+            pool = build_pool(ctx, cands)
+    if temporal.weighs(ctx):  # what the temporal stage left unread or never saw
+        for cand, item in zip(pool.cands, pool.items, strict=True):
+            if "time_close" not in cand.evidence:
+                temporal.time_evidence(ctx, cand, item)
+    return pool, joined
+
+
+def _join(ctx, cands: list, inside: set, labels, how: str, floor: float) -> int:
+    """Add ``labels`` not yet in the pool to it (candidates first when they are not), flagged
+    ``how``; returns how many joined."""
+    added = 0
+    for label in labels:
+        if label in inside:
+            continue
+        cand = ctx.candidates.get(label)
+        if cand is None:
+            cand = ctx.candidates[label] = Candidate(label, floor)
+        cand.flags.add(how)
+        cand.evidence[how] = 1.0
+        cands.append(cand)
+        inside.add(label)
+        added += 1
+    return added
+
+
+def _window(ctx: SearchContext, limit: int) -> list[int]:
+    """The memories of the times the question names (:func:`temporal.windows`), nearest the
+    middle of each first, at most ``limit`` each, within the search's filters."""
+    out: list[int] = []
+    for start, end, middle in temporal.windows(ctx.parsed.spans):
+        out += near_time(ctx.kernel, start, end, middle, limit, ctx.allowed)
+    return out
+
+
+def near_time(
+    kernel: Kernel,
+    start: datetime,
+    end: datetime,
+    middle: datetime,
+    limit: int,
+    allowed: np.ndarray | None = None,
+) -> list[int]:
+    """:func:`localmem.store.timeline.labels_near_time` (``allowed``: sorted labels). Where this
+    process is the only writer, from a copy of the store's timeline kept until its next unit of
+    writing: the query scans every memory when the window holds them all (~3 ms at 100k), the
+    copy costs as much to read once and then answers in microseconds. PostgreSQL is asked."""
+    if not kernel.db.one_writer:
+        return timeline.labels_near_time(kernel.db, start, end, middle, limit, allowed)
+    known = _TIMELINES.get(kernel)
+    if known is None or known[0] != kernel.generation:
+        known = _TIMELINES[kernel] = (kernel.generation, *timeline.timeline(kernel.db))
+    return timeline.nearest(known[1], known[2], start, end, middle, limit, allowed)
+
+
+#: per open store: (the kernel's write generation, times, labels) as timeline.timeline gives them
+_TIMELINES: WeakKeyDictionary[Kernel, tuple[int, np.ndarray, np.ndarray]] = WeakKeyDictionary()
