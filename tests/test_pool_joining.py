@@ -131,13 +131,10 @@ def test_labels_near_time_are_the_nearest_first_within_the_range(memory):
     )
     label = {d: memory.get(m.id).label for d, m in zip(offsets, added, strict=True)}
     db = memory.kernel.db
-    got = timeline.labels_near_time(
-        db, middle - timedelta(days=8), middle + timedelta(days=8), middle, 10
-    )
+    window = timeline.Window(middle - timedelta(days=8), middle + timedelta(days=8), middle)
+    got = timeline.labels_near_time(db, window, 10)
     assert got == [label[d] for d in (0, -1, 2, -3, 5, 8)]
-    assert timeline.labels_near_time(
-        db, middle - timedelta(days=8), middle + timedelta(days=8), middle, 3
-    ) == [label[0], label[-1], label[2]]
+    assert timeline.labels_near_time(db, window, 3) == [label[0], label[-1], label[2]]
 
 
 @settings(
@@ -163,23 +160,22 @@ def test_the_kept_timeline_answers_as_the_query_does(memory, start, length, midd
             ]
         )
     base = datetime(2024, 3, 10, tzinfo=UTC)
-    window = (
+    window = timeline.Window(
         base + timedelta(days=start),
         base + timedelta(days=start + length),
         base + timedelta(days=middle),
-        limit,
     )
     labels = timeline.timeline(db)[1]
     allowed = None if scope is None else np.sort(labels[labels % scope == 0])
-    kept = joining.near_time(memory.kernel, *window, allowed)
-    assert kept == timeline.labels_near_time(db, *window, allowed)
+    kept = joining.near_time(memory.kernel, window, limit, allowed)
+    assert kept == timeline.labels_near_time(db, window, limit, allowed)
     times, labels = timeline.timeline(db)
-    assert kept == timeline.nearest(times, labels, *window, allowed)
+    assert kept == timeline.nearest(times, labels, window, limit, allowed)
 
 
 def test_the_kept_timeline_sees_each_write(memory):
     base = datetime(2024, 3, 10, tzinfo=UTC)
-    window = (base - timedelta(days=2), base + timedelta(days=2), base, 10)
+    window = (timeline.Window(base - timedelta(days=2), base + timedelta(days=2), base), 10)
     first = memory.add("the first note", event_time=base)
     assert joining.near_time(memory.kernel, *window) == [memory.get(first.id).label]
     second = memory.add("the second note", event_time=base + timedelta(days=1))

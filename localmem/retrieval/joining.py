@@ -17,7 +17,6 @@ candidates did. None joins under ``attributes="filter"``: it would slip past the
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
@@ -27,6 +26,7 @@ from localmem.retrieval import temporal
 from localmem.retrieval.context import Candidate, SearchContext
 from localmem.retrieval.features import Pool, build_pool, neighbours
 from localmem.store import timeline
+from localmem.store.timeline import Window
 
 if TYPE_CHECKING:
     from localmem.store.kernel import Kernel
@@ -85,29 +85,24 @@ def _window(ctx: SearchContext, limit: int) -> list[int]:
     """The memories of the times the question names (:func:`temporal.windows`), nearest the
     middle of each first, at most ``limit`` each, within the search's filters."""
     out: list[int] = []
-    for start, end, middle in temporal.windows(ctx.parsed.spans):
-        out += near_time(ctx.kernel, start, end, middle, limit, ctx.allowed)
+    for window in temporal.windows(ctx.parsed.spans):
+        out += near_time(ctx.kernel, window, limit, ctx.allowed)
     return out
 
 
 def near_time(
-    kernel: Kernel,
-    start: datetime,
-    end: datetime,
-    middle: datetime,
-    limit: int,
-    allowed: np.ndarray | None = None,
+    kernel: Kernel, window: Window, limit: int, allowed: np.ndarray | None = None
 ) -> list[int]:
     """:func:`localmem.store.timeline.labels_near_time` (``allowed``: sorted labels). Where this
     process is the only writer, from a copy of the store's timeline kept until its next unit of
     writing: the query scans every memory when the window holds them all (~3 ms at 100k), the
     copy costs as much to read once and then answers in microseconds. PostgreSQL is asked."""
     if not kernel.db.one_writer:
-        return timeline.labels_near_time(kernel.db, start, end, middle, limit, allowed)
+        return timeline.labels_near_time(kernel.db, window, limit, allowed)
     known = _TIMELINES.get(kernel)
     if known is None or known[0] != kernel.generation:
         known = _TIMELINES[kernel] = (kernel.generation, *timeline.timeline(kernel.db))
-    return timeline.nearest(known[1], known[2], start, end, middle, limit, allowed)
+    return timeline.nearest(known[1], known[2], window, limit, allowed)
 
 
 #: per open store: (the kernel's write generation, times, labels) as timeline.timeline gives them

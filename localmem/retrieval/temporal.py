@@ -21,6 +21,7 @@ from datetime import date, datetime, time, timedelta, timezone
 
 from localmem.dates import Span, distance_days, find_spans
 from localmem.retrieval.context import Candidate, SearchContext
+from localmem.store.timeline import Window
 from localmem.types import MemoryItem
 
 #: how quickly closeness fades, in days, by the unit of the time asked about
@@ -119,8 +120,8 @@ def time_evidence(ctx: SearchContext, cand: Candidate, item: MemoryItem) -> floa
     return factor
 
 
-def windows(spans: Sequence[Span]) -> list[tuple[datetime, datetime, datetime]]:
-    """``(start, end, middle)`` of each time named narrowly enough to read its memories: a
+def windows(spans: Sequence[Span]) -> list[Window]:
+    """The window of each time named narrowly enough to read its memories: a
     day, a week, a month or a season, widened by its fade (a year, a vague time or a month
     without a year, which recurs, is too wide)."""
     out = []
@@ -130,7 +131,7 @@ def windows(spans: Sequence[Span]) -> list[tuple[datetime, datetime, datetime]]:
         fade = timedelta(days=FADE_DAYS.get(span.unit, 10.0))
         start = datetime.combine(span.start, time.min, timezone.utc) - fade
         end = datetime.combine(span.end, time.max, timezone.utc) + fade
-        out.append((start, end, start + (end - start) / 2))
+        out.append(Window(start, end, start + (end - start) / 2))
     return out
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -18,16 +19,24 @@ from localmem.store.records import to_db_time
 _WHEN = "coalesce(event_time, created_at)"  # a memory's time: its event time, else storage time
 
 
+class Window(NamedTuple):
+    """A stretch of time (both ends inclusive) and the moment in it that matters most."""
+
+    start: datetime
+    end: datetime
+    middle: datetime
+
+    def centre(self) -> datetime:
+        """The middle, moved into the stretch when it lies outside: the memories nearest a
+        middle beyond an end are the ones nearest that end, in the same order."""
+        return min(max(self.middle, self.start), self.end)
+
+
 def labels_near_time(
-    db: Database,
-    start: datetime,
-    end: datetime,
-    middle: datetime,
-    limit: int,
-    allowed: Sequence[int] | None = None,
+    db: Database, window: Window, limit: int, allowed: Sequence[int] | None = None
 ) -> list[int]:
-    """Labels of live, embedded memories whose time lies in ``start..end`` (and whose label is
-    in ``allowed``, when given), the nearest to ``middle`` first (ties: lower label), at most
+    """Labels of live, embedded memories whose time lies in the window (and whose label is in
+    ``allowed``, when given), the nearest to its middle first (ties: lower label), at most
     ``limit``.
 
     Read as two scans ordered out from ``middle`` in one statement: ordering by the time
@@ -38,12 +47,20 @@ def labels_near_time(
         f"(SELECT label, {_WHEN} FROM memories WHERE NOT deleted AND embedding IS NOT NULL "
         f"{scope}AND {_WHEN} BETWEEN ? AND ? ORDER BY {_WHEN} {{}}, label LIMIT ?)"
     )
-    # the nearest to a middle outside the range are the nearest to the end it lies beyond
-    mid = to_db_time(min(max(middle, start), end))
+    mid = to_db_time(window.centre())
     labels = [] if allowed is None else [[int(x) for x in allowed]]
     rows = db.fetchall(
         scan.format("ASC") + " UNION ALL " + scan.format("DESC"),
-        [*labels, mid, to_db_time(end), limit, *labels, to_db_time(start), mid, limit],
+        [
+            *labels,
+            mid,
+            to_db_time(window.end),
+            limit,
+            *labels,
+            to_db_time(window.start),
+            mid,
+            limit,
+        ],
     )
     distance = {int(label): abs((_naive(at) - mid).total_seconds()) for label, at in rows}
     return sorted(distance, key=lambda label: (distance[label], label))[:limit]
@@ -65,17 +82,14 @@ def timeline(db: Database) -> tuple[np.ndarray, np.ndarray]:
 def nearest(
     times: np.ndarray,
     labels: np.ndarray,
-    start: datetime,
-    end: datetime,
-    middle: datetime,
+    window: Window,
     limit: int,
     allowed: np.ndarray | None = None,
 ) -> list[int]:
     """:func:`labels_near_time` over a :func:`timeline` (``allowed``: sorted labels)."""
-    middle = min(max(middle, start), end)  # nearest to an end it lies beyond: the same order
-    at = _us(middle)
-    lo, mid = np.searchsorted(times, [_us(start), at]).tolist()
-    hi = int(np.searchsorted(times, _us(end), side="right"))
+    at = _us(window.centre())
+    lo, mid = np.searchsorted(times, [_us(window.start), at]).tolist()
+    hi = int(np.searchsorted(times, _us(window.end), side="right"))
     width = max(8 * limit, 64)
     while True:
         # a stretch around the middle, widened to whole runs of equal times
