@@ -281,15 +281,13 @@ def test_nothing_joins_where_no_model_free_reranker_scores_a_pool(memory):
         assert not any({"window", "neighbour"} & set(h.flags) for h in result.hits)
 
 
-def test_nothing_joins_under_an_attribute_filter(open_memory, tmp_path):
-    # a DuckDB store of its own: the attribute filter's SQL is DuckDB's (see the issue note)
-    with open_memory(tmp_path / "s") as memory:
-        _travel_store(memory)
-        _small_pool(memory, time_window=5, rerank_neighbours=3)
-        question = "Where did Joanna travel to in July 2022?"
-        plain = memory.search(question, k=10, user_id="a")
-        assert next(r for r in plain.stages if r.stage == "rerank").notes["joined"]["window"]
-        filtered = memory.search(
-            question, k=10, user_id="a", attributes="filter", axes=["entities"], min_matches=1
-        )
-        assert next(r for r in filtered.stages if r.stage == "rerank").notes["joined"] == {}
+def test_nothing_joins_under_an_attribute_filter(memory):
+    _travel_store(memory)
+    _small_pool(memory, time_window=5, rerank_neighbours=3)
+    question = "Where did Joanna travel to in July 2022?"
+    plain = memory.search(question, k=10, user_id="a")
+    assert next(r for r in plain.stages if r.stage == "rerank").notes["joined"]["window"]
+    filtered = memory.search(
+        question, k=10, user_id="a", attributes="filter", axes=["entities"], min_matches=1
+    )
+    assert next(r for r in filtered.stages if r.stage == "rerank").notes["joined"] == {}

@@ -15,6 +15,7 @@ import inspect
 
 import pytest
 import test_attributes_mining
+import test_attributes_search
 import test_consolidation
 import test_conversation
 import test_evolution
@@ -41,6 +42,7 @@ _MODULES = (
     test_consolidation,
     test_conversation,
     test_attributes_mining,
+    test_attributes_search,
     test_infer,
 )
 _FIXTURES = {"memory", "filled", "monkeypatch", "embedder"}

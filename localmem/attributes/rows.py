@@ -234,7 +234,7 @@ def match(
     condition = (
         "(a.axis = 'entities' OR (a.rank = 0 AND a.score >= ?))"
         if strategy == "refined"
-        else "CAST(? AS DOUBLE) IS NOT NULL"  # comprehensive: every row (parameter unused)
+        else "CAST(? AS FLOAT8) IS NOT NULL"  # comprehensive: every row (parameter unused)
     )
     sql = f"""
         WITH cand AS (
@@ -243,7 +243,7 @@ def match(
         pairs AS (
             SELECT c.label, a.axis, a.value,
                 CASE WHEN a.axis = 'entities'
-                     THEN len(list_intersect(a.terms, q.terms))::DOUBLE
+                     THEN len(list_intersect(a.terms, q.terms::VARCHAR[]))::FLOAT8
                           / greatest(least(len(a.terms), len(q.terms)), 1)
                      ELSE 1.0 END AS strength,
                 q.wq * (CASE WHEN ? THEN 1.0 / (1 + coalesce(a.priority, 9)) ELSE 1.0 END) AS w
