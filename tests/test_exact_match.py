@@ -98,7 +98,7 @@ def test_dense_only_and_one_word_queries_are_left_alone(lines_store):
 
 
 def test_a_written_speaker_counts_when_the_metadata_has_none():
-    from localmem.retrieval.features import speaker_of
+    from localmem.retrieval.speakers import speaker_of
     from localmem.types import MemoryItem
 
     def item(text, **meta):

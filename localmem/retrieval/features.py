@@ -31,9 +31,8 @@ not move the ranking.
 from __future__ import annotations
 
 import itertools
-import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -41,7 +40,8 @@ from typing import Any
 import numpy as np
 
 from localmem.retrieval.context import Candidate, SearchContext
-from localmem.text import terms, words
+from localmem.retrieval.speakers import named_speakers, speaker_of
+from localmem.text import terms
 from localmem.types import MemoryItem
 
 NEIGHBOUR_WEIGHT = 0.5  # each neighbour's share of the context vector
@@ -286,25 +286,6 @@ def f_session(pool: Pool) -> np.ndarray:
         best = np.sort(base[members])[-SESSION_TOP:].mean()
         out[members] = best
     return out
-
-
-def named_speakers(query: str | Set[str], speakers: set[str]) -> set[str]:
-    """The speakers a query (its text, or its set of words) names by first name (pure)."""
-    said = set(words(query)) if isinstance(query, str) else query
-    return {s for s in speakers if s and words(s)[:1] and words(s)[0] in said}
-
-
-#: "Caroline: I went to..." : a speaker's name written before the words, as chat logs do
-_PREFIX = re.compile(r"^\s*([A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}):\s")
-
-
-def speaker_of(item: MemoryItem) -> str | None:
-    """Who said a memory: its ``speaker`` field, else a "Name: ..." prefix of its text."""
-    given = item.metadata.get("speaker")
-    if given:
-        return str(given)
-    found = _PREFIX.match(item.content)
-    return found.group(1) if found else None
 
 
 def _pool_speakers(pool: Pool) -> list[str | None]:

@@ -1,0 +1,28 @@
+"""Who said a memory, and whom a query names (pure functions the reranker's features use)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Set
+
+from localmem.text import words
+from localmem.types import MemoryItem
+
+
+def named_speakers(query: str | Set[str], speakers: set[str]) -> set[str]:
+    """The speakers a query (its text, or its set of words) names by first name (pure)."""
+    said = set(words(query)) if isinstance(query, str) else query
+    return {s for s in speakers if s and words(s)[:1] and words(s)[0] in said}
+
+
+#: "Caroline: I went to..." : a speaker's name written before the words, as chat logs do
+_PREFIX = re.compile(r"^\s*([A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}):\s")
+
+
+def speaker_of(item: MemoryItem) -> str | None:
+    """Who said a memory: its ``speaker`` field, else a "Name: ..." prefix of its text."""
+    given = item.metadata.get("speaker")
+    if given:
+        return str(given)
+    found = _PREFIX.match(item.content)
+    return found.group(1) if found else None
