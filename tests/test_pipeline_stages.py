@@ -16,8 +16,8 @@ from localmem import Config, InputError
 from localmem.dates import Span
 from localmem.errors import EngineUnavailableError
 from localmem.retrieval.expansion import feedback_terms
-from localmem.retrieval.speakers import named_speakers
 from localmem.retrieval.rerank import LinearReranker, load_reranker
+from localmem.retrieval.speakers import named_speakers
 from localmem.retrieval.temporal import closeness, temporal_factor
 
 UTC = timezone.utc
