@@ -291,3 +291,12 @@ def test_nothing_joins_under_an_attribute_filter(memory):
         question, k=10, user_id="a", attributes="filter", axes=["entities"], min_matches=1
     )
     assert next(r for r in filtered.stages if r.stage == "rerank").notes["joined"] == {}
+
+
+def test_a_window_at_the_ends_of_the_calendar_does_not_overflow(memory):
+    memory.add("Joanna: the last day", event_time=datetime(9999, 12, 30, tzinfo=UTC))
+    memory.add("Joanna: the first day", event_time=datetime(1, 1, 2, tzinfo=UTC))
+    last = memory.search("what did Joanna do yesterday?", now=datetime(9999, 12, 31, tzinfo=UTC))
+    assert "Joanna: the last day" in [h.memory.content for h in last.hits]
+    first = memory.search("what did Joanna do yesterday?", now=datetime(1, 1, 3, tzinfo=UTC))
+    assert "Joanna: the first day" in [h.memory.content for h in first.hits]

@@ -129,10 +129,23 @@ def windows(spans: Sequence[Span]) -> list[Window]:
         if span.yearless or span.unit in ("year", "vague"):
             continue
         fade = timedelta(days=FADE_DAYS.get(span.unit, 10.0))
-        start = datetime.combine(span.start, time.min, timezone.utc) - fade
-        end = datetime.combine(span.end, time.max, timezone.utc) + fade
+        start = _shifted(datetime.combine(span.start, time.min, timezone.utc), -fade)
+        end = _shifted(datetime.combine(span.end, time.max, timezone.utc), fade)
         out.append(Window(start, end, start + (end - start) / 2))
     return out
+
+
+_FIRST = datetime.min.replace(tzinfo=timezone.utc)
+_LAST = datetime.max.replace(tzinfo=timezone.utc)
+
+
+def _shifted(moment: datetime, by: timedelta) -> datetime:
+    """``moment + by``, held at the first or last moment a datetime can hold ("yesterday"
+    asked with ``now`` in the year 9999 must not overflow)."""
+    try:
+        return moment + by
+    except OverflowError:
+        return _LAST if by > timedelta(0) else _FIRST
 
 
 def _reachable(ctx: SearchContext, lo: float, spread: float, *, most: float) -> set[int]:
