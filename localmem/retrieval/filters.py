@@ -10,7 +10,6 @@ still fills one of the k places and reads as true to whoever gets it; it stays i
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -33,17 +32,7 @@ def any_superseded(kernel: Kernel) -> bool:
     waits for a unit of writing to end, and a search must not)."""
     if not kernel.db.one_writer:
         return records.any_superseded(kernel.db)
-    generation = kernel.generation
-    known = _SUPERSEDED.get(kernel)
-    if known is not None and known[0] == generation:
-        return known[1]
-    value = records.any_superseded(kernel.db)
-    _SUPERSEDED[kernel] = (generation, value)
-    return value
-
-
-#: per open store: (the kernel's write generation, whether a live memory was superseded then)
-_SUPERSEDED: WeakKeyDictionary[Kernel, tuple[int, bool]] = WeakKeyDictionary()
+    return kernel.kept("any superseded", lambda: records.any_superseded(kernel.db))
 
 
 def allowed_labels(kernel: Kernel, options: SearchOptions) -> np.ndarray:

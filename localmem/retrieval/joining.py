@@ -18,7 +18,6 @@ candidates did. None joins under ``attributes="filter"``: it would slip past the
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -99,11 +98,5 @@ def near_time(
     copy costs as much to read once and then answers in microseconds. PostgreSQL is asked."""
     if not kernel.db.one_writer:
         return timeline.labels_near_time(kernel.db, window, limit, allowed)
-    known = _TIMELINES.get(kernel)
-    if known is None or known[0] != kernel.generation:
-        known = _TIMELINES[kernel] = (kernel.generation, *timeline.timeline(kernel.db))
-    return timeline.nearest(known[1], known[2], window, limit, allowed)
-
-
-#: per open store: (the kernel's write generation, times, labels) as timeline.timeline gives them
-_TIMELINES: WeakKeyDictionary[Kernel, tuple[int, np.ndarray, np.ndarray]] = WeakKeyDictionary()
+    times, labels = kernel.kept("timeline", lambda: timeline.timeline(kernel.db))
+    return timeline.nearest(times, labels, window, limit, allowed)

@@ -122,6 +122,17 @@ class Kernel:
         #: units of writing committed by this kernel: a value read at one generation stays true
         #: until the next, where this process is the store's only writer (``db.one_writer``)
         self.generation = 0
+        self._kept: dict[str, tuple[int, Any]] = {}  # see kept()
+
+    def kept(self, name: str, read: Callable[[], Any]) -> Any:
+        """A value ``read`` from the store, kept until this kernel's next committed unit of
+        writing (:attr:`generation`). Only for a store this process alone writes
+        (``db.one_writer``): another writer's change would go unseen. Two threads may both
+        read it once; either answer is current."""
+        known = self._kept.get(name)
+        if known is None or known[0] != self.generation:
+            known = self._kept[name] = (self.generation, read())
+        return known[1]
 
     @property
     def db(self) -> Database:
