@@ -17,6 +17,7 @@ candidates did. None joins under ``attributes="filter"``: it would slip past the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -62,7 +63,14 @@ def scored_pool(ctx: SearchContext) -> tuple[Pool, dict[str, int]]:
     return pool, joined
 
 
-def _join(ctx, cands: list, inside: set, labels, how: str, floor: float) -> int:
+def _join(
+    ctx: SearchContext,
+    cands: list[Candidate],
+    inside: set[int],
+    labels: Iterable[int],
+    how: str,
+    floor: float,
+) -> int:
     """Add ``labels`` not yet in the pool to it (candidates first when they are not), flagged
     ``how``; returns how many joined."""
     added = 0
