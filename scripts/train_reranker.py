@@ -38,6 +38,16 @@ from localmem.experiments.reranker_training import (
 from localmem.memory import Memory
 from localmem.retrieval.features import FEATURES
 
+#: store search settings that decide which candidates a pool holds (recorded with the weights)
+POOL_SETTINGS = (
+    "fusion",
+    "dense_weight",
+    "candidates",
+    "rerank_pool",
+    "rerank_neighbours",
+    "time_window",
+)
+
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -62,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="localmem-rerank-") as tmp:
         for store, plain in stores:
             with Memory.open(Path(store) if store else Path(tmp) / "store") as memory:
+                cfg = memory.config.search  # the settings that shape a pool: kept with the weights
+                settings = {name: getattr(cfg, name) for name in POOL_SETTINGS}
                 for joined in sorted({args.joined_pools, True}):
                     found = collect(
                         memory,
@@ -110,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             "questions": len(examples),
             "shapes": sorted({ex.shape for ex in examples}),
             "pipeline": PIPELINE,
+            "settings": settings,
             "l2": args.l2,
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
             "loco_R@10": round(loco["metrics"]["overall"]["R@10"], 4),
