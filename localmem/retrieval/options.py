@@ -36,7 +36,7 @@ class SearchOptions:
     fusion: str = "zscore"
     rrf_k: int = 60
     dense_weight: float = 0.5
-    candidates: int = 100
+    candidates: int = 70
     # filters (scope, kind, level, time, metadata equality)
     user_id: str | None = None
     agent_id: str | None = None
