@@ -188,6 +188,19 @@ def test_the_kept_timeline_sees_each_write(memory):
     assert timeline.labels_near_time(memory.kernel.db, *window) == []
 
 
+def test_a_kept_value_is_read_again_where_another_process_may_write(memory):
+    """Kept between writes on a store this process alone writes (DuckDB); read on every call
+    where any process may write (PostgreSQL), whose changes this kernel never counts."""
+    reads = []
+
+    def read() -> int:
+        reads.append(1)
+        return len(reads)
+
+    first, second = memory.kernel.kept("probe", read), memory.kernel.kept("probe", read)
+    assert (first, second) == ((1, 1) if memory.kernel.db.one_writer else (1, 2))
+
+
 _WORDS = ["hike", "museum", "concert", "recipe", "garden", "trip", "meeting", "class"]
 _WHEN = ["last week", "in May 2023", "on 9 May 2023", "yesterday", "last summer", ""]
 

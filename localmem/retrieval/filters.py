@@ -30,8 +30,6 @@ def any_superseded(kernel: Kernel) -> bool:
     half a millisecond); where this process is the only writer the answer is kept until its
     next unit of writing, the only way one can appear (not through ``kernel.state``: that
     waits for a unit of writing to end, and a search must not)."""
-    if not kernel.db.one_writer:
-        return records.any_superseded(kernel.db)
     return kernel.kept("any superseded", lambda: records.any_superseded(kernel.db))
 
 

@@ -103,7 +103,8 @@ def near_time(
     """:func:`localmem.store.timeline.labels_near_time` (``allowed``: sorted labels). Where this
     process is the only writer, from a copy of the store's timeline kept until its next unit of
     writing: the query scans every memory when the window holds them all (~3 ms at 100k), the
-    copy costs as much to read once and then answers in microseconds. PostgreSQL is asked."""
+    copy costs as much to read once and then answers in microseconds. PostgreSQL is asked (a
+    copy read on every search would cost more than the query)."""
     if not kernel.db.one_writer:
         return timeline.labels_near_time(kernel.db, window, limit, allowed)
     times, labels = kernel.kept("timeline", lambda: timeline.timeline(kernel.db))

@@ -126,9 +126,11 @@ class Kernel:
 
     def kept(self, name: str, read: Callable[[], Any]) -> Any:
         """A value ``read`` from the store, kept until this kernel's next committed unit of
-        writing (:attr:`generation`). Only for a store this process alone writes
-        (``db.one_writer``): another writer's change would go unseen. Two threads may both
-        read it once; either answer is current."""
+        writing (:attr:`generation`). Kept only where this process alone writes the store
+        (``db.one_writer``): elsewhere another writer's change would go unseen, so ``read``
+        runs every time. Two threads may both read it once; either answer is current."""
+        if not self.db.one_writer:
+            return read()
         known = self._kept.get(name)
         if known is None or known[0] != self.generation:
             known = self._kept[name] = (self.generation, read())
