@@ -19,10 +19,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from localmem.experiments import reranker_training as training
-from localmem.experiments import shapes
-from localmem.experiments.locomo import load_locomo
-from localmem.experiments.report import provenance, write_section
+from lab import reranker_training as training
+from lab import shapes
+from lab.locomo import load_locomo
+from lab.report import provenance, write_section
+
 from localmem.memory import Memory
 
 GROUPS = {

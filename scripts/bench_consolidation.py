@@ -24,12 +24,13 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from lab.locomo import CATEGORIES, ingest_conversation, load_locomo
+from lab.report import provenance, write_section
+
 from localmem import Memory
 from localmem.console import short
 from localmem.consolidation import sources_of
 from localmem.embed import make_embedder
-from localmem.experiments.locomo import CATEGORIES, ingest_conversation, load_locomo
-from localmem.experiments.report import provenance, write_section
 
 SETUPS = {
     "episodic only": {"levels": ["episodic"]},

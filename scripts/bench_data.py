@@ -27,7 +27,7 @@ SEED = 13
 
 def texts(n: int) -> list[str]:
     """The first ``n`` synthetic texts (cached as one file per size)."""
-    from localmem.experiments.synthetic import synthetic_texts
+    from lab.synthetic import synthetic_texts
 
     DATA.mkdir(parents=True, exist_ok=True)
     file = DATA / f"synthetic-{n}.txt"

@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| {name} | {p50:.2f} | {p95:.2f} | {p50 / base:.2f} |")
     text = "\n".join(lines)
     if args.docs:
-        from localmem.experiments.report import provenance, write_section
+        from lab.report import provenance, write_section
 
         command = "python scripts/bench_default_latency.py " + " ".join(sys.argv[1:])
         section = "default-latency-chat" if args.chat else "default-latency"

@@ -148,9 +148,10 @@ class Precomputed:
 
 def recall(convs, corpus, queries, name: str, work: Path) -> dict:
     """LoCoMo dev R@10 (and more) of one variant's vectors, hybrid default and dense."""
+    from lab.locomo import ingest_conversation
+    from lab.retrieval import run_questions, summarize
+
     from localmem import Memory
-    from localmem.experiments.locomo import ingest_conversation
-    from localmem.experiments.retrieval import run_questions, summarize
 
     vecs = np.load(work / f"{name}.corpus.npy")
     qvecs = np.load(work / f"{name}.queries.npy")
@@ -187,7 +188,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.setup:
         setup()
-    from localmem.experiments.locomo import load_locomo
+    from lab.locomo import load_locomo
 
     convs = load_locomo(args.locomo)[: args.conversations]
     corpus = [t.content for c in convs for t in c.turns]
@@ -216,7 +217,7 @@ def main() -> int:
 
 
 def report(rows: list[dict], args, n_corpus: int, n_queries: int) -> str:
-    from localmem.experiments.report import provenance, write_section
+    from lab.report import provenance, write_section
 
     ok = [r for r in rows if r.get("status") == "ok"]
     ref = next((r for r in ok if r["variant"] == REFERENCE), None)

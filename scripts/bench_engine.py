@@ -224,7 +224,7 @@ def to_markdown(
     extra: dict | None = None,
 ) -> str:
     """The benchmark's section of docs/benchmarks.md."""
-    from localmem.experiments.report import provenance
+    from lab.report import provenance
 
     title = (
         "Engine: per-task latency and throughput" if tiny else "Engine on a real GGUF (issue 17)"
@@ -341,8 +341,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
+    from lab.report import write_section
+
     import localmem.mechanisms  # noqa: F401 - registers every task
-    from localmem.experiments.report import write_section
     from localmem.llm.llama import LlamaEngine
     from localmem.llm.tasks import all_tasks
 

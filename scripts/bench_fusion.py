@@ -17,11 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from lab.locomo import ingest_conversation, load_locomo
+from lab.report import provenance, write_section
+from lab.retrieval import category_table, markdown_table, run_questions, summarize
+
 from localmem import Memory
 from localmem.embed import make_embedder
-from localmem.experiments.locomo import ingest_conversation, load_locomo
-from localmem.experiments.report import provenance, write_section
-from localmem.experiments.retrieval import category_table, markdown_table, run_questions, summarize
 
 CONFIGS = {
     "dense": {"mode": "dense"},

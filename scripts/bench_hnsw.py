@@ -21,9 +21,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_data
 from bench_store import queries
+from lab.report import provenance, write_section
 
 from localmem.embed import make_embedder
-from localmem.experiments.report import provenance, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 

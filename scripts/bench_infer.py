@@ -7,7 +7,7 @@ Usage:
 Stores the shipped dialogues (``localmem/infer/data/dialogues.json``) raw and with
 ``infer=True`` (model-free; with ``--gguf`` also through that model) in fresh stores side by
 side, and reports update accuracy, false supersession, duplicates, stale answers at 5 for
-"now", past recall at 5 with ``as_of`` and add latency (``localmem.experiments.infer_eval``).
+"now", past recall at 5 with ``as_of`` and add latency (``lab.infer_eval``).
 With ``--locomo``, also LoCoMo evidence recall (hybrid search, no model) with every turn stored
 raw and inferred, and the add latency of each. Writes the ``infer`` section.
 """
@@ -22,12 +22,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from lab.infer_eval import SETS, load_dialogues, rates, run_dialogues, table
+from lab.locomo import load_locomo
+from lab.report import provenance, write_section
+from lab.retrieval import markdown_table, run_questions, summarize
+
 from localmem import Memory
 from localmem.embed import make_embedder
-from localmem.experiments.infer_eval import SETS, load_dialogues, rates, run_dialogues, table
-from localmem.experiments.locomo import load_locomo
-from localmem.experiments.report import provenance, write_section
-from localmem.experiments.retrieval import markdown_table, run_questions, summarize
 
 
 def locomo(path: str, embedder, tmp: Path) -> tuple[str, dict]:

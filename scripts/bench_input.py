@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from localmem.experiments.report import provenance, write_section
+from lab.report import provenance, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 

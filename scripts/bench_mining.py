@@ -3,7 +3,7 @@
 Usage:
     python scripts/bench_mining.py [--n 1000] [--out docs/benchmarks.md]
 
-One run, the same synthetic texts (localmem.experiments.synthetic, fresh texts per configuration so
+One run, the same synthetic texts (lab.synthetic, fresh texts per configuration so
 no cache is shared), the model-free miner. Reports seconds and memories per second for: mining off;
 inline (mined before add_many returns); deferred (add_many, then run_jobs); and the time of the
 search stage with attributes filter/boost against off. The ratios are the result; absolute
@@ -19,12 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from lab.report import provenance, write_section
+from lab.synthetic import synthetic_texts
+
 from localmem import Memory
 from localmem.attributes.mining import miner_for
 from localmem.config import Config
 from localmem.embed import make_embedder
-from localmem.experiments.report import provenance, write_section
-from localmem.experiments.synthetic import synthetic_texts
 
 QUERIES = [
     "who went hiking in the mountains",

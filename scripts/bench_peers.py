@@ -136,7 +136,7 @@ def model_path() -> str:
 
 def prepare_locomo(path: str) -> tuple[list[dict], dict]:
     """Conversations for the workers and, per conversation, each question's evidence/category."""
-    from localmem.experiments.locomo import load_locomo
+    from lab.locomo import load_locomo
 
     convs, gold = [], {}
     for conv in load_locomo(path):
@@ -221,7 +221,7 @@ def run_worker(
 
 def recall_at(result: dict, gold: dict, k: int = 10) -> dict:
     """Evidence recall@k overall and per category, from the keys each system retrieved."""
-    from localmem.experiments.locomo import evidence_recall
+    from lab.locomo import evidence_recall
 
     per: dict[str, list[float]] = {}
     for conv, answers in result["retrieved"].items():
@@ -275,7 +275,7 @@ def fmt(value, spec: str = ".0f") -> str:
 
 
 def report(rows: list[dict], args, versions: dict, skipped: dict, out: str) -> str:
-    from localmem.experiments.report import provenance, write_section
+    from lab.report import provenance, write_section
 
     head = (
         "| system | ingest items/s (synthetic) | ingest items/s (LoCoMo) | search p50 / p95 ms | "
@@ -317,7 +317,7 @@ def report(rows: list[dict], args, versions: dict, skipped: dict, out: str) -> s
 - peers: {", ".join(f"{k} {v}" for k, v in sorted(versions.items())) or "not installed"}
 
 One process per system and phase, same MiniLM folder, same texts, k=10. *Synthetic*: {args.n:,}
-texts from `localmem.experiments.synthetic` and {args.queries} queries; ingest is batched as each
+texts from `lab.synthetic` and {args.queries} queries; ingest is batched as each
 system allows (localmem `add_many` and chroma `add` in batches of 256, raw hnswlib encodes
 batches of 256; mem0 `Memory.add(..., infer=False)` takes one text per call). Where a row says
 *first N*, only those went through the public add path; the rest were written through the

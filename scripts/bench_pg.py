@@ -18,8 +18,8 @@ search over the same vectors; size on disk (the store folder; the database's tab
 indexes). Both stores have M 16, ef_construction 100, ef_search 96 (pgvector raises its beam to
 2k for k results as the embedded store does).
 
-``locomo``: `localmem bench locomo` on LoCoMo dev, once on a new embedded store and once on a
-new PostgreSQL database, the same configurations; evidence recall and search times of each.
+``locomo``: `python scripts/experiment.py locomo` on LoCoMo dev, once on a new embedded store and
+once on a new PostgreSQL database, the same configurations; recall and search times of each.
 
 Results go to .bench/pg/*.json; ``report`` writes them into docs/benchmarks.md.
 """
@@ -438,7 +438,7 @@ def pool_table(res: dict) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> None:
-    from localmem.experiments.report import write_section
+    from lab.report import write_section
 
     parts = [Path(args.notes).read_text(encoding="utf-8").strip()] if args.notes else []
     store, locomo, servers = _load("store"), _load("locomo"), _load("servers")
@@ -455,7 +455,8 @@ def cmd_report(args: argparse.Namespace) -> None:
     if locomo:
         parts += [
             f"**LoCoMo dev** (`python scripts/bench_pg.py locomo`, {locomo.get('date')}; "
-            "`localmem bench locomo` on a new store of each backend, same pipeline, onnx-int8; "
+            "`python scripts/experiment.py locomo` on a new store of each backend, same pipeline, "
+            "onnx-int8; "
             "*same top 10*: questions whose ten retrieved turns are the same, in the same order):",
             locomo_table(locomo),
         ]

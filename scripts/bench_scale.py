@@ -202,7 +202,7 @@ def cli_text(times: list[float] | None) -> str:
 
 
 def report(results: dict, ratio: dict | None, args, out: str) -> str:
-    from localmem.experiments.report import provenance, write_section
+    from lab.report import provenance, write_section
 
     rows = [
         "| memories | add items/s | index rebuild s | open s | first search s | search p50 / p95 "

@@ -5,7 +5,7 @@
         [--configs dense bm25 hybrid +temporal+rerank default] [--json out.json] \
         [--docs docs/benchmarks.md --section shapes]
 
-Shapes and metrics: ``localmem/experiments/shapes.py``. Stores are kept under ``--work`` and
+Shapes and metrics: ``scripts/lab/shapes.py``. Stores are kept under ``--work`` and
 reused by the next run (embeddings are the slow part). ``--option NAME=JSON`` adds a
 configuration ``NAME`` from JSON search options, to try a candidate without editing code.
 The run ends with the guard: shapes where ``default`` is below the best of dense, BM25 and
@@ -20,8 +20,8 @@ import os
 import sys
 from pathlib import Path
 
-from localmem.experiments import shapes
-from localmem.experiments.report import provenance, write_section
+from lab import shapes
+from lab.report import provenance, write_section
 
 
 def main(argv: list[str] | None = None) -> int:

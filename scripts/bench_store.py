@@ -28,12 +28,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+from lab.report import provenance, write_section
+from lab.synthetic import synthetic_texts
 
 from localmem import Memory
 from localmem.embed import make_embedder
 from localmem.embed.base import Embedder
-from localmem.experiments.report import provenance, write_section
-from localmem.experiments.synthetic import synthetic_texts
 from localmem.text import content_hash
 
 
@@ -59,7 +59,7 @@ class CachedEmbedder(Embedder):
 
 
 def queries(n: int, seed: int = 7) -> list[str]:
-    from localmem.experiments import synthetic as s
+    from lab import synthetic as s
 
     rng = random.Random(seed)
     forms = [

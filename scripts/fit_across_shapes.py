@@ -20,11 +20,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from lab import reranker_training as training
+from lab import shapes
+from lab.locomo import load_locomo
+from lab.report import provenance, write_section
 
-from localmem.experiments import reranker_training as training
-from localmem.experiments import shapes
-from localmem.experiments.locomo import load_locomo
-from localmem.experiments.report import provenance, write_section
 from localmem.memory import Memory
 
 OTHER = ("notes", "agentmemory", "meminsight", "amem")

@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from lab import reranker_training as training
+from lab import shapes
+from lab.locomo import asked_at, load_locomo
+from lab.report import provenance, write_section
 
-from localmem.experiments import reranker_training as training
-from localmem.experiments import shapes
-from localmem.experiments.locomo import asked_at, load_locomo
-from localmem.experiments.report import provenance, write_section
 from localmem.memory import Memory
 from localmem.retrieval import features as F
 from localmem.retrieval.pipeline import run_stages, start
@@ -130,7 +130,7 @@ def _pool(memory: Memory, query: str, gold, key: str, shape: str, group: str, **
 
 
 def collect(work: Path, locomo: Path, agentmemory: Path, say) -> list[Pool]:
-    from localmem.experiments.agentmemory import load_questions
+    from lab.agentmemory import load_questions
 
     out: list[Pool] = []
     convs = load_locomo(locomo)

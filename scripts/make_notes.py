@@ -1,6 +1,6 @@
 """Write the labelled synthetic notes set (issue 18): short notes about people, and queries.
 
-    python scripts/make_notes.py [--out localmem/experiments/data/notes/notes.json]
+    python scripts/make_notes.py [--out scripts/lab/data/notes/notes.json]
 
 Every query is a paraphrase of its answer note that shares few words with it beyond the
 person's name (which 16 notes share), and every query has a distractor note that shares the
@@ -252,7 +252,7 @@ def build(seed: int = 18) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    default = Path(__file__).parents[1] / "localmem/experiments/data/notes/notes.json"
+    default = Path(__file__).parents[1] / "scripts/lab/data/notes/notes.json"
     p.add_argument("--out", type=Path, default=default)
     args = p.parse_args(argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)

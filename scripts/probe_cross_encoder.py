@@ -117,9 +117,10 @@ def metrics(rankings: list[list[str]], pools: list[Pool]) -> dict[str, float]:
 
 # -- step 1: pools --------------------------------------------------------------------------
 def collect_pools(work: Path, locomo: Path, depth: int, say) -> dict[str, list[Pool]]:
-    from localmem.experiments import shapes
-    from localmem.experiments.locomo import asked_at, ensure_ingested, load_locomo
-    from localmem.experiments.locomo_bench import reranker_weights
+    from lab import shapes
+    from lab.locomo import asked_at, ensure_ingested, load_locomo
+    from lab.locomo_bench import reranker_weights
+
     from localmem.memory import Memory
 
     convs = load_locomo(locomo)
@@ -428,8 +429,8 @@ def latency(work: Path, locomo: Path, ns: list[int], queries: int, say) -> str:
     with the shipped weights. Then the int8 graph's R@10 on the conversation its model never
     saw, next to torch's (does quantisation keep the ranking?)."""
     import torch
+    from lab.locomo import asked_at, load_locomo
 
-    from localmem.experiments.locomo import asked_at, load_locomo
     from localmem.memory import Memory
 
     path = sorted((work / "models").glob("*.pt"))[0]
@@ -503,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--docs", type=Path)
     args = p.parse_args(argv)
     say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
-    from localmem.experiments.report import provenance, write_section
+    from lab.report import provenance, write_section
 
     random.seed(SEED)
     np.random.seed(SEED)

@@ -35,9 +35,10 @@ async def settle(pilot) -> None:
 
 
 async def shoot(out: Path, size: tuple[int, int]) -> None:
+    from localmem_tui import make_app
+
     from localmem import Memory
     from localmem.demo import load_demo
-    from localmem.tui import make_app
 
     with Memory.open(Path(os.environ["LOCALMEM_HOME"]) / "demo") as memory:
         load_demo(memory)

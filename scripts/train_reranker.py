@@ -24,10 +24,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-
-from localmem.experiments.locomo import CATEGORIES, load_locomo
-from localmem.experiments.report import provenance, write_section
-from localmem.experiments.reranker_training import (
+from lab.locomo import CATEGORIES, load_locomo
+from lab.report import provenance, write_section
+from lab.reranker_training import (
     DEFAULT_FEATURES,
     PIPELINE,
     collect,
@@ -35,6 +34,7 @@ from localmem.experiments.reranker_training import (
     fit,
     rank_metrics,
 )
+
 from localmem.memory import Memory
 from localmem.retrieval.features import FEATURES
 

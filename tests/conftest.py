@@ -12,7 +12,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 # every model task registered by name (the built-in mechanisms' and the experiments' judge),
 # as `localmem doctor` and the engine benchmark see them
-import localmem.experiments.judge
 import localmem.mechanisms  # noqa: F401
 
 # the real PostgreSQL server fixtures (pg_server, pg_url) for the PostgreSQL store's tests

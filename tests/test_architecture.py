@@ -17,6 +17,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "localmem"
+#: the code held to the same rules: the library, the terminal UI (its own distribution) and the
+#: lab (scripts/lab, outside the wheel)
+SOURCES = (PACKAGE, ROOT / "tui" / "localmem_tui", ROOT / "scripts" / "lab")
 
 #: the mechanisms' own data modules: the only places outside ``localmem/store`` with SQL
 DATA_MODULES = {
@@ -40,11 +43,15 @@ _SQL = re.compile(
 
 
 def _modules() -> list[Path]:
-    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+    return sorted(
+        p for source in SOURCES for p in source.rglob("*.py") if "__pycache__" not in p.parts
+    )
 
 
 def _rel(path: Path) -> str:
-    return path.relative_to(PACKAGE).as_posix()
+    """A library module's path inside the package (``store/db.py``); others' from the top."""
+    root = PACKAGE if path.is_relative_to(PACKAGE) else ROOT
+    return path.relative_to(root).as_posix()
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lab import shapes
 
 from localmem.config import Config, SearchConfig
-from localmem.experiments import shapes
 from localmem.retrieval.context import SearchContext
 from localmem.retrieval.features import FEATURES, build_pool, feature_matrix, neighbours
 from localmem.retrieval.options import SearchOptions

@@ -62,7 +62,7 @@ def test_token_budget_per_add_is_kept(store_path, open_memory, tiny_engine):
 
 
 def test_experiment_judge_runs_on_llama_cpp(tiny_engine):
-    from localmem.experiments.amem import make_judge
+    from lab.amem import make_judge
 
     scores = make_judge(tiny_engine)("sliding window", THOUGHTS[:2])
     assert len(scores) == 2 and all(1.0 <= s <= 5.0 for s in scores)
@@ -70,12 +70,12 @@ def test_experiment_judge_runs_on_llama_cpp(tiny_engine):
 
 @pytest.mark.slow
 def test_experiment_with_the_tiny_model_writes_nothing(tmp_path, tiny_gguf, capsys):
-    from localmem.cli import main
+    from experiment import main
 
     out = tmp_path / "docs"
     code = main(
         [
-            "experiment", "amem", "--session", "quick", "--model", str(tiny_gguf),
+            "amem", "--session", "quick", "--model", str(tiny_gguf),
             "--n-ctx", "16384", "--max-output-tokens", "1200",
             "--max-tokens-per-add", "100000", "--out", str(out),
         ]

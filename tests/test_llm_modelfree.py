@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from lab.judge_overlap import judge_by_overlap, normalise, token_f1
 
 from localmem.answers.extractive import (
     extract_answer,
@@ -12,7 +13,6 @@ from localmem.answers.extractive import (
     resolve_relative,
     split_sentences,
 )
-from localmem.experiments.judge_overlap import judge_by_overlap, normalise, token_f1
 from localmem.llm import run_task
 from localmem.llm.tasks import TaskContext
 

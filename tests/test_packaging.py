@@ -41,7 +41,21 @@ def test_torch_is_pinned_to_the_cpu_wheel():
     assert "torch==2.13.0" in deps
 
 
-def test_tui_imports_as_localmem_tui():
-    import localmem.tui
+def test_the_tui_is_its_own_distribution_at_the_top_level():
+    """The design card's layout: ``tui/`` beside the library, installed as ``localmem-tui``,
+    and nothing of it inside the ``localmem`` package."""
+    import localmem_tui
 
-    assert Path(localmem.tui.__file__).parent == ROOT / "localmem" / "tui"
+    assert Path(localmem_tui.__file__).parent == ROOT / "tui" / "localmem_tui"
+    assert not (ROOT / "localmem" / "tui").exists()
+    tui = tomllib.loads((ROOT / "tui" / "pyproject.toml").read_text())["project"]
+    assert tui["name"] == "localmem-tui"
+    assert "localmem" in tui["dependencies"]
+
+
+def test_the_lab_is_outside_the_package():
+    """The seed experiments and the LoCoMo harness live in scripts/lab, not in the wheel."""
+    import lab
+
+    assert Path(lab.__file__).parent == ROOT / "scripts" / "lab"
+    assert not (ROOT / "localmem" / "experiments").exists()

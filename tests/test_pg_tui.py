@@ -4,14 +4,14 @@ address, and the UI browses and searches it as it does a folder."""
 from __future__ import annotations
 
 import pytest
+from localmem_tui import make_app
+from localmem_tui.search import SearchPane
 from textual.widgets import DataTable
 from tui_helpers import drive, press, type_text
 
 from localmem import Memory
 from localmem.cli.tui import choose_store
 from localmem.demo import load_demo
-from localmem.tui import make_app
-from localmem.tui.search import SearchPane
 
 pytestmark = pytest.mark.postgres
 

@@ -240,14 +240,14 @@ def test_engine_expansion_and_rerank_through_llama_cpp(llama_talk):
 
 # -- training the model-free reranker (pure) ----------------------------------------------
 def test_shipped_weights_load_and_name_known_features():
-    from localmem.experiments.reranker_training import DEFAULT_FEATURES
+    from lab.reranker_training import DEFAULT_FEATURES
 
     model = load_reranker(None)
     assert model.names == DEFAULT_FEATURES
 
 
 def test_fit_learns_which_feature_marks_evidence_and_holds_conversations_out():
-    from localmem.experiments.reranker_training import (
+    from lab.reranker_training import (
         Example,
         cross_validate,
         fit,
@@ -288,7 +288,7 @@ def test_fit_learns_which_feature_marks_evidence_and_holds_conversations_out():
 def test_a_config_set_after_opening_reaches_the_search(store_path, open_memory, tmp_path):
     """The LoCoMo bench swaps reranker weights on an open store (held-out weights); the
     search must read the new ones (the refactor once left them on a copy nobody read)."""
-    from localmem.experiments.locomo_bench import reranker_weights
+    from lab.locomo_bench import reranker_weights
 
     longer, shorter = tmp_path / "long.json", tmp_path / "short.json"
     longer.write_text(json.dumps({"weights": {"length": 1.0}}))

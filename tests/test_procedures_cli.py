@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from experiment import main as experiment_main
 
 from localmem.cli import main
 
@@ -22,7 +23,10 @@ def store(tmp_path):
 
 
 def run(capsys, *args):
-    code = main(list(args))
+    if args[0] == "experiment":  # the lab's command (scripts/experiment.py)
+        code = experiment_main(list(args[1:]))
+    else:
+        code = main(list(args))
     out, err = capsys.readouterr()
     return code, out, err
 

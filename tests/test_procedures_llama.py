@@ -71,13 +71,12 @@ def test_reflection_goes_through_llama_cpp(llama_memory):
 
 @pytest.mark.slow
 def test_memp_plumbing_run_with_the_tiny_gguf(capsys, tmp_path, tiny_gguf, monkeypatch, embedder):
-    from localmem.cli import main
+    from experiment import main
 
     monkeypatch.setattr("localmem.memory.make_embedder", lambda config=None: embedder)
     out_md = tmp_path / "memp.md"
     code = main(
         [
-            "experiment",
             "memp",
             "--model",
             str(tiny_gguf),

@@ -60,12 +60,11 @@ def test_an_unwritable_folder_opens_read_only(capsys, open_memory, store_path, m
 
 
 def test_tui_browses_and_searches_a_read_only_store(open_memory, store_path):
+    from localmem_tui import make_app
+    from localmem_tui.browse import BrowsePane
+    from localmem_tui.search import SearchPane
     from textual.widgets import DataTable
     from tui_helpers import drive, press, type_text
-
-    from localmem.tui import make_app
-    from localmem.tui.browse import BrowsePane
-    from localmem.tui.search import SearchPane
 
     filled(open_memory, store_path, 10)
     mem = open_memory(store_path, read_only=True)

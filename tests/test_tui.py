@@ -5,19 +5,19 @@ from __future__ import annotations
 import json
 
 import pytest
+from localmem_tui import make_app
+from localmem_tui.browse import BrowsePane
+from localmem_tui.detail import MemoryDetail, MemoryScreen
+from localmem_tui.forms import AddMemoryForm, CompleteSessionForm, StartSessionForm, ThoughtForm
+from localmem_tui.help import HelpScreen
+from localmem_tui.procedures import ProceduresPane
+from localmem_tui.run import RunPane
+from localmem_tui.search import SearchPane, available_stages
+from localmem_tui.status import StatusPane
 from textual.widgets import DataTable, Input, OptionList, ProgressBar
 from tui_helpers import copy_store, drive, press, settle, static_text, type_text
 
 from localmem.demo import load_demo
-from localmem.tui import make_app
-from localmem.tui.browse import BrowsePane
-from localmem.tui.detail import MemoryDetail, MemoryScreen
-from localmem.tui.forms import AddMemoryForm, CompleteSessionForm, StartSessionForm, ThoughtForm
-from localmem.tui.help import HelpScreen
-from localmem.tui.procedures import ProceduresPane
-from localmem.tui.run import RunPane
-from localmem.tui.search import SearchPane, available_stages
-from localmem.tui.status import StatusPane
 
 
 @pytest.fixture(scope="module")
@@ -298,9 +298,10 @@ def test_ingest_a_file_with_progress_in_a_worker(memory, tmp_path):
 
 
 def test_an_experiment_runs_in_a_worker_with_progress_and_output(memory, monkeypatch):
+    from lab.command import Experiment
+    from lab.registry import EXPERIMENTS
+
     from localmem.console import Progress
-    from localmem.experiments.command import Experiment
-    from localmem.experiments.registry import EXPERIMENTS
 
     seen = {}
 
@@ -378,7 +379,7 @@ def test_the_demo_fills_an_empty_store_on_first_start(memory):
 
 
 def test_procedures_pane_without_procedures_says_so(memory):
-    from localmem.tui.procedures import procedure_api
+    from localmem_tui.procedures import procedure_api
 
     if procedure_api(memory) is not None:
         pytest.skip("this build has procedures")
@@ -447,7 +448,8 @@ def test_quitting_during_a_write_asks_first(memory):
 
 
 def test_search_plan_leaves_out_stages_this_build_lacks():
-    from localmem.tui.search import explanation, plan
+    from localmem_tui.search import explanation, plan
+
     from localmem.types import SearchResult, StageReport
 
     toggles = {
@@ -479,7 +481,7 @@ def test_search_plan_leaves_out_stages_this_build_lacks():
 
 
 def test_engine_rows_are_grouped_by_what_serves_them():
-    from localmem.tui.status import engine_groups
+    from localmem_tui.status import engine_groups
 
     rows = [
         {"task": "answer", "served_by": "model-free", "ok": True, "engine": "model-free"},
@@ -493,8 +495,9 @@ def test_engine_rows_are_grouped_by_what_serves_them():
 
 
 def test_a_failing_job_or_view_update_is_a_notification_not_a_crash(memory):
+    from localmem_tui.common import background
+
     from localmem.errors import NotFoundError
-    from localmem.tui.common import background
 
     def missing():
         raise NotFoundError("no memory with id 'nope'")

@@ -56,7 +56,7 @@ def test_the_stylesheet_ships_with_the_package():
 
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "**/*.tcss" in data["tool"]["setuptools"]["package-data"]["localmem"]
-    assert files("localmem.tui").joinpath("localmem.tcss").is_file()
+    assert files("localmem_tui").joinpath("localmem.tcss").is_file()
 
 
 @pytest.mark.slow

@@ -6,17 +6,17 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from localmem_tui import make_app
+from localmem_tui.browse import BrowsePane
+from localmem_tui.procedures import ProceduresPane
+from localmem_tui.search import SearchPane
+from localmem_tui.status import StatusPane
 from test_serve import start_server, stop_server
 from textual.widgets import DataTable
 from tui_helpers import drive, press, settle, static_text
 
 import localmem
 from localmem.demo import load_demo
-from localmem.tui import make_app
-from localmem.tui.browse import BrowsePane
-from localmem.tui.procedures import ProceduresPane
-from localmem.tui.search import SearchPane
-from localmem.tui.status import StatusPane
 
 pytestmark = pytest.mark.slow
 

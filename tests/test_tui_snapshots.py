@@ -9,11 +9,11 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from localmem_tui import make_app
+from localmem_tui.detail import MemoryScreen
 from tui_helpers import SIZE, copy_store, freeze, settle, type_text
 
 from localmem.demo import CONVERSATION, SESSIONS
-from localmem.tui import make_app
-from localmem.tui.detail import MemoryScreen
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +127,7 @@ def test_help_screen(steady, snap_compare):
 def test_add_thought_form(steady, snap_compare, monkeypatch):
     # the form offers mining and evolution as switches when the build has them; the picture
     # shows them switchable whatever this build has, so it does not change as they land
-    monkeypatch.setattr("localmem.tui.forms.available_jobs", lambda memory: {"mine", "evolve"})
+    monkeypatch.setattr("localmem_tui.forms.available_jobs", lambda memory: {"mine", "evolve"})
 
     async def run_before(pilot) -> None:
         await _open_rate_limit_session(steady)(pilot)

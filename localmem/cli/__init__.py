@@ -15,7 +15,6 @@ from localmem.cli import (
     admin,
     agent,
     attributes,
-    bench,
     consolidate,
     demo,
     evolution,
@@ -49,7 +48,6 @@ COMMANDS = [
     migrate,
     models,
     experiment,
-    bench,
     demo,
     tui,
     serve,
@@ -75,8 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    return run_parsed(build_parser().parse_args(argv))
+
+
+def run_parsed(args: argparse.Namespace) -> int:
+    """Run a parsed command (``args.func``): errors become one line and an exit code."""
     try:
         return int(args.func(args) or 0)
     except (LocalMemError, CommandError) as exc:

@@ -1,24 +1,33 @@
-"""localmem experiment NAME: the seed experiments (MemInsight, A-Mem, Mem^p, RAG).
+"""localmem experiment / bench: moved to the lab (``python scripts/experiment.py NAME``).
 
-The experiments themselves, with their options, are listed in
-:data:`localmem.experiments.registry.EXPERIMENTS`.
+The seed experiments and the benchmarks on public data are research tools, not part of the
+product, so they left the package for ``scripts/lab`` in a checkout. The commands stay as
+signposts for a while, so a script that calls them learns where they went.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from localmem.console import store_options
+from localmem.console import CommandError
+
+MOVED = (
+    "`localmem {command}` moved to the lab: from a checkout of localmem, run "
+    "`python scripts/experiment.py NAME` (python scripts/experiment.py --help lists them)"
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add `localmem experiment NAME` for every experiment."""
-    from localmem.experiments.registry import EXPERIMENTS
+    """Add the `experiment` and `bench` signposts."""
+    for command in ("experiment", "bench"):
+        p = sub.add_parser(
+            command,
+            help="moved: python scripts/experiment.py NAME, from a checkout",
+            description=MOVED.format(command=command),
+        )
+        p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+        p.set_defaults(func=_moved, moved=command)
 
-    p = sub.add_parser("experiment", help="run a seed experiment and write its results")
-    names = p.add_subparsers(dest="experiment", metavar="NAME")
-    names.required = True
-    for name, exp in EXPERIMENTS.items():
-        ep = names.add_parser(name, parents=[store_options()], help=exp.help)
-        exp.configure(ep)
-        ep.set_defaults(func=exp.run)
+
+def _moved(args: argparse.Namespace) -> int:
+    raise CommandError(MOVED.format(command=args.moved))

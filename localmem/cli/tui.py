@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from localmem.console import CommandError
 
@@ -76,6 +77,21 @@ def _is_empty(path: Path) -> bool:
     return Memory.peek_count(path) == 0
 
 
+def _tui_app() -> Any:
+    """The terminal UI's app factory: a distribution of its own (``localmem-tui``), so the
+    library installs without Textual; a missing one is said in one line."""
+    try:
+        from localmem_tui import make_app  # Textual is imported only for this command
+    except ImportError as exc:
+        if exc.name not in ("localmem_tui", "textual"):
+            raise
+        raise CommandError(
+            "the terminal UI is not installed: pip install localmem-tui "
+            "(from a checkout: pip install -e ./tui)"
+        ) from None
+    return make_app
+
+
 def cmd_tui(args: argparse.Namespace) -> int:
     """localmem tui"""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -85,7 +101,8 @@ def cmd_tui(args: argparse.Namespace) -> int:
     from localmem.discovery import find_server
     from localmem.memory import Memory
     from localmem.remote import connect
-    from localmem.tui import make_app  # Textual is imported only for this command
+
+    make_app = _tui_app()
 
     path, fill_demo, notices = choose_store(args.store, demo=args.demo)
     server = find_server(path) if isinstance(path, Path) else None
