@@ -34,11 +34,11 @@ from localmem.infer.reading import Reader, Reading
 #: the new fact's probability of filling no slot above which it is read as none
 NONE_P = 0.5
 #: the probability that both facts fill the same slot (sum over slots of the product)
-SAME_SLOT_P = 0.2
+SAME_SLOT_P = 0.1
 #: a fact with an ending probability at least this ends rather than states
 ENDING_P = 0.5
 #: slot agreement times cosine needed to supersede (calibrated on the dev dialogues)
-CONFIDENCE = 0.2
+CONFIDENCE = 0.1
 #: words that name a person by relation: "Ann's sister" is not Ann
 RELATIONS = frozenset(
     """sister brother mum mom dad mother father son daughter husband wife partner boyfriend
@@ -65,14 +65,18 @@ def _subject(reading: Reading, speaker: str | None) -> frozenset[str]:
     return frozenset(words)
 
 
-def same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Whether two subjects can be the same (an unnamed one can be anyone)."""
+def same_subject(
+    a: frozenset[str], b: frozenset[str], a_words: frozenset[str], b_words: frozenset[str]
+) -> bool:
+    """Whether two subjects can be the same: an unnamed one can be anyone; two named ones
+    share a word, or one is named anywhere in the other fact ("Walter and Uma got married"
+    is about Uma too)."""
     if not a or not b:
         return True
-    if not a & b:
-        return False
-    # "ann" and "ann sister" share a word but are two people
-    return not ((a ^ b) & RELATIONS)
+    if a & b:
+        # "ann" and "ann sister" share a word but are two people
+        return not ((a ^ b) & RELATIONS)
+    return a <= b_words or b <= a_words
 
 
 def _compatible_aspect(a: frozenset[str], b: frozenset[str]) -> bool:
@@ -135,7 +139,9 @@ def endings(
         if same < SAME_SLOT_P or old.ending_p >= ENDING_P:
             continue
         theirs = _subject(old, (speakers[i] if speakers else None) or speaker)
-        if not same_subject(mine, theirs) or not _compatible_aspect(new.aspect, old.aspect):
+        if not same_subject(mine, theirs, new.words | mine, old.words | theirs):
+            continue
+        if not _compatible_aspect(new.aspect, old.aspect):
             continue
         why = _how(new, old, slot, single)
         if why is None:

@@ -34,6 +34,8 @@ TOKEN = re.compile(r"\w+(?:[.'’:/-]\w+)*|[^\w\s]")
 #: closed-class words that negate or end (grammar, not a list of phrasings)
 NEGATION_CUES = ("not", "n't", "no", "never", "anymore", "longer", "nor", "without", "more")
 _SAID_BY = re.compile(r"^\s*[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?:\s+")
+#: the date a relative time was resolved to, appended by the extraction ("(June 2022)")
+_RESOLVED = re.compile(r"\s*\([^()]*\)\s*$")
 _NUMBER_WORDS = {
     w: str(i)
     for i, w in enumerate(
@@ -103,7 +105,7 @@ def cue_vector(tokens: Sequence[str]) -> np.ndarray:
 
 def tokens_of(text: str) -> list[str]:
     """The tokens of a fact, without a leading "Name:" (who said it is not what it says)."""
-    return TOKEN.findall(_SAID_BY.sub("", text, count=1))
+    return TOKEN.findall(_RESOLVED.sub("", _SAID_BY.sub("", text, count=1)))
 
 
 def normal_terms(words: Sequence[str]) -> frozenset[str]:
@@ -199,6 +201,8 @@ class Reader:
         def span(tag: str) -> frozenset[str]:
             return normal_terms([t for t, g in zip(tokens, tags, strict=True) if g == tag])
 
+        subject = frozenset(w for w in span("S") if not any(c.isdigit() for c in w))
+
         core = normal_terms(
             [
                 t
@@ -210,7 +214,7 @@ class Reader:
             slot=self.slots[best],
             slot_p=float(probs[best]),
             ending_p=self.ending_p(vector, tokens),
-            subject=span("S"),
+            subject=subject,
             aspect=span("A"),
             value=span("V"),
             ended=span("X"),

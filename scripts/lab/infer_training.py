@@ -213,7 +213,8 @@ WHENS = _l(
     """every Monday|every Tuesday|on Wednesdays|on Thursdays|every Friday|at 9:30|at 10:15|
 at 2am UTC|at 4am|at midnight|at noon|twice a week|every two weeks|once a month|daily|hourly|
 every six hours|on the first of the month|on Tuesday mornings|after lunch on Fridays|
-every other Thursday|weekly|at 8pm|at 6am"""
+every other Thursday|weekly|at 8pm|at 6am|two weeks long|one week|three weeks|
+from 9 to 5|around the clock|24/7|Monday to Friday|on weekends only|in the mornings"""
 )
 LIMITS = [
     ("rate limit", _l("100 requests per minute|300 requests per minute|50 per second|1000 per hour")),
@@ -336,7 +337,10 @@ _AGREE = {
 # with "!" ends a fact.
 FRAMES: dict[str, list[str]] = {
     "home": _l(
-        """{S} live{s} in {V}|{S} {be} living in {V} now|{S} moved to {V} {T}|{S} relocated to {V}|
+        """{S} {be} still in the same flat in {V}|{V} {have} been good to {M} since {T}|the new place
+in {V} is great, says {S}|{S} {be} in {V} now, the house has a garden|{S} call{s} {V} home now|
+{S} {have} a house in {V} now|{S} {be} living out in {V} these days|{S} moved house to {V}|
+{S} live{s} in {V}|{S} {be} living in {V} now|{S} moved to {V} {T}|{S} relocated to {V}|
 {S} {have} settled in {V}|{S} {be} based in {V}|home for {M} is {V} these days|{S} bought a place
 in {V}|{S} {be} renting a flat in {V}|{V} is home now for {S}|{S} finally moved into a house in {V}|
 {S} just signed a lease in {V}|{S} {have} been in {V} since {T}|{S} moved from {X} to {V}|
@@ -348,7 +352,10 @@ in {V}|{S} {be} renting a flat in {V}|{V} is home now for {S}|{S} finally moved 
 !{S} sold the house in {X}"""
     ),
     "employer": _l(
-        """{S} work{s} at {V}|{S} work{s} for {V}|{S} joined {V} {T}|{S} started at {V} {T}|
+        """{S} {be} a {R} at {V}|{S} {be} a {R} with {V} these days|{S} work{s} in {R} at {V}|
+{S} {have} worked at {V} for ages|{S} {be} still at {V}|{S} went back to {V}|{S} {be} doing
+{R} work for {V} now|{S} got hired by {V}|{S} landed a job at {V}|
+{S} work{s} at {V}|{S} work{s} for {V}|{S} joined {V} {T}|{S} started at {V} {T}|
 {S} got a job at {V}|{S} {be} employed by {V}|{S} {have} been at {V} for three years|
 {S} took a job with {V}|{S} {be} with {V} now|{S} signed with {V}|{V} hired {M} {T}|
 {S} left {X} and joined {V}|{S} switched from {X} to {V}|{S} {be} now at {V}, not {X}|
@@ -359,7 +366,9 @@ Monday|{S} work{s} for {V} these days|{S} accepted an offer from {V}|{S} {have} 
 !{S} {be} between jobs now|!{S} resigned from {X}|!{S} handed in {P} notice at {X}"""
     ),
     "role": _l(
-        """{S} work{s} as a {V}|{S} {be} a {V}|{S} {be} a {V} at the hospital|{S} got promoted to {V}|
+        """{S} {be} a {V} in the same team now|{S} work{s} as {V} at a school|{S} {be} a
+{V} these days|{S} {be} the {V} now|{S} got the {V} job|
+{S} work{s} as a {V}|{S} {be} a {V}|{S} {be} a {V} at the hospital|{S} got promoted to {V}|
 {S} {be} the new {V}|{S} became a {V} {T}|{S} retrained as a {V}|{S} {be} working as a {V} now|
 {P} job title is {V}|{P} role is {V} now|{S} {have} been made {V}|{S} stepped up to {V}|
 {S} went from {X} to {V}|{S} {be} a {V} now, no longer a {X}|{S} qualified as a {V} {T}|
@@ -412,20 +421,27 @@ for the {V}|{P} team is the {V}|{S} now sit{s} with the {V}|{S} got moved over t
 {S} run{s} {V} {A}|{S} speak{s} {V} {A}|{S} added one more, {V} {A} now"""
     ),
     "preference": _l(
-        """{S} prefer{s} {V} as the {A}|for the {A}, {S} want{s} {V}|{S} always want{s} the {A}
+        """{P} favourite {A} is {V}|{V} is {P} favourite {A}|{P} favourite {A} is {V}
+now|{V} {have} become {P} favourite {A}|{S} like{s} {V} best as a {A}|{V} is {P} go-to {A}|
+{P} new favourite {A} is {V}|{S} {have} gone off {X}, {P} favourite {A} is {V} now|
+{P} favourite {A} used to be {X} but now it's {V}|
+{S} prefer{s} {V} as the {A}|for the {A}, {S} want{s} {V}|{S} always want{s} the {A}
 {V}|{P} {A} is {V} now|{S} switched {P} {A} to {V}|{S} use{s} {V} for the {A}|{S} go{es} for
 {V} as the {A}|the {A} for {S} is {V}|{S} changed {P} {A} to {V}|{S} {be} on {V} as the {A}
 now|{S} switched from {X} to {V} as the {A}"""
     ),
     "hobby": _l(
-        """{S} play{s} {V}|{S} play{s} {V} every weekend|{S} love{s} {V}|{S} {be} really into {V}|
+        """{S} run{s} with {V}|{S} {be} part of {V}|{S} {have} been doing {V} for years|
+{S} play{s} {V}|{S} play{s} {V} every weekend|{S} love{s} {V}|{S} {be} really into {V}|
 {S} do{es} {V} twice a week|{S} took up {V} {T}|{S} enjoy{s} {V}|{S} like{s} {V}|
 {S} {be} learning {V}|{S} started {V} {T}|{S} {be} obsessed with {V}|{S} go{es} {V} on Sundays|
 !{S} {do} not play {X} anymore|!{S} stopped {X}|!{S} gave up {X}|!{S} quit {X} {T}|
 !{S} {be} done with {X}|!{S} {do}n't do {X} any more|!{S} no longer enjoy{s} {X}"""
     ),
     "habit": _l(
-        """{S} {be} a member of {V}|{S} signed up for {V}|{S} still {have} {V}|{S} keep{s} up
+        """{S} {be} a member at {V}|{S} {have} a membership at {V}|{S} {be} signed up
+to {V}|{S} pay{s} for {V}|
+{S} {be} a member of {V}|{S} signed up for {V}|{S} still {have} {V}|{S} keep{s} up
 {V}|{S} go{es} to {V} every week|{S} started {V} {T}|!{S} cancelled {X}|!{S} quit {X} {T}|
 !{S} {have} given up {X}|!{S} stopped {X} {T}|!{S} {do}n't do {X} anymore|!{S} dropped {X}|
 !{S} {be} off {X} for good|!no more {X} for {M}"""
@@ -443,14 +459,19 @@ studying for {V}|{S} moved up to {V}|{S} {be} in {V} this year|{S} enrolled in {
 {S} {be} on {A} {V} after the upgrade|{S} target{s} {A} {V}|{S} ship{s} with {A} {V}"""
     ),
     "owner": _l(
-        """{V} own{s} {S}|{S} {be} owned by {V}|{V} {be} responsible for {S}|{V} took over {S}
+        """{S} is handled by {V} now|{V} write{s} {S}|{V} {be} doing {S} from now on|
+{S} is {V}'s job now|{V} look{s} after {S} these days|{V} has {S} this month|{V} run{s} {S}
+now that {X} left|{S} went from {X} to {V}|{V} do{es} {S} now|{V} picked up {S}|
+{V} own{s} {S}|{S} {be} owned by {V}|{V} {be} responsible for {S}|{V} took over {S}
 {T}|{X} handed {S} to {V}|{S} moved from {X} to {V}|{V} {be} on {S} this quarter|{S} is
 assigned to {V}|{V} runs {S} now|{V} leads {S}|{V} {be} in charge of {S}|{S} belongs to {V}
 now|{V} took over {S} from {X}|{X} passed {S} to {V}|{V} {be} looking after {S}|ownership of
 {S} went to {V}|{S} was reassigned to {V}|{V} {be} on call for {S}"""
     ),
     "schedule": _l(
-        """{S} {be} {V}|{S} run{s} {V}|{S} happen{s} {V}|we do {S} {V}|{S} moved to {V}|
+        """{S} {be} staffed {V}|{S} {be} {V} long|{S} last{s} {V}|{S} take{s} place {V}|
+{S} {be} every {V}|
+{S} {be} {V}|{S} run{s} {V}|{S} happen{s} {V}|we do {S} {V}|{S} moved to {V}|
 {S} {be} now {V}|we moved {S} to {V}|{S} go{es} out {V}|{S} is scheduled {V}|from now on
 {S} is {V}|{S} shifted from {X} to {V}|we changed {S} to {V}|{S} {be} {V} instead of {X}"""
     ),
@@ -467,7 +488,9 @@ we migrated {S} from {X} to {V}|{S} left {X} for {V}|{S} {be} served from {V}|{S
 on {V} now, no more {X}|{S} {have} moved to {V}|!we shut down {S} in {X}|!we closed {X}"""
     ),
     "tool": _l(
-        """we use {V} for {A}|{A} is {V} now|{A} goes through {V}|{S} use{s} {V} for {A}|
+        """{A} go{es} out with {V} now|{A} ship{s} with {V}|{S} {be} built on {V}|
+{A} {be} in {V} now|{A} now live{s} in {V}|{S} {be} on {V} now|{V} is what we use for {A}|
+we use {V} for {A}|{A} is {V} now|{A} goes through {V}|{S} use{s} {V} for {A}|
 we switched {A} to {V}|we replaced {X} with {V} for {A}|{A} moved from {X} to {V}|we ditched
 {X}, {A} is {V} now|{S} rel{ies} on {V} for {A}|all {A} runs on {V}|we picked {V} for {A}|
 {A} is handled by {V}|!we stopped using {X} for {A}|!we dropped {X}"""
@@ -502,7 +525,18 @@ we watched the match at the pub|{S} told a great story at dinner|{S} recommended
 {S} {be} learning to cook curry|{S} sent me photos of the beach|we talked about {C} for hours|
 {S} asked about {K}|{S} complained about the rent|the landlord fixed the boiler|{S} bought
 new running shoes|{S} {be} excited about the holidays|{S} {have} a dentist appointment
-on Monday|{S} {be} planning a surprise party"""
+on Monday|{S} {be} planning a surprise party|good call|they need you|nice, well done|
+that's huge|yes!|no way|ha, classic|fair enough|good riddance|what a week|I'm here if you need
+anything|send photos!|enjoy it!|tell me everything!|how's the new setup?|any news?|
+did you see the snow?|yes, the trains were a mess|the drummer?|proud of you|congratulations,
+well deserved|sorry to hear that|is it helping?|ask me next year|cheaper?|much|noted|
+I'll update the runbook|anyone around for a review?|the flaky test is back|ugh, I'll look|
+time to clean up the old clusters|expect some angry emails|who's doing nights?|is there
+parking?|sadly no|latency okay?|fine so far|any replicas?|not yet|was it worth it?|
+that should calm things down|customers keep hitting it|let's tell the team|
+{S} sent a long email about the offsite|{S} had lunch with the new hires|{S} gave a talk
+at the meetup|the office is freezing today|the wifi is down again|{S} {be} on holiday
+next week|{S} brought cake for everyone|{S} {be} off sick today|the printer jammed again"""
 )
 
 
@@ -556,6 +590,8 @@ def _value(slot: str, rng: random.Random) -> tuple[str, str, list[str]]:
     if slot == "count":
         return rng.choice(NUMBERS), rng.choice(COUNT_NOUNS), NUMBERS
     if slot == "preference":
+        if rng.random() < 0.5:
+            return rng.choice(FAVOURITES), rng.choice(FAVOURITE_OF), FAVOURITES
         aspect, values = rng.choice(PREFERENCES)
         return rng.choice(values), aspect, values
     if slot == "hobby":
@@ -654,6 +690,7 @@ def example(slot: str, rng: random.Random) -> Example:
         "X": (old, "X"),
         "A": (aspect or "", "A"),
         "T": (rng.choice(TIMES), "O"),
+        "R": (rng.choice(ROLES), "O"),
     }
     tokens, tags = _fill(_agree(frame, subj), parts)
     _capitalise(tokens)
