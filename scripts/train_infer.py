@@ -1,7 +1,8 @@
 """Fit the model-free fact reader (issue 35) and write ``localmem/infer/data/reading.npz``.
 
 Usage:
-    python scripts/train_infer.py [--per-slot 900] [--seed 35] [--out localmem/infer/data/reading.npz]
+    python scripts/train_infer.py [--per-slot 900] [--seed 35]
+        [--out localmem/infer/data/reading.npz]
 
 Generates sentences (``lab.infer_training``: slot types x paraphrase frames x values x
 subjects, each token tagged), embeds them with the store's default embedder, and fits:

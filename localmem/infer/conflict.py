@@ -34,18 +34,66 @@ from localmem.infer.reading import Reader, Reading
 #: the new fact's probability of filling no slot above which it is read as none
 NONE_P = 0.5
 #: the probability that both facts fill the same slot (sum over slots of the product)
-SAME_SLOT_P = 0.1
+SAME_SLOT_P = 0.05
 #: a fact with an ending probability at least this ends rather than states
 ENDING_P = 0.5
 #: slot agreement times cosine needed to supersede (calibrated on the dev dialogues)
-CONFIDENCE = 0.1
+CONFIDENCE = 0.03
 #: words that name a person by relation: "Ann's sister" is not Ann
 RELATIONS = frozenset(
-    """sister brother mum mom dad mother father son daughter husband wife partner boyfriend
-girlfriend cousin aunt uncle grandma grandpa grandmother grandfather granny neighbour neighbor
-flatmate roommate friend boss colleague niece nephew stepdad stepmum parent parents kid kids
-child children baby twin twins fiance fiancee in-law mother-in-law father-in-law manager""".split()
+    [
+        "sister",
+        "brother",
+        "mum",
+        "mom",
+        "dad",
+        "mother",
+        "father",
+        "son",
+        "daughter",
+        "husband",
+        "wife",
+        "partner",
+        "boyfriend",
+        "girlfriend",
+        "cousin",
+        "aunt",
+        "uncle",
+        "grandma",
+        "grandpa",
+        "grandmother",
+        "grandfather",
+        "granny",
+        "neighbour",
+        "neighbor",
+        "flatmate",
+        "roommate",
+        "friend",
+        "boss",
+        "colleague",
+        "niece",
+        "nephew",
+        "stepdad",
+        "stepmum",
+        "parent",
+        "parents",
+        "kid",
+        "kids",
+        "child",
+        "children",
+        "baby",
+        "twin",
+        "twins",
+        "fiance",
+        "fiancee",
+        "in-law",
+        "mother-in-law",
+        "father-in-law",
+        "manager",
+    ]
 )
+#: slots that hold one value per aspect (a favourite colour, a seat): without one, no conflict
+ASPECT_NEEDED = frozenset({"preference"})
 _SELF = frozenset({"i", "me", "my", "we", "us", "our", "mine", "ours", "myself"})
 
 
@@ -101,10 +149,12 @@ def _how(new: Reading, old: Reading, slot: str, single: bool) -> str | None:
     if new.ended & old.value:
         return f"ends {slot}: {' '.join(sorted(new.ended & old.value))}"
     if new.ending_p >= ENDING_P:
-        said = new.value | new.ended
-        if said & old.value:
-            return f"ends {slot}: {' '.join(sorted(said & old.value))}"
-        if single and not said:
+        # an ending ends the fact whose value it names anywhere ("Yara and I broke up"), or,
+        # in a slot of one value, the fact it names no other value for ("I retired")
+        named = old.value & new.words
+        if named:
+            return f"ends {slot}: {' '.join(sorted(named))}"
+        if single and not (new.value | new.ended) - old.words:
             return f"ends {slot}"
         return None
     if not single or not changed(new, old):
@@ -143,6 +193,8 @@ def endings(
             continue
         if not _compatible_aspect(new.aspect, old.aspect):
             continue
+        if slot in ASPECT_NEEDED and not (new.aspect or old.aspect):
+            continue  # "likes tea" and "likes coffee": one value per aspect, and none is named
         why = _how(new, old, slot, single)
         if why is None:
             continue

@@ -216,7 +216,10 @@ def decide(
         speaker=fact.speaker,
         memories=tuple(
             reconcile_task.Known(
-                text=m.content, time=m.when.date().isoformat(), similarity=round(cos, 4)
+                text=m.content,
+                time=m.when.date().isoformat(),
+                similarity=round(cos, 4),
+                current=m.valid_to is None,
             )
             for m, cos in shown
         ),

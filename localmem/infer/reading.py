@@ -46,8 +46,48 @@ _ARTICLES = frozenset(
     "a an the my our his her their your its this that these those some".split()  # noqa: SIM905
 )
 _STOP = frozenset(
-    "a an the of to in on at for with and or but so as by from is are am was were be been "
-    "it its this that these those there here now then just still also too very really".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "and",
+        "or",
+        "but",
+        "so",
+        "as",
+        "by",
+        "from",
+        "is",
+        "are",
+        "am",
+        "was",
+        "were",
+        "be",
+        "been",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "now",
+        "then",
+        "just",
+        "still",
+        "also",
+        "too",
+        "very",
+        "really",
+    ]
 )
 DATA = "reading.npz"
 TAGS = ("O", "S", "A", "V", "X")
@@ -110,14 +150,15 @@ def tokens_of(text: str) -> list[str]:
 
 def normal_terms(words: Sequence[str]) -> frozenset[str]:
     """Words of a span as compared: lower case, articles and stop words aside, numbers as
-    digits, a possessive's ``'s`` dropped."""
+    digits, a possessive's ``'s`` and a contraction dropped, a lower-case plural singular."""
     out = set()
-    for w in words:
-        w = re.sub(r"['’](?:s|re|m|ve|ll|d)$", "", w.lower())
+    for word in words:
+        w = re.sub(r"['’](?:s|re|m|ve|ll|d)$", "", word.lower())
         w = _NUMBER_WORDS.get(w, w)
         if w in _ARTICLES or w in _STOP or not re.search(r"\w", w):
             continue
-        out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
+        plural = len(w) > 3 and w.endswith("s") and not w.endswith("ss") and word.islower()
+        out.add(w[:-1] if plural else w)  # "cats" is "cat"; a name ("Paris") stays whole
     return frozenset(out)
 
 
@@ -203,13 +244,25 @@ class Reader:
 
         subject = frozenset(w for w in span("S") if not any(c.isdigit() for c in w))
 
+        def named(i: int, t: str) -> bool:  # a name past the first word, or a number
+            return bool(re.search(r"\d", t)) or (i > 0 and t[:1].isupper() and t != "I")
+
         core = normal_terms(
             [
                 t
-                for i, (t, g) in enumerate(zip(tokens, tags, strict=True))
-                if g == "V" and (re.search(r"\d", t) or (i > 0 and t[:1].isupper()))
+                for i, (t, g) in enumerate(zip(tokens, tags, strict=False))
+                if g == "V" and named(i, t)
             ]
         )
+        if not core and not span("V"):
+            # no value tagged: the names and numbers that are not its subject, aspect or ended
+            core = normal_terms(
+                [
+                    t
+                    for i, (t, g) in enumerate(zip(tokens, tags, strict=False))
+                    if g == "O" and named(i, t)
+                ]
+            )
         reading = Reading(
             slot=self.slots[best],
             slot_p=float(probs[best]),

@@ -43,6 +43,9 @@ class Known(TaskInput):
     time: str | None = None
     #: cosine between it and the new fact, when the caller computed it (model-free rules only)
     similarity: float | None = None
+    #: whether it is still true now (False: superseded, shown as what was true at the fact's
+    #: time); the model-free decision ends a current memory first
+    current: bool = True
 
 
 class ReconcileInput(TaskInput):
@@ -136,7 +139,8 @@ def learned(inp: ReconcileInput, ctx: TaskContext) -> Decision | None:
     )
     if not found:
         return None
-    best = found[0]
+    # a memory still true is the one to end; one already superseded keeps its successor
+    best = min(found, key=lambda e: (not inp.memories[e.index].current, -e.confidence))
     return Decision(event="INVALIDATE", target=best.index + 1, reason=best.reason)
 
 

@@ -217,7 +217,10 @@ every other Thursday|weekly|at 8pm|at 6am|two weeks long|one week|three weeks|
 from 9 to 5|around the clock|24/7|Monday to Friday|on weekends only|in the mornings"""
 )
 LIMITS = [
-    ("rate limit", _l("100 requests per minute|300 requests per minute|50 per second|1000 per hour")),
+    (
+        "rate limit",
+        _l("100 requests per minute|300 requests per minute|50 per second|1000 per hour"),
+    ),
     ("timeout", _l("5 seconds|10 seconds|30 seconds|2 minutes|90 seconds")),
     ("upload limit", _l("10 MB|25 MB|100 MB|2 GB|500 MB")),
     ("budget", _l("10k a month|15k a month|20k a month|40k a quarter|2k a week")),
@@ -271,6 +274,18 @@ it's a big change|it feels weird|so much better|everyone is happy about it|for n
 )
 
 
+#: what often follows a value in speech ("moved to Osaka for work")
+AFTER = _l(
+    """for work|with the kids|near the park|in the end|after the holidays|for the weather|to be
+near family|and we love it|which is great|so that's that|for now|with two friends|in an old
+house|by the sea|since the spring|at least for a while|for the commute|because of the rent|
+every day|no contest|all the blossom|it's so much calmer|mostly on weekends|for a while now|
+on the third floor|in the new building|across the street|for personal reasons"""
+)
+#: how a turn often starts
+BEFORE = _l("No|Yes|Well|Honestly|So|Oh|Actually|Right|Okay|Ha|Yep|Nope|Update")
+
+
 @dataclass(frozen=True)
 class Example:
     """One generated sentence: its tokens, their tags, its slot and whether it ends a fact."""
@@ -288,7 +303,7 @@ class Example:
 def detokenise(tokens: tuple[str, ...] | list[str]) -> str:
     out = ""
     for t in tokens:
-        if out and not re.match(r"[^\w\s]", t) or t in "(":
+        if (out and not re.match(r"[^\w\s]", t)) or t in "(":
             out += " "
         out += t
     return out.strip()
@@ -326,7 +341,15 @@ def thing_subject(rng: random.Random) -> Subject:
 _AGREE = {
     "1s": {"s": "", "es": "", "be": "am", "have": "have", "was": "was", "do": "do", "ies": "y"},
     "1p": {"s": "", "es": "", "be": "are", "have": "have", "was": "were", "do": "do", "ies": "y"},
-    "3s": {"s": "s", "es": "es", "be": "is", "have": "has", "was": "was", "do": "does", "ies": "ies"},
+    "3s": {
+        "s": "s",
+        "es": "es",
+        "be": "is",
+        "have": "has",
+        "was": "was",
+        "do": "does",
+        "ies": "ies",
+    },
     "3p": {"s": "", "es": "", "be": "are", "have": "have", "was": "were", "do": "do", "ies": "y"},
 }
 
@@ -337,8 +360,9 @@ _AGREE = {
 # with "!" ends a fact.
 FRAMES: dict[str, list[str]] = {
     "home": _l(
-        """{S} {be} still in the same flat in {V}|{V} {have} been good to {M} since {T}|the new place
-in {V} is great, says {S}|{S} {be} in {V} now, the house has a garden|{S} call{s} {V} home now|
+        """{S} {be} still in the same flat in {V}|{V} {have} been good to {M} since {T}|
+the new place in {V} is great, says {S}|{S} {be} in {V} now, the house has a garden|
+{S} call{s} {V} home now|
 {S} {have} a house in {V} now|{S} {be} living out in {V} these days|{S} moved house to {V}|
 {S} live{s} in {V}|{S} {be} living in {V} now|{S} moved to {V} {T}|{S} relocated to {V}|
 {S} {have} settled in {V}|{S} {be} based in {V}|home for {M} is {V} these days|{S} bought a place
@@ -431,7 +455,9 @@ now|{V} {have} become {P} favourite {A}|{S} like{s} {V} best as a {A}|{V} is {P}
 now|{S} switched from {X} to {V} as the {A}"""
     ),
     "hobby": _l(
-        """{S} run{s} with {V}|{S} {be} part of {V}|{S} {have} been doing {V} for years|
+        """{S} like{s} {V} in the morning|{S} love{s} {V} after dinner|{S} enjoy{s} {V} now and
+then|{S} like{s} {V} on quiet evenings|{S} {be} a big fan of {V}|{S} like{s} {V} too|
+{S} run{s} with {V}|{S} {be} part of {V}|{S} {have} been doing {V} for years|
 {S} play{s} {V}|{S} play{s} {V} every weekend|{S} love{s} {V}|{S} {be} really into {V}|
 {S} do{es} {V} twice a week|{S} took up {V} {T}|{S} enjoy{s} {V}|{S} like{s} {V}|
 {S} {be} learning {V}|{S} started {V} {T}|{S} {be} obsessed with {V}|{S} go{es} {V} on Sundays|
@@ -594,8 +620,9 @@ def _value(slot: str, rng: random.Random) -> tuple[str, str, list[str]]:
             return rng.choice(FAVOURITES), rng.choice(FAVOURITE_OF), FAVOURITES
         aspect, values = rng.choice(PREFERENCES)
         return rng.choice(values), aspect, values
-    if slot == "hobby":
-        return rng.choice(HOBBIES), "", HOBBIES
+    if slot == "hobby":  # likes: several hold at once ("likes tea", "likes coffee")
+        pool = FAVOURITES if rng.random() < 0.4 else HOBBIES
+        return rng.choice(pool), "", pool
     if slot == "habit":
         return rng.choice(HABITS), "", HABITS
     if slot == "education":
@@ -635,14 +662,20 @@ def _subject_for(slot: str, rng: random.Random) -> Subject:
 def _decorate(tokens: list[str], tags: list[str], rng: random.Random) -> None:
     """A filler before, a tail after, or the sentence as said by someone ("Ann: ...")."""
     r = rng.random()
-    if r < 0.15:
-        head = TOKEN.findall(rng.choice(FILLERS)) + [","]
+    if r < 0.25:
+        words = rng.choice(FILLERS) if r < 0.12 else rng.choice(BEFORE)
+        head = [*TOKEN.findall(words), ","]
         if tokens and tokens[0] in _LOWER:
             tokens[0] = tokens[0].lower()
         tokens[:0] = head
         tags[:0] = ["O"] * len(head)
-    elif r < 0.3:
-        tail = [","] + TOKEN.findall(rng.choice(TAILS))
+    r = rng.random()
+    if r < 0.2:
+        tail = [",", *TOKEN.findall(rng.choice(TAILS))]
+        tokens += tail
+        tags += ["O"] * len(tail)
+    elif r < 0.5:
+        tail = ([","] if rng.random() < 0.4 else []) + TOKEN.findall(rng.choice(AFTER))
         tokens += tail
         tags += ["O"] * len(tail)
     if rng.random() < 0.2:
