@@ -7,7 +7,7 @@ Embeds the pairs of ``scripts/lab/data/links/dev.json`` with the default embedde
 cosine from which two memories are linked: the threshold with the best balanced accuracy on
 dev (ties: the higher one, fewer links). Prints it with its figures on dev (in-sample) and on
 ``heldout.json`` (never used to choose). The chosen value goes into
-``EvolutionConfig.link_similarity`` by hand, so a change is a reviewed commit.
+``CALIBRATED`` of ``localmem/evolution/modelfree.py`` by hand, so a change is a reviewed commit.
 """
 
 from __future__ import annotations

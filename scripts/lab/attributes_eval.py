@@ -50,7 +50,9 @@ class Prediction:
 def predict(miner, memories: Sequence[dict[str, Any]]) -> list[Prediction]:
     """Mine every memory (its main topic and intent) with the margins the abstention reads."""
     texts = [text_of(m) for m in memories]
-    vectors = miner.embedder.embed_batch(texts)
+    # one at a time, as an add embeds it: the int8 embedder's vectors shift a little with the
+    # batch they are embedded in (its activations are quantised per batch)
+    vectors = [miner.embedder.embed_batch([t])[0] for t in texts]
     out = []
     for text, vec in zip(texts, vectors, strict=True):
         mined = miner.mine(text, vector=vec)
