@@ -26,32 +26,11 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from lab.infer_training import SLOTS, generate
+from lab.infer_training import SINGLE_VALUED, SLOTS, generate
 from sklearn.linear_model import LogisticRegression
 
 from localmem.embed import make_embedder
 from localmem.infer.reading import TAGS, cue_vector, token_features
-
-#: slots that hold one value at a time: a new value ends the old one
-SINGLE_VALUED = (
-    "home",
-    "employer",
-    "role",
-    "partner",
-    "diet",
-    "team",
-    "manager",
-    "age",
-    "count",
-    "preference",
-    "education",
-    "version",
-    "owner",
-    "schedule",
-    "limit",
-    "host",
-    "tool",
-)
 
 
 def _dedupe(examples):

@@ -50,6 +50,10 @@ SLOTS = (
     "tool",
     "none",
 )
+#: slots that hold several values at once: only an ending that names one ends it
+MULTI_VALUED = ("allergy", "hobby", "habit")
+#: slots that hold one value at a time: a new value ends the old one
+SINGLE_VALUED = tuple(s for s in SLOTS if s not in (*MULTI_VALUED, "none"))
 
 
 def _l(text: str) -> list[str]:
@@ -594,22 +598,36 @@ def _fill(frame: str, parts: dict[str, tuple[str, str]]) -> tuple[list[str], lis
     return tokens, tags
 
 
+#: slots whose value is one pick from a list, and slots whose value comes with its aspect
+_PLAIN: dict[str, list[str]] = {
+    "home": CITIES,
+    "employer": COMPANIES,
+    "role": ROLES,
+    "partner": PARTNERS,
+    "manager": PARTNERS,
+    "diet": DIETS,
+    "allergy": ALLERGENS,
+    "team": TEAMS,
+    "habit": HABITS,
+    "education": SCHOOLS,
+    "owner": OWNERS,
+    "schedule": WHENS,
+    "host": HOSTS,
+}
+_WITH_ASPECT: dict[str, list[tuple[str, list[str]]]] = {
+    "version": DEPENDENCIES,
+    "limit": LIMITS,
+    "tool": TOOLS,
+}
+
+
 def _value(slot: str, rng: random.Random) -> tuple[str, str, list[str]]:
     """``(value, aspect, pool)`` for a slot: a value, its aspect and where an old one comes from."""
-    if slot == "home":
-        return rng.choice(CITIES), "", CITIES
-    if slot == "employer":
-        return rng.choice(COMPANIES), "", COMPANIES
-    if slot == "role":
-        return rng.choice(ROLES), "", ROLES
-    if slot in ("partner", "manager"):
-        return rng.choice(PARTNERS), "", PARTNERS
-    if slot == "diet":
-        return rng.choice(DIETS), "", DIETS
-    if slot == "allergy":
-        return rng.choice(ALLERGENS), "", ALLERGENS
-    if slot == "team":
-        return rng.choice(TEAMS), "", TEAMS
+    if slot in _PLAIN:
+        return rng.choice(_PLAIN[slot]), "", _PLAIN[slot]
+    if slot in _WITH_ASPECT:
+        aspect, values = rng.choice(_WITH_ASPECT[slot])
+        return rng.choice(values), aspect, values
     if slot == "age":
         n = str(rng.randint(3, 95))
         return n, "", [str(i) for i in range(3, 95)]
@@ -623,25 +641,6 @@ def _value(slot: str, rng: random.Random) -> tuple[str, str, list[str]]:
     if slot == "hobby":  # likes: several hold at once ("likes tea", "likes coffee")
         pool = FAVOURITES if rng.random() < 0.4 else HOBBIES
         return rng.choice(pool), "", pool
-    if slot == "habit":
-        return rng.choice(HABITS), "", HABITS
-    if slot == "education":
-        return rng.choice(SCHOOLS), "", SCHOOLS
-    if slot == "version":
-        aspect, values = rng.choice(DEPENDENCIES)
-        return rng.choice(values), aspect, values
-    if slot == "owner":
-        return rng.choice(OWNERS), "", OWNERS
-    if slot == "schedule":
-        return rng.choice(WHENS), "", WHENS
-    if slot == "limit":
-        aspect, values = rng.choice(LIMITS)
-        return rng.choice(values), aspect, values
-    if slot == "host":
-        return rng.choice(HOSTS), "", HOSTS
-    if slot == "tool":
-        aspect, values = rng.choice(TOOLS)
-        return rng.choice(values), aspect, values
     raise KeyError(slot)
 
 
