@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from localmem import InputError
@@ -175,3 +176,49 @@ def test_model_output_is_normalised_and_checked():
             miner="llama:test",
             aliases=BUILTIN_ALIASES,
         )
+
+
+# -- issue 35: the part of the everyday set that fits each memory, and abstention -------------
+@pytest.fixture(scope="module")
+def everyday_miner(embedder):
+    return ModelFreeMiner(embedder, LABEL_SETS["everyday"], AttributeConfig())
+
+
+@pytest.mark.parametrize(
+    ("text", "part"),
+    [
+        ("Noor: We took the kids to the seaside and they built a huge sandcastle.", "life"),
+        ("Noor: My grandad's hip operation went fine, he's walking already.", "life"),
+        ("The login endpoint leaks a stack trace when the JSON body is malformed.", "software"),
+        (
+            "Sharded the events table by month; the nightly rollup now takes four minutes.",
+            "software",
+        ),
+    ],
+)
+def test_a_memory_gets_the_part_that_fits_it(everyday_miner, text, part):
+    vec = everyday_miner.embedder.embed_batch([text])[0]
+    assert everyday_miner.part(vec, text) == part
+    topic = everyday_miner.mine(text, vector=vec).first("topic")
+    groups = {x.name: x.group for x in LABEL_SETS["everyday"].topics}
+    assert topic is None or groups[topic] in (part, "work")
+
+
+def test_an_axis_is_left_empty_when_no_label_is_clearly_best(everyday_miner, monkeypatch):
+    from localmem.attributes import modelfree
+
+    text = "Noor: ok, see you then"
+    vec = everyday_miner.embedder.embed_batch([text])[0]
+    part = everyday_miner.part(vec, text)
+    scores = everyday_miner.label_scores("intent", vec, text)
+    allowed = np.sort(scores[everyday_miner.allowed("intent", part)])[::-1]
+    margin = float(allowed[0] - allowed[1])
+    monkeypatch.setitem(modelfree.ABSTAIN_MARGIN, "intent", margin + 0.001)
+    assert everyday_miner.mine(text, vector=vec).first("intent") is None
+    monkeypatch.setitem(modelfree.ABSTAIN_MARGIN, "intent", max(margin - 0.001, 0.0))
+    assert everyday_miner.mine(text, vector=vec).first("intent") is not None
+
+
+def test_a_forced_set_has_no_parts(miner):
+    vec = miner.embedder.embed_batch([NOTE])[0]
+    assert miner.part(vec, NOTE) is None and miner.allowed("topic", None).all()
