@@ -25,7 +25,7 @@ the hand-written dev dialogues (``scripts/lab/data/infer/dev.json``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -92,7 +92,8 @@ RELATIONS = frozenset(
         "manager",
     ]
 )
-#: slots that hold one value per aspect (a favourite colour, a seat): without one, no conflict
+#: slots that hold one value per aspect (a favourite colour, a seat): both facts must name the
+#: same aspect to conflict
 ASPECT_NEEDED = frozenset({"preference"})
 _SELF = frozenset({"i", "me", "my", "we", "us", "our", "mine", "ours", "myself"})
 
@@ -108,9 +109,21 @@ class Ending:
 
 def _subject(reading: Reading, speaker: str | None) -> frozenset[str]:
     words = set(reading.subject)
-    if speaker and words & _SELF:
+    if speaker and (words & _SELF or not words):
+        # "I", "we" (or no subject said) is the speaker
         words = (words - _SELF) | {speaker.lower()}
     return frozenset(words)
+
+
+def _without(reading: Reading, names: frozenset[str]) -> Reading:
+    """A reading whose value and ended value leave out who the fact is about: a subject or a
+    speaker named in a value is not the value ("ends hobby: caroline")."""
+    return replace(
+        reading,
+        value=reading.value - names,
+        ended=reading.ended - names,
+        core=reading.core - names,
+    )
 
 
 def same_subject(
@@ -150,9 +163,11 @@ def _how(new: Reading, old: Reading, slot: str, single: bool) -> str | None:
         return f"ends {slot}: {' '.join(sorted(new.ended & old.value))}"
     if new.ending_p >= ENDING_P:
         # an ending ends the fact whose value it names anywhere ("Yara and I broke up"), or,
-        # in a slot of one value, the fact it names no other value for ("I retired")
+        # in a slot of one value, the fact it names no other value for ("I retired"); in a
+        # slot of several values (likes, habits) it must also negate ("I don't play tennis
+        # anymore"): chat that merely mentions a hobby ends nothing
         named = old.value & new.words
-        if named:
+        if named and (single or new.negated):
             return f"ends {slot}: {' '.join(sorted(named))}"
         if single and not (new.value | new.ended) - old.words:
             return f"ends {slot}"
@@ -182,6 +197,7 @@ def endings(
     slot = reader.slots[k]
     single = slot in reader.single_valued
     mine = _subject(new, speaker)
+    new = _without(new, mine)
     out = []
     for i, (text, vec) in enumerate(memories):
         old = reader.read(text, vec)
@@ -191,10 +207,11 @@ def endings(
         theirs = _subject(old, (speakers[i] if speakers else None) or speaker)
         if not same_subject(mine, theirs, new.words | mine, old.words | theirs):
             continue
+        old = _without(old, theirs | mine)
         if not _compatible_aspect(new.aspect, old.aspect):
             continue
-        if slot in ASPECT_NEEDED and not (new.aspect or old.aspect):
-            continue  # "likes tea" and "likes coffee": one value per aspect, and none is named
+        if slot in ASPECT_NEEDED and not new.aspect & old.aspect:
+            continue  # one value per aspect (a favourite colour, a seat): both must name it
         why = _how(new, old, slot, single)
         if why is None:
             continue

@@ -46,48 +46,15 @@ _ARTICLES = frozenset(
     "a an the my our his her their your its this that these those some".split()  # noqa: SIM905
 )
 _STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "and",
-        "or",
-        "but",
-        "so",
-        "as",
-        "by",
-        "from",
-        "is",
-        "are",
-        "am",
-        "was",
-        "were",
-        "be",
-        "been",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "there",
-        "here",
-        "now",
-        "then",
-        "just",
-        "still",
-        "also",
-        "too",
-        "very",
-        "really",
-    ]
+    (  # noqa: SIM905
+        "a an the of to in on at for with and or but so as by from is are am was were be been "
+        "it its this that these those there here now then just still also too very really "
+        # pronouns, question words and the like: never a value, never a subject of their own
+        "i me my you your yours he him his she her hers we us our they them their who whom "
+        "what which how why when where each every all both some any much many more most other "
+        "such same own being been having do does did done can could would should will shall "
+        "may might must not no yes yeah yep ok okay oh wow hey thanks thank please plus"
+    ).split()
 )
 DATA = "reading.npz"
 TAGS = ("O", "S", "A", "V", "X")
@@ -177,6 +144,8 @@ class Reading:
     core: frozenset[str] = frozenset()
     #: every word of the fact, compared the same way
     words: frozenset[str] = frozenset()
+    #: whether it has a negation cue ("not", "no longer", "anymore": :data:`NEGATION_CUES`)
+    negated: bool = False
     probs: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
 
     def p(self, slot_index: int) -> float:
@@ -273,6 +242,7 @@ class Reader:
             ended=span("X"),
             core=core,
             words=normal_terms(tokens),
+            negated=bool(cue_vector(tokens).any()),
             probs=probs,
         )
         with self._lock:
