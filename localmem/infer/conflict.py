@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from localmem.answers.extractive import split_sentences
-from localmem.infer.reading import Reader, Reading
+from localmem.infer.reading import Reader, Reading, speaker_of
 
 #: the new fact's probability of filling no slot above which it is read as none
 NONE_P = 0.5
@@ -203,8 +203,8 @@ def endings(
     k = int(np.argmax([p if j != none else -1.0 for j, p in enumerate(new.probs)]))
     slot = reader.slots[k]
     single = slot in reader.single_valued
+    speaker = speaker or speaker_of(fact)
     mine = _subject(new, speaker)
-    new = _without(new, mine)
     out = []
     for i, (text, vec) in enumerate(memories):
         if len(split_sentences(text)) > MAX_SENTENCES:
@@ -213,15 +213,18 @@ def endings(
         same = float(np.dot(new.probs, old.probs)) - new.p(none) * old.p(none)
         if same < SAME_SLOT_P or old.ending_p >= ENDING_P:
             continue
-        theirs = _subject(old, (speakers[i] if speakers else None) or speaker)
+        said_by = (speakers[i] if speakers else None) or speaker_of(text) or speaker
+        theirs = _subject(old, said_by)
         if not same_subject(mine, theirs, new.words | mine, old.words | theirs):
             continue
-        old = _without(old, theirs | mine)
-        if not _compatible_aspect(new.aspect, old.aspect):
+        # neither fact's subject nor speaker (often addressed by name) is a value of either
+        names = theirs | mine | {n.lower() for n in (speaker, said_by) if n}
+        old, said = _without(old, names), _without(new, names)
+        if not _compatible_aspect(said.aspect, old.aspect):
             continue
-        if slot in ASPECT_NEEDED and not new.aspect & old.aspect:
+        if slot in ASPECT_NEEDED and not said.aspect & old.aspect:
             continue  # one value per aspect (a favourite colour, a seat): both must name it
-        why = _how(new, old, slot, single)
+        why = _how(said, old, slot, single)
         if why is None:
             continue
         confidence = same * max(float(np.dot(vector, vec)), 0.0)

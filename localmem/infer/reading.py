@@ -110,6 +110,12 @@ def cue_vector(tokens: Sequence[str]) -> np.ndarray:
     return out
 
 
+def speaker_of(text: str) -> str | None:
+    """Who said a fact kept as said ("Ann: ..."), or None."""
+    said = re.match(r"^\s*([A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?):\s+", text)
+    return said.group(1) if said else None
+
+
 def tokens_of(text: str) -> list[str]:
     """The tokens of a fact, without a leading "Name:" (who said it is not what it says)."""
     return TOKEN.findall(_RESOLVED.sub("", _SAID_BY.sub("", text, count=1)))

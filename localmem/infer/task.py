@@ -109,14 +109,6 @@ def normal(text: str) -> str:
     return " ".join(_WORD.findall(text.lower()))
 
 
-_SAID_BY = re.compile(r"^\s*([A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?):\s+")
-
-
-def _speaker_of(text: str) -> str | None:
-    said = _SAID_BY.match(text)
-    return said.group(1) if said else None
-
-
 def learned(inp: ReconcileInput, ctx: TaskContext) -> Decision | None:
     """The learned reading's decision (:mod:`localmem.infer.conflict`): INVALIDATE the memory
     the fact surely ends, or None (abstain) when none is sure or the store's embedder is not
@@ -134,8 +126,7 @@ def learned(inp: ReconcileInput, ctx: TaskContext) -> Decision | None:
         inp.fact,
         vectors[0],
         list(zip(texts[1:], vectors[1:], strict=True)),
-        speaker=inp.speaker or _speaker_of(inp.fact),
-        speakers=[_speaker_of(t) for t in texts[1:]],
+        speaker=inp.speaker,
     )
     if not found:
         return None
