@@ -134,7 +134,7 @@ def _fake_python(tmp_path: Path, body: str) -> str:
 def test_a_child_killed_by_sigill_is_a_clear_error(tmp_path):
     # a real child that dies of SIGILL, as the engine would on a CPU without AVX2
     python = _fake_python(tmp_path, "kill -ILL $$")
-    with pytest.raises(ModelError, match="cannot run on this CPU.*SIGILL"):
+    with pytest.raises(ModelError, match=r"cannot run on this CPU.*SIGILL"):
         run_probe(python=python)
 
 
