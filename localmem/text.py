@@ -282,47 +282,60 @@ _ELIDING = frozenset({"french", "italian", "catalan"})
 
 
 @lru_cache(maxsize=1)
-def _stop_lists() -> tuple[dict[str, frozenset[str]], dict[str, tuple[tuple[str, float], ...]]]:
-    """Each language's stop-words, and each stop-word's vote: ``(language, weight)`` pairs whose
-    weights sum to one (a word shared by three languages gives each a third)."""
+def _stop_lists() -> tuple[dict[str, frozenset[str]], dict[str, tuple[str, ...]]]:
+    """Each language's stop-words, and the languages each stop-word belongs to."""
     from stop_words import AVAILABLE_LANGUAGES, get_stop_words
 
     lists = {
         lang: frozenset(_fold(w) for w in get_stop_words(lang) for w in _tokens(w))
         for lang in sorted(set(AVAILABLE_LANGUAGES))
     }
+    lists["english"] = STOP_WORDS  # English is told by localmem's own list
     owners: dict[str, list[str]] = {}
     for lang, stops in lists.items():
-        if lang == "english":  # English votes with localmem's own list (:data:`STOP_WORDS`)
-            continue
         for w in stops:
             owners.setdefault(w, []).append(lang)
-    votes = {w: tuple((lang, 1.0 / len(langs)) for lang in langs) for w, langs in owners.items()}
-    return lists, votes
+    return lists, {w: tuple(langs) for w, langs in owners.items()}
+
+
+#: letters that only some of the languages write: a vote for each language they belong to
+_LETTERS = {
+    "german": frozenset("äöüß"),
+    "spanish": frozenset("ñáíóú"),
+    "french": frozenset("çœèêëàâîïôûù"),
+    "portuguese": frozenset("ãõç"),
+}
 
 
 def language(tokens: list[str]) -> str:
-    """The language of a text's tokens by the vote of their stop-words: another language than
-    English needs two of its stop-words and more votes than English."""
-    _, votes = _stop_lists()
+    """The language of a text's tokens: the one with most of its stop-words there, plus a vote
+    for letters only some languages write. English, the default, wins ties; another language
+    needs two votes, or one among the widely written languages when English has none ("Wo
+    wohnt Ana?"), so an English sign-off ("Take care!": "take" is a Czech stop-word) stays
+    English."""
+    _, owners = _stop_lists()
     score: Counter[str] = Counter()
-    hits: Counter[str] = Counter()
+    letters: set[str] = set()
     for w in map(_fold, tokens):
-        if w in STOP_WORDS:  # English, the default, takes its stop-words' whole votes
-            score["english"] += 1.0
-            continue
-        for lang, weight in votes.get(w, ()):
-            score[lang] += weight
-            hits[lang] += 1
+        score.update(owners.get(w, ()))
+        if not w.isascii():
+            letters.update(w)
+    for lang, marks in _LETTERS.items():
+        if letters & marks:
+            score[lang] += 1
     if not score:
         return "english"
     top = max(score.values())
-    tied = [lang for lang, v in score.items() if v >= top - 1e-9]
-    best = min(tied, key=lambda lang: (_RANK.get(lang, len(_RANK)), lang))
-    # one stop-word is no evidence ("Take care!": "care" is a Romanian one); English stays
-    if best == "english" or hits[best] < 2 or top <= score.get("english", 0.0):
+    best = min(
+        (lang for lang, v in score.items() if v == top),
+        key=lambda lang: (_RANK.get(lang, len(_RANK)), lang),
+    )
+    english = score.get("english", 0)
+    if best == "english" or top <= english:
         return "english"
-    return best
+    if top >= 2 or (english == 0 and best in _RANK):
+        return best
+    return "english"
 
 
 @lru_cache(maxsize=64)
