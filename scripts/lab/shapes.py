@@ -34,6 +34,15 @@ from typing import Any
 import numpy as np
 
 DATA = Path(__file__).with_name("data")
+#: the config a new store is made with (None: the default, MiniLM); ``--embedder`` sets it,
+#: and a store keeps it in its config.json, so reopening needs nothing
+STORE_CONFIG: Any = None
+
+
+def _open(folder: Path):
+    from localmem.memory import Memory
+
+    return Memory.open(folder, config=None if folder.exists() else STORE_CONFIG)
 
 #: configuration name -> search options (baselines switch every later stage off explicitly)
 BASELINES: dict[str, dict[str, Any]] = {
@@ -105,15 +114,14 @@ def _search(memory, query: str, options: dict[str, Any], key: str, k: int = 10, 
 
 def _fresh(folder: Path, expected: int, make: Callable[[Any], None]):
     """A store at ``folder`` holding ``expected`` memories (reused when it does)."""
-    from localmem.memory import Memory
 
     if folder.exists():
-        memory = Memory.open(folder)
+        memory = _open(folder)
         if memory.count() == expected:
             return memory
         memory.close()
         shutil.rmtree(folder)
-    memory = Memory.open(folder)
+    memory = _open(folder)
     make(memory)
     return memory
 
@@ -125,13 +133,12 @@ def heldout_weights(work: Path, locomo: Path, progress) -> dict[str, str]:
     Returns ``{sample_id: weights file}``."""
     from lab import reranker_training as training
     from lab.locomo import load_locomo
-    from localmem.memory import Memory
 
     convs = load_locomo(locomo)
     names = list(training.DEFAULT_FEATURES)
     examples = []
     for shape, plain in (("locomo", False), ("locomo-plain", True)):
-        with Memory.open(work / shape) as memory:
+        with _open(work / shape) as memory:
             examples += training.collect(
                 memory, convs, names, training.PIPELINE, progress=progress, plain=plain
             )
@@ -152,11 +159,10 @@ def _reranks(options: dict[str, Any]) -> bool:
 def _locomo(folder: Path, configs, *, locomo: Path, plain: bool, held, progress, **_):
     from lab.locomo import asked_at, ensure_ingested, load_locomo
     from lab.locomo_bench import reranker_weights
-    from localmem.memory import Memory
 
     convs = load_locomo(locomo)
     out: dict[str, list[Scored]] = {}
-    with Memory.open(folder) as memory:
+    with _open(folder) as memory:
         for conv in convs:
             ensure_ingested(memory, conv, plain=plain)
         for name, options in configs.items():
