@@ -248,3 +248,16 @@ def test_the_reranker_takes_the_weights_fitted_for_the_stores_embedder(tmp_path,
             want = "reranker-e5.json" if name == "e5" else "reranker.json"
             assert rerank.notes["weights"] == want
             assert result.hits[0].memory.content.startswith("Ana")
+
+
+def test_threads_may_embed_at_once(e5):
+    # a served store embeds from several request threads: the engine must not mix their work
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [f"note {i}: Ana moved to Lisbon with {i} boxes of books" for i in range(24)]
+    alone = e5.embed_batch(texts)
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda t: e5.embed_batch([t])[0], texts))
+        queries = list(pool.map(lambda t: e5.embed_queries([t])[0], texts))
+    assert (np.stack(together) * alone).sum(axis=1).min() > 0.9999
+    assert np.allclose(np.stack(queries), e5.embed_queries(texts), atol=1e-5)
