@@ -34,15 +34,14 @@ from typing import Any
 import numpy as np
 
 DATA = Path(__file__).with_name("data")
-#: the config a new store is made with (None: the default, MiniLM); ``--embedder`` sets it,
-#: and a store keeps it in its config.json, so reopening needs nothing
-STORE_CONFIG: Any = None
+STORE_CONFIG: Any = None  # new stores' config (None: MiniLM; --embedder); a store keeps its own
 
 
 def _open(folder: Path):
     from localmem.memory import Memory
 
     return Memory.open(folder, config=None if folder.exists() else STORE_CONFIG)
+
 
 #: configuration name -> search options (baselines switch every later stage off explicitly)
 BASELINES: dict[str, dict[str, Any]] = {
@@ -114,7 +113,6 @@ def _search(memory, query: str, options: dict[str, Any], key: str, k: int = 10, 
 
 def _fresh(folder: Path, expected: int, make: Callable[[Any], None]):
     """A store at ``folder`` holding ``expected`` memories (reused when it does)."""
-
     if folder.exists():
         memory = _open(folder)
         if memory.count() == expected:
@@ -364,8 +362,7 @@ def guard(results: dict[str, Any], config: str, *, slack: float = 0.01) -> list[
         scores = [by_config[b]["overall"][metric] for b in BASELINES if b in by_config]
         if not scores or config not in by_config:
             continue  # nothing to compare with
-        best = max(scores)
-        mine = by_config[config]["overall"][metric]
+        best, mine = max(scores), by_config[config]["overall"][metric]
         if mine < best - slack:
             failures.append(f"{shape}: {config} {mine:.3f} < best baseline {best:.3f} - {slack}")
     return failures
