@@ -143,7 +143,7 @@ def heldout_weights(work: Path, locomo: Path, progress) -> dict[str, str]:
     folder = work / "heldout-weights"
     folder.mkdir(parents=True, exist_ok=True)
     out = {}
-    for sample_id, weights in training.heldout_weights(examples, names).items():
+    for sample_id, weights in training.heldout_weights(examples, names, with_all=True).items():
         path = folder / f"reranker-without-{sample_id}.json"
         path.write_text(json.dumps({"weights": weights}, indent=2) + "\n", encoding="utf-8")
         out[sample_id] = str(path)
