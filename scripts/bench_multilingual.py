@@ -116,9 +116,7 @@ def language_accuracy(data: dict) -> dict:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--work", type=Path, required=True, help="folder for the stores (reused)")
-    p.add_argument(
-        "--embedders", nargs="+", default=["all-MiniLM-L6-v2", "multilingual-e5-small"]
-    )
+    p.add_argument("--embedders", nargs="+", default=["all-MiniLM-L6-v2", "multilingual-e5-small"])
     p.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
     p.add_argument("--json", type=Path, help="write every metric here")
     p.add_argument("--docs", type=Path, help="write the tables into this markdown file")
