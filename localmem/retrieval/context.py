@@ -116,7 +116,11 @@ class SearchContext:
             int(x) for x in placed if int(x) not in self._placed and int(x) not in self._items
         ]
         if missing or wanted:
-            rows, places = memories.by_labels_with_placement(self.kernel, missing, wanted)
+            mirror = self.kernel.rows()  # held in memory where this process alone writes
+            if mirror is not None:
+                rows, places = mirror.items(missing), mirror.placement(wanted)
+            else:
+                rows, places = memories.by_labels_with_placement(self.kernel, missing, wanted)
             self._items.update(rows)
             self._placed.update({x: places.get(x) for x in wanted})
         return {int(x): self._items[int(x)] for x in labels if int(x) in self._items}
@@ -146,7 +150,13 @@ class SearchContext:
         if missing:
             for s in missing:
                 self._sessions[s] = []
-            for label, session in records.session_order(self.kernel.db, missing):
+            mirror = self.kernel.rows()
+            order = (
+                mirror.session_order(missing)
+                if mirror is not None
+                else records.session_order(self.kernel.db, missing)
+            )
+            for label, session in order:
                 self._sessions[session].append(label)
         return {s: self._sessions[s] for s in sessions}
 
