@@ -12,6 +12,7 @@ import numpy as np
 from localmem.retrieval.options import SearchOptions
 from localmem.retrieval.query import ParsedQuery
 from localmem.store import memories, records
+from localmem.store.scores import Scores
 from localmem.types import MemoryItem, StageReport
 
 if TYPE_CHECKING:
@@ -83,9 +84,10 @@ class SearchContext:
             vec = self._vectors[text] = self.kernel.embedder.embed_query(text)
         return vec
 
-    def bm25_scores(self, text: str) -> np.ndarray:
-        """The BM25 score of every memory for a query text, by label (scored once per text)."""
-        return self.once(("bm25-scores", text), lambda: self.kernel.store.lexical.scores(text))
+    def bm25_scores(self, text: str) -> Scores:
+        """The BM25 scores of a query text: its best labels and any label's score (scored once
+        per text)."""
+        return self.once(("bm25-scores", text), lambda: self.kernel.store.lexical.scored(text))
 
     def allowed_vectors(self) -> np.ndarray:
         """The stored vectors of the allowed labels, in their order (fetched once per search)."""

@@ -132,10 +132,7 @@ def _cosine(pool: Pool) -> np.ndarray:
 
 def _bm25(pool: Pool) -> np.ndarray:
     scores = pool.ctx.bm25_scores(pool.ctx.query)  # scored once, by the candidate stage
-    out = np.zeros(len(pool.labels), dtype=np.float64)
-    inside = pool.labels < len(scores)
-    out[inside] = scores[pool.labels[inside]]
-    return out
+    return scores.at(pool.labels).astype(np.float64)
 
 
 def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
@@ -254,8 +251,8 @@ def f_context_bm25(pool: Pool) -> np.ndarray:
     scores = pool.ctx.bm25_scores(pool.ctx.query)
     out = pool.cached("bm25", lambda: _bm25(pool)).copy()
     for side in (prev, nxt):
-        at = np.flatnonzero((side >= 0) & (side < len(scores)))
-        out[at] += NEIGHBOUR_WEIGHT * scores[side[at]].astype(np.float64)
+        at = np.flatnonzero(side >= 0)
+        out[at] += NEIGHBOUR_WEIGHT * scores.at(side[at]).astype(np.float64)
     return zscore(out)
 
 

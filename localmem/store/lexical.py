@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from localmem.store.db import Database
+from localmem.store.scores import ArrayScores, Scores
 from localmem.text import term_counts, terms
 
 K1 = 1.2
@@ -225,6 +226,10 @@ class LexicalIndex:
                 dl = self._doc_len[labels]
                 scores[labels] += idf * tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * dl / avgdl))
             return scores
+
+    def scored(self, query: str) -> Scores:
+        """The query's scores as a search reads them (:mod:`localmem.store.scores`)."""
+        return ArrayScores(self.scores(query))
 
     @staticmethod
     def top(
