@@ -235,8 +235,8 @@ class LexicalIndex:
     def top(
         scores: np.ndarray, k: int, *, allowed: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The ``k`` best labels of a :meth:`scores` array, best first (only ``allowed`` ones
-        if given; documents that do not match are never returned)."""
+        """The ``k`` best labels of a :meth:`scores` array, best first, ties by label (only
+        ``allowed`` ones if given; documents that do not match are never returned)."""
         if allowed is not None:
             allowed = allowed[allowed < len(scores)]
             sub = scores[allowed]
@@ -248,8 +248,10 @@ class LexicalIndex:
         if len(cand_labels) == 0:
             return np.empty(0, np.int64), np.empty(0, np.float32)
         n = min(k, len(cand_labels))
-        top = np.argpartition(-cand_scores, n - 1)[:n]
-        top = top[np.argsort(-cand_scores[top], kind="stable")]
+        # ties broken by label, so any backend that scores the same gives the same list
+        kth = np.partition(-cand_scores, n - 1)[n - 1]
+        inside = np.flatnonzero(-cand_scores <= kth)
+        top = inside[np.lexsort((cand_labels[inside], -cand_scores[inside]))][:n]
         return cand_labels[top].astype(np.int64), cand_scores[top]
 
     def search(
