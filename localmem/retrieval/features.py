@@ -310,16 +310,22 @@ def f_other_speaker(pool: Pool) -> np.ndarray:
 
 
 @lru_cache(maxsize=100_000)
+def _terms_of(text: str) -> tuple[int, frozenset[str]]:
+    """How many index terms a text holds and which (stop-words left out), tokenised once for
+    both features that read them; kept: a memory is read again by every search whose pool it
+    enters."""
+    found = terms(text)
+    return len(found), frozenset(found)
+
+
 def term_set(text: str) -> frozenset[str]:
-    """The distinct index terms of a text (stop-words left out; kept: a memory is read again
-    by every search whose pool it enters)."""
-    return frozenset(terms(text))
+    """The distinct index terms of a text (stop-words left out)."""
+    return _terms_of(text)[1]
 
 
-@lru_cache(maxsize=100_000)
 def word_count(text: str) -> int:
     """Index terms in a text (stop-words left out)."""
-    return len(terms(text))
+    return _terms_of(text)[0]
 
 
 def f_length(pool: Pool) -> np.ndarray:
