@@ -115,6 +115,16 @@ class RowMirror:
         if len(self._over) > max(OVERLAY_MIN, OVERLAY_SHARE * size):
             self._read_whole()
 
+    @property
+    def nbytes(self) -> int:
+        """What the columns read whole take in memory (the overlay and made items aside)."""
+        return self._base.nbytes if self._base is not None else 0
+
+    def forget_items(self) -> None:
+        """Drop the items made from rows so far (they are made again when read)."""
+        with self._lock:
+            self._built = {}
+
     # -- reads ----------------------------------------------------------------------------
     def items(self, labels: Iterable[int]) -> dict[int, MemoryItem]:
         """Memories by label, live or deleted (unknown labels left out): as
