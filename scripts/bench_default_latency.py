@@ -98,6 +98,14 @@ def grow_chat(store: Path, size: int, have: int, mode: str, name: str) -> None:
         mem.add_many(texts, batch_size=1000)
 
 
+def count(store: Path, name: str) -> int:
+    """Memories in a store (0 when there is none yet)."""
+    if not store.exists():
+        return 0
+    with Memory.open(store, embedder=Precomputed(name, 384)) as mem:
+        return mem.count()
+
+
 def pct(xs: list[float], p: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
@@ -109,6 +117,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--vectors", choices=("random", "real"), default="random")
     p.add_argument("--chat", action="store_true", help="store the texts as chat turns")
+    p.add_argument(
+        "--as-is",
+        action="store_true",
+        help="measure the stores as they are (one cut short is not grown; its own size shows)",
+    )
     p.add_argument("--work", type=Path, default=ROOT / ".bench" / "latency")
     p.add_argument("--docs", type=Path, help="write the result into this markdown file")
     p.add_argument("--section", help="the section of --docs (default: default-latency[-chat])")
@@ -126,19 +139,18 @@ def main(argv: list[str] | None = None) -> int:
         configs[name] = {"_settings": json.loads(raw)}
 
     add = grow_chat if args.chat else grow
-    stores = []
+    stores, counts = [], []
+    name = make_embedder().name
     for size in args.size:
         store = args.work / f"store-{size}-{args.vectors}{'-chat' if args.chat else ''}"
-        if not store.exists():
-            name = make_embedder().name
-            have = 0
-            for stop in range(min(size, 20_000), size + 1, 20_000):
+        have = count(store, name)
+        if have < size and not args.as_is:  # a store cut short grows on from where it is
+            for stop in [*range(have - have % 20_000 + 20_000, size, 20_000), size]:
                 log(f"growing to {stop}")
                 add(store, stop, have, args.vectors, name)
                 have = stop
-            if have < size:
-                add(store, size, have, args.vectors, name)
         stores.append(str(store))
+        counts.append(have)
     queries = make_queries(args.queries + 1)
     log(f"probing {len(queries)} queries x {len(configs)} configurations x {len(stores)} stores")
     out = subprocess.run(
@@ -151,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     result = json.loads(out.stdout.strip().splitlines()[-1])
     load = ", ".join(f"{x:.1f}" for x in result["loadavg"])
     during = ", ".join(f"{x:.1f}" for x in result["loads"])
-    sizes = " and ".join(f"{n:,}" for n in args.size)
+    sizes = " and ".join(f"{n:,}" for n in counts)
     lines = [
         f"{sizes} memories{' stored as chat turns' if args.chat else ''}, "
         f"{args.vectors} vectors, {len(queries) - 1} queries, k=10, "
@@ -163,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     first = result["ms"][0]
-    for size, timed, used in zip(args.size, result["ms"], result["cpu_ms"], strict=True):
+    for size, timed, used in zip(counts, result["ms"], result["cpu_ms"], strict=True):
         base50, base95 = pct(timed["hybrid"], 50), pct(timed["hybrid"], 95)
         cpu50, cpu95 = pct(used["hybrid"], 50), pct(used["hybrid"], 95)
         for name, ms in timed.items():
