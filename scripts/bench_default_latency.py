@@ -130,13 +130,18 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="NAME=JSON",
-        help="also time the default with these search settings of the store (a candidate)",
+        help="also time the default with these search settings of the store (a candidate); "
+        'or {"settings": {...}, "options": {...}}: settings and search options',
     )
     args = p.parse_args(argv)
     configs = dict(CONFIGS)
     for spec in args.settings:
         name, _, raw = spec.partition("=")
-        configs[name] = {"_settings": json.loads(raw)}
+        data = json.loads(raw)
+        if "settings" in data or "options" in data:  # {"settings": {...}, "options": {...}}
+            configs[name] = {"_settings": data.get("settings", {}), **data.get("options", {})}
+        else:
+            configs[name] = {"_settings": data}
 
     add = grow_chat if args.chat else grow
     stores, counts = [], []
