@@ -63,15 +63,17 @@ def _same(embedded, postgres, query: str, k: int, allowed) -> None:
     first=st.sampled_from([1, 4]),
     deepest=st.sampled_from([8, 20_000]),
     few=st.sampled_from([0, 4096]),
+    full_below=st.sampled_from([0, 10**9]),
 )
 def test_the_best_k_and_any_score_are_the_embedded_indexs(
-    pair, monkeypatch, seed, query, k, scope, first, deepest, few
+    pair, monkeypatch, seed, query, k, scope, first, deepest, few, full_below
 ):
     embedded, postgres = pair
     monkeypatch.setattr(impact_module, "FIRST", first)
     monkeypatch.setattr(impact_module, "SHALLOWEST", 1)
     monkeypatch.setattr(impact_module, "DEEPEST", deepest)
     monkeypatch.setattr(impact_module, "FEW", few)
+    monkeypatch.setattr(impact_module, "FULL_BELOW", full_below)
     if not embedded.count():
         texts = _texts(seed, 300)
         for mem in pair:
