@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from localmem.store.db import Database
-from localmem.store.scores import ArrayScores, Scores
+from localmem.store.scores import ArrayScores, Scores, best
 from localmem.text import term_counts, terms
 
 K1 = 1.2
@@ -237,22 +237,7 @@ class LexicalIndex:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` best labels of a :meth:`scores` array, best first, ties by label (only
         ``allowed`` ones if given; documents that do not match are never returned)."""
-        if allowed is not None:
-            allowed = allowed[allowed < len(scores)]
-            sub = scores[allowed]
-            nz = np.flatnonzero(sub > 0)
-            cand_labels, cand_scores = allowed[nz], sub[nz]
-        else:
-            cand_labels = np.flatnonzero(scores > 0)
-            cand_scores = scores[cand_labels]
-        if len(cand_labels) == 0:
-            return np.empty(0, np.int64), np.empty(0, np.float32)
-        n = min(k, len(cand_labels))
-        # ties broken by label, so any backend that scores the same gives the same list
-        kth = np.partition(-cand_scores, n - 1)[n - 1]
-        inside = np.flatnonzero(-cand_scores <= kth)
-        top = inside[np.lexsort((cand_labels[inside], -cand_scores[inside]))][:n]
-        return cand_labels[top].astype(np.int64), cand_scores[top]
+        return best(scores, k, allowed=allowed)
 
     def search(
         self, query: str, k: int, *, allowed: np.ndarray | None = None

@@ -36,9 +36,7 @@ class ArrayScores(Scores):
 
     def top(self, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """As :meth:`Scores.top`."""
-        from localmem.store.lexical import LexicalIndex
-
-        return LexicalIndex.top(self.array, k, allowed=allowed)
+        return best(self.array, k, allowed=allowed)
 
     def at(self, labels: Sequence[int] | np.ndarray) -> np.ndarray:
         """As :meth:`Scores.at`."""
@@ -47,3 +45,26 @@ class ArrayScores(Scores):
         inside = (labels >= 0) & (labels < len(self.array))
         out[inside] = self.array[labels[inside]]
         return out
+
+
+def best(
+    scores: np.ndarray, k: int, *, allowed: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best labels of an array of scores by label, best first, ties by label (only
+    ``allowed`` ones if given; labels that score 0 are never returned)."""
+    if allowed is not None:
+        allowed = allowed[allowed < len(scores)]
+        sub = scores[allowed]
+        nz = np.flatnonzero(sub > 0)
+        cand_labels, cand_scores = allowed[nz], sub[nz]
+    else:
+        cand_labels = np.flatnonzero(scores > 0)
+        cand_scores = scores[cand_labels]
+    if len(cand_labels) == 0:
+        return np.empty(0, np.int64), np.empty(0, np.float32)
+    n = min(k, len(cand_labels))
+    # ties broken by label, so any backend that scores the same gives the same list
+    kth = np.partition(-cand_scores, n - 1)[n - 1]
+    inside = np.flatnonzero(-cand_scores <= kth)
+    top = inside[np.lexsort((cand_labels[inside], -cand_scores[inside]))][:n]
+    return cand_labels[top].astype(np.int64), cand_scores[top]
