@@ -23,6 +23,12 @@ SPEAKERS = ("Ana", "Ben", "Chen")
 PLACES = ("lake", "cafe", "office")
 
 
+@pytest.fixture(autouse=True)
+def rows_at_once(monkeypatch):
+    """The mirror from the first search (a process starts it after a few)."""
+    monkeypatch.setattr(mirror_module, "WARM_AFTER", -1)
+
+
 def _check(memory) -> None:
     """Every read of the mirror against the query it stands for."""
     kernel = memory.kernel
@@ -232,3 +238,13 @@ def test_postgres_never_uses_it(pg_url, embedder):
     with Memory.open(pg_url, embedder=embedder) as mem:
         mem.add("a note")
         assert mem.kernel.rows() is None
+
+
+def test_a_process_that_searches_once_never_reads_the_table_whole(memory, monkeypatch):
+    monkeypatch.setattr(mirror_module, "WARM_AFTER", 2)
+    memory.add_many([f"note {i} about the garden" for i in range(10)])
+    memory.search("garden", k=3)
+    memory.search("garden", k=3)
+    assert memory.kernel.rows() is None  # two searches: DuckDB answered
+    memory.search("garden", k=3)
+    assert memory.kernel.rows() is not None and memory.kernel.rows().reads == 1

@@ -47,6 +47,9 @@ OVERLAY_SHARE = 0.05
 OVERLAY_MIN = 5_000
 #: items kept made (about 1 KB each) before they are made anew
 BUILT_MAX = 50_000
+#: searches a process runs reading DuckDB before the table is read whole (a one-off search
+#: would pay a read of every row, 1-2 s at 100k memories, for one pool)
+WARM_AFTER = 2
 
 
 class RowMirror:
