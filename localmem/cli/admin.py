@@ -146,6 +146,8 @@ def doctor_report(path) -> dict:
         )
         for notice in facts["notices"]:
             check("repair", True, notice)
+        for setting in facts.get("server_settings", ()):  # PostgreSQL: advice, not a fault
+            check(f"pg {setting['setting']}", True, setting["detail"])
         report["facts"] = facts
     elif store_error is not None:
         check("store", False, str(store_error))

@@ -200,6 +200,12 @@ class SearchConfig(Section):
         description="The model-free reranker also scores the neighbours (previous and next turn)"
         " of this many best candidates, when they are not among the best rerank_pool.",
     )
+    rows_in_memory: bool = Field(
+        True,
+        description="Searches read memory rows (the reranker's pool, the answer) from a copy held"
+        " in memory and kept up to date after each write, instead of asking DuckDB each time"
+        " (about 25 MB per 100k memories; PostgreSQL stores always ask the database).",
+    )
     rerank_depth: int = Field(
         20,
         ge=1,

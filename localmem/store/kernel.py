@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from localmem.config import Config
 from localmem.errors import StoreReadOnlyError
+from localmem.store import mirror
 from localmem.store.db import Database
 from localmem.store.jobs import Job
+from localmem.store.mirror import RowMirror
 from localmem.store.unit import Write
 
 if TYPE_CHECKING:
@@ -123,6 +125,9 @@ class Kernel:
         #: until the next, where this process is the store's only writer (``db.one_writer``)
         self.generation = 0
         self._kept: dict[str, tuple[int, Any]] = {}  # see kept()
+        self._mirror: RowMirror | None = None  # see rows()
+        #: searches started on this kernel (the read pipeline counts them; see rows())
+        self.searches = 0
 
     def kept(self, name: str, read: Callable[[], Any]) -> Any:
         """A value ``read`` from the store, kept until this kernel's next committed unit of
@@ -135,6 +140,23 @@ class Kernel:
         if known is None or known[0] != self.generation:
             known = self._kept[name] = (self.generation, read())
         return known[1]
+
+    def rows(self) -> RowMirror | None:
+        """The memory rows held in memory (:mod:`localmem.store.mirror`), brought up to this
+        kernel's last committed unit of writing; None where searches must ask the database:
+        another process may write (``db.one_writer`` false), the calling thread is inside its
+        own unit (the mirror would hold rows that may roll back), ``search.rows_in_memory``
+        is off, or this kernel has served fewer than ``mirror.WARM_AFTER`` searches (a process
+        that searches once, as ``localmem search`` does, never pays the whole read)."""
+        if not (self.db.one_writer and self.config.search.rows_in_memory):
+            return None
+        if self._mirror is None and self.searches <= mirror.WARM_AFTER:
+            return None
+        if self._unit is not None and self._unit_owner == threading.get_ident():
+            return None
+        if self._mirror is None:
+            self._mirror = RowMirror(self.db)
+        return self._mirror.follow(self.generation)
 
     @property
     def db(self) -> Database:

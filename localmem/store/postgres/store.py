@@ -23,6 +23,7 @@ from localmem.store.db import utcnow
 from localmem.store.jobs import JobQueue
 from localmem.store.postgres.db import PgDatabase
 from localmem.store.postgres.lexical import PgLexicalIndex
+from localmem.store.postgres.settings import advise
 from localmem.store.postgres.vectors import (
     PgVectorIndex,
     build_memory_mb,
@@ -163,6 +164,22 @@ class PgStore(Store):
             self.db.execute("SET LOCAL max_parallel_maintenance_workers = 0")
             create_index(self.db, self.dim, m=c.hnsw_m, ef_construction=c.hnsw_ef_construction)
         self.db.execute("RELEASE SAVEPOINT build_index")
+
+    def check(self) -> dict:
+        """Integrity facts (as the embedded store's), and the server settings the store's
+        size asks for (:mod:`localmem.store.postgres.settings`)."""
+        facts = super().check()
+        facts["server_settings"] = [
+            {
+                "setting": a.name,
+                "ok": a.ok,
+                "current_mb": a.current_mb,
+                "recommended_mb": a.recommended_mb,
+                "detail": a.line(),
+            }
+            for a in advise(self.db, dim=self.dim, m=self.config.hnsw_m, rows=facts["live"])
+        ]
+        return facts
 
     def save_index(self) -> None:
         """Nothing to save: the server keeps the index."""
