@@ -235,14 +235,14 @@ def cmd_locomo(args: argparse.Namespace) -> None:
     WORK.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="bench-pg-locomo-", dir="/tmp"))
     server, url = start_postgres(tmp / "pgdata")
-    cli = Path(sys.executable).parent / "localmem"
+    lab = Path(__file__).with_name("experiment.py")  # the lab's command
     out = {}
     try:
         for backend, store in (("embedded", str(tmp / "embedded")), ("postgres", url)):
             log(f"locomo on {backend}")
             t0 = time.perf_counter()
             subprocess.run(
-                [str(cli), "bench", "locomo", str(LOCOMO), "--store", store,
+                [sys.executable, str(lab), "locomo", str(LOCOMO), "--store", store,
                  "--configs", *args.configs, "--out", str(tmp / backend)],
                 check=True, cwd=str(ROOT),
             )  # fmt: skip
