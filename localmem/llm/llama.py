@@ -335,6 +335,33 @@ class LlamaEngine(Engine):
         cost = Usage(out.prompt_tokens, len(out.tokens), timer.seconds)
         return text, out.finish_reason, cost
 
+    def complete(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        grammar: Grammar | None = None,
+        stop: Sequence[str] = (),
+    ) -> tuple[str, str, Usage]:
+        """One run of the model on messages that already fit: ``(text, finish_reason, usage)``.
+
+        The unit of work the model host serves: the template, the tokenizer, the grammar and
+        the prompt cache all stay here, next to the model.
+        """
+        if grammar is not None:
+            self._check_grammar(grammar)
+        tokens = self.prompt_tokens(self.render(messages))
+        return self._complete(
+            tokens,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+            grammar=grammar,
+            stop=stop,
+        )
+
     def generate_json(
         self, messages: Sequence[MessageLike], schema: type[M], *, max_tokens: int | None = None
     ) -> Generation[M]:
