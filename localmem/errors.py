@@ -68,6 +68,8 @@ class EngineCrashedError(EngineUnavailableError):
         meaning: What that most likely means here.
         fix: The one thing to do about it.
         retry_after: Seconds before the host may be started again (its back-off).
+        in_flight: True when the call was running in the host when it died; False when the
+            call was refused before it reached a host (a back-off still running).
     """
 
     def __init__(
@@ -78,10 +80,14 @@ class EngineCrashedError(EngineUnavailableError):
         meaning: str = "",
         fix: str = "",
         retry_after: float = 0.0,
+        in_flight: bool = True,
     ) -> None:
         super().__init__(message)
         self.signal, self.meaning, self.fix = signal, meaning, fix
-        self.retry_after = retry_after
+        self.retry_after, self.in_flight = retry_after, in_flight
+
+    def __reduce__(self):  # keyword fields survive a pickle (errors cross process boundaries)
+        return (_rebuild_crash, (str(self), self.__dict__))
 
 
 class EngineTimeoutError(EngineUnavailableError):
@@ -93,3 +99,9 @@ class EngineUnhealthyError(EngineUnavailableError):
     """The model host crashed too often in a short time (or its probe found it cannot run on
     this CPU): it is not started again until ``localmem doctor`` clears it or the process
     restarts."""
+
+
+def _rebuild_crash(message: str, fields: dict) -> EngineCrashedError:
+    error = EngineCrashedError(message)
+    error.__dict__.update(fields)
+    return error

@@ -20,7 +20,8 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,27 +78,77 @@ def default_threads() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
 
 
-def _load(path: Path, *, n_ctx: int, n_threads: int | None, n_gpu_layers: int) -> _Loaded:
+LLAMA_EXTRA = "localmem[llama]"
+"""The extra that installs llama-cpp-python."""
+
+
+def import_llama_cpp() -> Any:
+    """``llama_cpp``, or a one-line error naming the extra that installs it."""
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise ModelError(
+            f"llama-cpp-python is not installed ({exc}); install it with "
+            f"`pip install '{LLAMA_EXTRA}'` (models/README.md says how to build it for this CPU)"
+        ) from None
+    return llama_cpp
+
+
+@contextmanager
+def _model_params(**overrides: Any) -> Iterator[None]:
+    """Load models with some of llama.cpp's model parameters changed.
+
+    ``llama_cpp.Llama`` takes no argument for several of them (``use_extra_bufts``); it reads
+    them from ``llama_model_default_params()``, which is wrapped for the duration.
+    """
+    if not overrides:
+        yield
+        return
+    import llama_cpp.llama_cpp as lib
+
+    original = lib.llama_model_default_params
+
+    def changed() -> Any:
+        params = original()
+        for name, value in overrides.items():
+            setattr(params, name, value)
+        return params
+
+    lib.llama_model_default_params = changed
+    try:
+        yield
+    finally:
+        lib.llama_model_default_params = original
+
+
+def _load(
+    path: Path,
+    *,
+    n_ctx: int,
+    n_threads: int | None,
+    n_gpu_layers: int,
+    extra_buffer_types: bool = True,
+) -> _Loaded:
     n_threads = n_threads or default_threads()
-    key = (str(path.resolve()), n_ctx, n_threads, n_gpu_layers)
+    key = (str(path.resolve()), n_ctx, n_threads, n_gpu_layers, extra_buffer_types)
     with _LOADED_LOCK:
         if key in _LOADED:
             return _LOADED[key]
+        llama_cpp = import_llama_cpp()
+        # llama.cpp's "extra buffer types" repack weights for the CPU's widest kernels (AMX,
+        # AVX-512 variants); where the CPU advertises an instruction the VM does not grant,
+        # that path dies with SIGILL (localmem/llm/host/probe.py decides when to turn it off)
+        overrides = {} if extra_buffer_types else {"use_extra_bufts": False}
         try:
-            import llama_cpp
-        except ImportError as exc:  # pragma: no cover - a core dependency
-            raise ModelError(
-                f"llama-cpp-python is not installed ({exc}); install localmem with its defaults"
-            ) from None
-        try:
-            llama = llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_threads=n_threads,
-                n_threads_batch=n_threads,  # see default_threads()
-                n_gpu_layers=n_gpu_layers,
-                verbose=False,
-            )
+            with _model_params(**overrides):
+                llama = llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    n_threads=n_threads,
+                    n_threads_batch=n_threads,  # see default_threads()
+                    n_gpu_layers=n_gpu_layers,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(f"llama.cpp could not load {path}: {exc}") from None
         _LOADED[key] = loaded = _Loaded(llama, byte_tokens=byte_tokens(llama))
@@ -131,6 +182,7 @@ class LlamaEngine(Engine):
         max_tokens: int = 512,
         chat_template: str | None = None,
         info: GGUFInfo | None = None,
+        extra_buffer_types: bool = True,
     ) -> None:
         """Check the file now; load the weights on the first call.
 
@@ -146,6 +198,9 @@ class LlamaEngine(Engine):
                 Jinja template; it wins over the file's own. None or ``auto``: the file's own,
                 else one guessed from the architecture.
             info: The already-read header (saves reading it again).
+            extra_buffer_types: Let llama.cpp repack weights for the CPU's widest kernels
+                (its default); False avoids the path that dies with SIGILL where a VM does not
+                grant an instruction the CPU advertises (AMX).
 
         Raises:
             ModelError: The file is not a valid GGUF, or it has no chat template and none is
@@ -168,6 +223,7 @@ class LlamaEngine(Engine):
         trained = self.info.context_length
         self.context_window = min(n_ctx, trained) if trained else n_ctx
         self.n_threads, self.n_gpu_layers = n_threads, n_gpu_layers
+        self.extra_buffer_types = extra_buffer_types
         self.temperature, self.seed, self.max_tokens = temperature, seed, max_tokens
         self.name = f"llama:{self.path.stem.lower()}"
         self._loaded: _Loaded | None = None
@@ -197,6 +253,7 @@ class LlamaEngine(Engine):
                 n_ctx=self.context_window,
                 n_threads=self.n_threads,
                 n_gpu_layers=self.n_gpu_layers,
+                extra_buffer_types=self.extra_buffer_types,
             )
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
@@ -423,5 +480,6 @@ class LlamaEngine(Engine):
             "notices": list(self.notices),
             "temperature": self.temperature,
             "seed": self.seed,
+            "extra_buffer_types": self.extra_buffer_types,
             "loaded": self._loaded is not None,
         }

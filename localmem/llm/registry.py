@@ -22,10 +22,10 @@ from localmem.llm.base import Engine
 
 def _llama(config: EngineConfig) -> Engine | None:
     from localmem.llm.discovery import select_gguf
-    from localmem.llm.llama import LlamaEngine
+    from localmem.llm.host import HostEngine
 
     info = select_gguf(config)
-    return LlamaEngine.from_config(config, info) if info else None
+    return HostEngine.from_config(config, info) if info else None
 
 
 def _http(config: EngineConfig) -> Engine:

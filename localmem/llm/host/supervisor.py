@@ -1,0 +1,454 @@
+"""The parent's side of a model host: start it, send it requests, notice when it dies or hangs.
+
+One :class:`Supervisor` per model and settings in a process (:func:`supervisor_for`), shared by
+every engine object that names them, as the in-process engine shared one loaded model. It owns:
+
+- **the child**: ``python -m localmem.llm.host --fd N`` started with :class:`subprocess.Popen`,
+  talking over a socket pair wrapped in :class:`multiprocessing.connection.Connection`
+  (length-prefixed pickles), its output sent to the engine log;
+- **deaths**: the socket reaches end-of-file when the child dies, whatever killed it; the call in
+  flight gets :class:`~localmem.errors.EngineCrashedError` naming the signal
+  (:mod:`localmem.llm.host.deaths`);
+- **hangs and memory**: a call that gets no answer within its timeout, or a child that grows
+  past ``memory_mb``, is killed (SIGKILL) and the call gets
+  :class:`~localmem.errors.EngineTimeoutError`;
+- **restarts**: the next call starts a fresh child; after a second failure within
+  :attr:`Bounds.window_s` it waits :attr:`Bounds.backoff_s` (doubling each time, at most
+  :attr:`Bounds.backoff_max_s`); a call made during the wait is refused at once (``retry_after``
+  says how long is left), so callers on ``auto`` fall back to model-free without waiting;
+- **health**: :attr:`Bounds.limit` failures within the window mark it unhealthy: calls are
+  refused with :class:`~localmem.errors.EngineUnhealthyError` until ``localmem doctor`` clears it
+  (:func:`clear_unhealthy`, seen by every process through ``$LOCALMEM_HOME/engine/cleared``) or
+  the process restarts;
+- **the CPU probe**: before a start with no remembered verdict (the first, and the first after
+  any crash), :mod:`localmem.llm.host.probe` decides whether llama.cpp's extra buffer types stay
+  on.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import multiprocessing
+import os
+import shlex
+import subprocess
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from localmem.config import localmem_home
+from localmem.errors import EngineCrashedError, EngineTimeoutError, EngineUnhealthyError
+from localmem.llm.host import probe
+from localmem.llm.host.deaths import Death, explain
+
+log = logging.getLogger("localmem.engine")
+
+LOAD_TIMEOUT_S = 300.0
+"""Least time a start (loading the weights) is given, whatever the per-call timeout."""
+LOG_MAX_BYTES = 5_000_000
+"""The engine log is moved to ``engine.log.1`` past this size, when a host starts."""
+HOST_COMMAND_ENV = "LOCALMEM_ENGINE_HOST_COMMAND"
+"""A command run instead of ``python -m localmem.llm.host`` (a debugger; the tests' crash host)."""
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """When a failing host is started again, and when it is given up.
+
+    Attributes:
+        backoff_s: Wait before the start after a second failure within the window (the first
+            failure restarts at once: one crash is an accident).
+        backoff_max_s: The wait doubles with each further failure, up to this.
+        limit: Failures (crashes and hangs) within the window that mark the host unhealthy.
+        window_s: The window, in seconds.
+        poll_s: How often a waiting call looks at the child's memory.
+    """
+
+    backoff_s: float = 1.0
+    backoff_max_s: float = 30.0
+    limit: int = 3
+    window_s: float = 600.0
+    poll_s: float = 0.1
+
+    def wait_after(self, failures: int) -> float:
+        """Seconds before the next start, after ``failures`` failures within the window."""
+        if failures <= 1:
+            return 0.0
+        return min(self.backoff_max_s, self.backoff_s * 2 ** (failures - 2))
+
+
+def log_path() -> Path:
+    """The engine log: the host's output, llama.cpp's messages included."""
+    return localmem_home() / "logs" / "engine.log"
+
+
+def _cleared_file() -> Path:
+    return localmem_home() / "engine" / "cleared"
+
+
+def clear_unhealthy() -> None:
+    """Clear the unhealthy mark of every host, in every process of this LOCALMEM_HOME."""
+    path = _cleared_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"{time.time():.6f}\n")
+    for supervisor in list(_SUPERVISORS.values()):
+        supervisor.reset()
+
+
+def _cleared_at() -> float:
+    try:
+        return float(_cleared_file().read_text().strip() or 0)
+    except (OSError, ValueError):
+        return 0.0
+
+
+def _rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` in MB (0 where /proc cannot tell)."""
+    try:
+        pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def _log_target() -> Any:
+    """Where the host's output goes: the engine log, or this terminal when verbose."""
+    if os.environ.get("LOCALMEM_ENGINE_LOG") == "stderr":
+        return None
+    path = log_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        if path.stat().st_size > LOG_MAX_BYTES:
+            path.replace(path.with_name(path.name + ".1"))
+    return path.open("ab")
+
+
+class _Child:
+    """A running host: the process and the parent's end of its socket."""
+
+    def __init__(self, proc: subprocess.Popen, conn: Any) -> None:
+        self.proc, self.conn = proc, conn
+
+    def kill(self) -> int:
+        """Stop it for good; its return code."""
+        with contextlib.suppress(OSError):
+            self.conn.close()
+        if self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                self.proc.kill()
+        return self.proc.wait()
+
+
+def _kill_children(children: list[_Child]) -> None:
+    while children:
+        children.pop().kill()
+
+
+class Supervisor:
+    """Starts, watches and restarts one model host (see the module docstring).
+
+    Args:
+        spec: The :class:`~localmem.llm.llama.LlamaEngine` arguments the host builds.
+        name: The engine's name, in messages.
+        memory_mb: Kill the host past this resident memory (None: no cap of our own).
+        bounds: Back-off and health bounds.
+        command: The host command (default: ``$LOCALMEM_ENGINE_HOST_COMMAND``, else
+            ``python -m localmem.llm.host``); ``--fd N`` is appended.
+        use_probe: Probe the CPU before a start (off: llama.cpp's defaults, always).
+    """
+
+    def __init__(
+        self,
+        spec: dict[str, Any],
+        *,
+        name: str,
+        memory_mb: float | None = None,
+        bounds: Bounds | None = None,
+        command: list[str] | None = None,
+        use_probe: bool = True,
+    ) -> None:
+        self.spec = dict(spec)
+        self.name = name
+        self.memory_mb = memory_mb
+        self.bounds = bounds or Bounds()
+        self.command = command
+        self.use_probe = use_probe
+        self.key = probe.fingerprint(str(spec["model_path"]), n_gpu_layers=spec["n_gpu_layers"])
+        self.starts = self.crashes = self.timeouts = 0
+        self.last_failure: str | None = None
+        self.last_death: Death | None = None
+        self.unhealthy: str | None = None
+        self.verdict: probe.Verdict | None = None
+        self.extra_buffer_types: bool | None = None
+        self._failures: list[float] = []
+        self._next_start = 0.0
+        self._unhealthy_at = 0.0
+        self._children: list[_Child] = []  # the running child, if any (a list for the finalizer)
+        self._lock = threading.RLock()
+        # a supervisor no engine uses any more stops its child (and at exit, every one does)
+        self._finalizer = weakref.finalize(self, _kill_children, self._children)
+
+    # -- calls ---------------------------------------------------------------------------
+    def call(self, op: str, *, timeout: float, **kwargs: Any) -> Any:
+        """Send one request to the host (started first if needed) and return its answer.
+
+        Raises:
+            EngineCrashedError: The host died during the call, or is waiting out a back-off.
+            EngineTimeoutError: No answer within ``timeout`` seconds, or past the memory cap.
+            EngineUnhealthyError: The host failed too often; ``localmem doctor`` clears it.
+            LocalMemError: What the engine in the host raised (SchemaError, InputError...).
+        """
+        with self._lock:
+            child = self._ensure(timeout)
+            return self._exchange(child, (op, kwargs), timeout)
+
+    def _ensure(self, timeout: float) -> _Child:
+        self._check_health()
+        if self._children:
+            child = self._children[0]
+            if child.proc.poll() is None:
+                return child
+            self._died(child, in_flight=False)  # it died between calls: raises
+        wait = self._next_start - time.monotonic()
+        if wait > 0:
+            raise EngineCrashedError(
+                f"{self.last_failure}; it starts again in {wait:.1f} s",
+                signal=self.last_death.signal if self.last_death else "",
+                meaning=self.last_death.meaning if self.last_death else "",
+                fix=self.last_death.fix if self.last_death else "",
+                retry_after=wait,
+                in_flight=False,
+            )
+        extra = self._settings(timeout)
+        child = self._spawn()
+        spec = {**self.spec, "extra_buffer_types": extra}
+        self._exchange(child, ("init", spec), max(timeout, LOAD_TIMEOUT_S))
+        self.extra_buffer_types = extra
+        return child
+
+    def _settings(self, timeout: float) -> bool:
+        """Whether the host keeps llama.cpp's extra buffer types: the probe's verdict."""
+        if not self.use_probe:
+            return True
+        verdict = probe.remembered(self.key)
+        if verdict is None:
+            verdict = probe.probe(
+                str(self.spec["model_path"]),
+                n_threads=self.spec.get("n_threads"),
+                n_gpu_layers=self.spec["n_gpu_layers"],
+                timeout_s=max(timeout, LOAD_TIMEOUT_S),
+            )
+            probe.remember(self.key, verdict)
+            if verdict.status == "fixed-by-setting":
+                log.warning("%s: %s", self.name, verdict.detail)  # said once: it is remembered
+        self.verdict = verdict
+        if verdict.status == "crashed":
+            self._mark_unhealthy(f"the CPU probe found llama.cpp cannot run here: {verdict.detail}")
+            raise EngineUnhealthyError(f"{self.name}: {self.unhealthy}")
+        return verdict.extra_buffer_types
+
+    def _spawn(self) -> _Child:
+        ours, theirs = multiprocessing.Pipe(duplex=True)
+        command = self.command or _env_command() or probe.host_command()
+        env = probe.child_env()
+        env["LOCALMEM_ENGINE_VERBOSE"] = "1" if os.environ.get("LOCALMEM_ENGINE_LOG") else "0"
+        out = _log_target()
+        try:
+            proc = subprocess.Popen(
+                [*command, "--fd", str(theirs.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                pass_fds=(theirs.fileno(),),
+                env=env,
+            )
+        finally:
+            theirs.close()
+            if out is not None:
+                out.close()
+        child = _Child(proc, ours)
+        self._children[:] = [child]
+        self.starts += 1
+        log.info("%s: model host started (pid %d)", self.name, proc.pid)
+        return child
+
+    def _exchange(self, child: _Child, message: tuple[str, Any], timeout: float) -> Any:
+        try:
+            child.conn.send(message)
+        except OSError:
+            self._died(child, in_flight=True)
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._stopped(child, f"gave no answer within {timeout:g} s (engine.timeout_s)")
+            if child.conn.poll(min(left, self.bounds.poll_s)):
+                try:
+                    status, value = child.conn.recv()
+                except (EOFError, OSError):
+                    self._died(child, in_flight=True)
+                if status == "error":
+                    raise value
+                return value
+            if self.memory_mb and _rss_mb(child.proc.pid) > self.memory_mb:
+                self._stopped(child, f"grew past engine.host_memory_mb = {self.memory_mb:g} MB")
+
+    # -- failures ------------------------------------------------------------------------
+    def _died(self, child: _Child, *, in_flight: bool) -> None:
+        """The host died: record it and raise the typed error."""
+        code = child.kill()
+        self._children.clear()
+        death = explain(code, log_hint=str(log_path()))
+        self.crashes += 1
+        self.last_death = death
+        probe.forget(self.key)  # whatever it was, the next start probes this CPU again
+        when = "while serving a request" if in_flight else "between requests"
+        reason = f"{self.name}: the model host died {when} with {death.signal}: {death.meaning}"
+        message = self._failed(f"{reason}; fix: {death.fix}")
+        log.warning("%s", message)
+        raise EngineCrashedError(
+            message,
+            signal=death.signal,
+            meaning=death.meaning,
+            fix=death.fix,
+            retry_after=self.bounds.wait_after(len(self._failures)),
+            in_flight=in_flight,
+        )
+
+    def _stopped(self, child: _Child, why: str) -> None:
+        """The host hung or grew too big: kill it, record it and raise the typed error."""
+        child.kill()
+        self._children.clear()
+        self.timeouts += 1
+        self.last_death = None
+        message = self._failed(
+            f"{self.name}: the model host {why}; it was stopped, a fresh one serves the next call"
+        )
+        log.warning("%s", message)
+        raise EngineTimeoutError(message)
+
+    def _failed(self, reason: str) -> str:
+        """Count a failure within the window; back off or mark unhealthy; the full message."""
+        now = time.monotonic()
+        self._failures = [t for t in self._failures if now - t < self.bounds.window_s] + [now]
+        self.last_failure = reason
+        n = len(self._failures)
+        if n >= self.bounds.limit:
+            self._mark_unhealthy(f"{n} failures in {self.bounds.window_s:g} s, the last: {reason}")
+            return (
+                f"{reason} ({n} failures in {self.bounds.window_s:g} s: the engine is now "
+                "unhealthy until `localmem doctor` clears it)"
+            )
+        self._next_start = now + self.bounds.wait_after(n)
+        return reason
+
+    def _mark_unhealthy(self, why: str) -> None:
+        self.unhealthy = why
+        self._unhealthy_at = time.time()
+
+    def _check_health(self) -> None:
+        if self.unhealthy is None:
+            return
+        if _cleared_at() > self._unhealthy_at:
+            log.info("%s: cleared by `localmem doctor`; the model host may start again", self.name)
+            self.reset()
+            return
+        raise EngineUnhealthyError(
+            f"{self.name} is unhealthy ({self.unhealthy}); run `localmem doctor` to probe and "
+            "clear it"
+        )
+
+    # -- state ---------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget past failures and the unhealthy mark (the next call starts a host at once)."""
+        with self._lock:
+            self._failures.clear()
+            self._next_start = 0.0
+            self.unhealthy = None
+            self.verdict = None if self.verdict and not self.verdict.usable else self.verdict
+
+    def stop(self) -> None:
+        """Stop the host (the next call starts a new one)."""
+        with self._lock:
+            _kill_children(self._children)
+
+    @property
+    def pid(self) -> int | None:
+        """The running host's process id, or None."""
+        child = self._children[0] if self._children else None
+        return child.proc.pid if child is not None and child.proc.poll() is None else None
+
+    def state(self) -> str:
+        """``unhealthy``, ``running``, ``crashed`` (restarts on the next call) or ``idle``."""
+        if self.unhealthy is not None and _cleared_at() <= self._unhealthy_at:
+            return "unhealthy"
+        if self.pid is not None:
+            return "running"
+        return "crashed" if self.last_failure else "idle"
+
+    def status(self) -> dict[str, Any]:
+        """What ``doctor``, the TUI and ``describe()`` show about the host."""
+        state = self.state()
+        reason = self.unhealthy if state == "unhealthy" else self.last_failure
+        return {
+            "state": state,
+            "reason": reason,
+            "pid": self.pid,
+            "starts": self.starts,
+            "crashes": self.crashes,
+            "timeouts": self.timeouts,
+            "probe": self.verdict.status if self.verdict else None,
+            "extra_buffer_types": self.extra_buffer_types,
+            "memory_mb": self.memory_mb,
+            "log": str(log_path()),
+        }
+
+
+def _env_command() -> list[str] | None:
+    value = os.environ.get(HOST_COMMAND_ENV, "").strip()
+    return shlex.split(value) if value else None
+
+
+_SUPERVISORS: weakref.WeakValueDictionary[tuple, Supervisor] = weakref.WeakValueDictionary()
+_REGISTRY_LOCK = threading.Lock()
+
+
+def supervisor_for(
+    spec: dict[str, Any], *, name: str, memory_mb: float | None = None, **options: Any
+) -> Supervisor:
+    """The supervisor of ``spec`` in this process, made on first use, kept while used.
+
+    Args:
+        spec: The host's :class:`~localmem.llm.llama.LlamaEngine` arguments.
+        name: The engine's name, in messages.
+        memory_mb: The host's memory cap.
+        options: :class:`Supervisor` options (``bounds``, ``command``, ``use_probe``).
+    """
+    command = options.get("command") or _env_command()
+    key = (
+        tuple(sorted((k, str(v)) for k, v in spec.items())),
+        memory_mb,
+        tuple(command or ()),
+        repr(options.get("bounds")),
+        options.get("use_probe", True),
+    )
+    with _REGISTRY_LOCK:
+        found = _SUPERVISORS.get(key)
+        if found is None:
+            found = Supervisor(spec, name=name, memory_mb=memory_mb, **options)
+            _SUPERVISORS[key] = found
+        return found
+
+
+def stop_all() -> None:
+    """Stop every host of this process (at exit; tests that count processes)."""
+    for supervisor in list(_SUPERVISORS.values()):
+        supervisor.stop()
+
+
+atexit.register(stop_all)
