@@ -149,8 +149,12 @@ def probe(path: str, *, extra_buffer_types: bool, n_threads: int | None, n_gpu_l
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The host's command line (see the module docstring)."""
+def main(
+    argv: list[str] | None = None,
+    *,
+    handle: Callable[[Any, str, dict[str, Any]], Any] | None = None,
+) -> int:
+    """The host's command line (see the module docstring); ``handle`` as for :func:`serve`."""
     parser = argparse.ArgumentParser(prog="python -m localmem.llm.host")
     parser.add_argument("--fd", type=int, help="the socket of the parent's requests")
     parser.add_argument("--probe", metavar="GGUF", help="decode one token and exit")
@@ -173,4 +177,4 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     if args.fd is None:
         parser.error("--fd or --probe is required")
-    return serve(Connection(args.fd))
+    return serve(Connection(args.fd), handle)
