@@ -148,7 +148,7 @@ def test_engines_with_the_same_settings_share_one_host(tiny_gguf):
     b = HostEngine(tiny_gguf, n_ctx=1024, n_threads=1)
     assert a.supervisor is b.supervisor
     assert a.count_tokens("hello") == b.count_tokens("hello") == 5
-    assert not HostEngine(tiny_gguf, n_ctx=1024, n_threads=1).describe()["host"]["pid"] is None
+    assert HostEngine(tiny_gguf, n_ctx=1024, n_threads=1).describe()["host"]["pid"] is not None
 
 
 def test_an_unused_host_is_stopped_with_its_last_engine(tiny_gguf):
@@ -181,7 +181,7 @@ def test_a_test_run_that_meets_a_native_crash_still_ends_with_its_summary(tiny_g
         "import pytest\n"
         "from localmem.errors import EngineCrashedError\n"
         "from localmem.llm.host import HostEngine\n"
-        f"ENGINE = HostEngine({str(tiny_gguf)!r}, n_ctx=1024, n_threads=1, command={CRASH_HOST!r})\n"
+        f"ENGINE = HostEngine({str(tiny_gguf)!r}, n_ctx=1024, command={CRASH_HOST!r})\n"
         "def test_crash():\n"
         "    ENGINE.generate_text([{'role': 'user', 'content': '[[host:SIGILL]]'}], max_tokens=4)\n"
         "def test_after():\n"
