@@ -147,9 +147,9 @@ def test_mine_mines_five_memories_with_gemma_quietly(tmp_path, real_gguf):
     assert "5 mined, 0 failed" in done.stdout
     assert "llama_" not in done.stderr and "ggml" not in done.stderr
     assert "llama_" in (home / "logs" / "engine.log").read_text()
+    verify = ["models", "verify", "--load", str(real_gguf)]
     verbose = subprocess.run(
-        [sys.executable, "-m", "localmem", "--verbose", "models", "verify", str(real_gguf)]
-        + ["--load"],
+        [sys.executable, "-m", "localmem", "--verbose", *verify],
         capture_output=True,
         text=True,
         env=env,
@@ -162,8 +162,9 @@ def test_mine_mines_five_memories_with_gemma_quietly(tmp_path, real_gguf):
 
 @pytest.mark.slow
 def test_a_served_store_keeps_answering_while_the_host_crashes(crash_host, tmp_path, tiny_gguf):
-    from localmem import Memory, connect
     from test_serve import start_server, stop_server
+
+    from localmem import Memory, connect
 
     store = tmp_path / "store"
     with Memory.open(store, config=engine_config(tiny_gguf, miner="auto")):
