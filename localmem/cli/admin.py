@@ -120,7 +120,7 @@ def doctor_report(path) -> dict:
     except ImportError:
         check("engine", True, "model-free (no model engine in this build)")
     else:
-        from localmem.llm.host.probe import doctor as probe_engine
+        from localmem.llm.host.checkup import doctor as probe_engine
 
         # runs llama.cpp on this CPU in a child (a crash there is a finding, not our death)
         found = probe_engine(config.engine)

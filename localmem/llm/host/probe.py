@@ -143,10 +143,8 @@ def host_command() -> list[str]:
 
 def child_env() -> dict[str, str]:
     """The environment of a host child: this one, with localmem importable from where it is."""
-    import localmem
-
     env = dict(os.environ)
-    root = str(Path(localmem.__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[3])  # the folder holding the localmem package
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     return env
 
@@ -309,46 +307,3 @@ def forget(key: str) -> None:
         if data.pop(key, None) is not None:
             with contextlib.suppress(OSError):
                 write_private(_file(), json.dumps(data, indent=1))
-
-
-def doctor(config) -> tuple[bool, str] | None:
-    """``localmem doctor``'s engine check: probe the GGUF the engine would load, now.
-
-    The verdict is remembered, and every unhealthy mark of this LOCALMEM_HOME is cleared (a
-    served store's host may start again on its next call). None when no GGUF would be loaded.
-
-    Returns:
-        ``(ok, line)``: the line says ``ok``, ``crashed with SIGNAL`` or ``fixed by setting``,
-        with the reason.
-    """
-    from localmem.errors import LocalMemError
-    from localmem.llm.discovery import select_gguf
-    from localmem.llm.host.supervisor import clear_unhealthy
-
-    if config.kind not in ("auto", "llama"):
-        return None
-    try:
-        info = select_gguf(config)
-    except LocalMemError as exc:
-        return False, str(exc)
-    if info is None:
-        return None
-    if importlib.util.find_spec("llama_cpp") is None:
-        return config.kind == "auto", (
-            f"{info.path.name}: llama-cpp-python is not installed (`pip install 'localmem[llama]'`)"
-        )
-    verdict = probe(
-        str(info.path),
-        n_threads=config.n_threads,
-        n_gpu_layers=config.n_gpu_layers,
-        timeout_s=max(config.timeout_s, 300.0),
-    )
-    remember(fingerprint(str(info.path), n_gpu_layers=config.n_gpu_layers), verdict)
-    clear_unhealthy()
-    words = {
-        "ok": "ok",
-        "fixed-by-setting": f"fixed by setting {SETTING}",
-        "crashed": f"crashed with {verdict.signal}",
-        "error": "could not load",
-    }[verdict.status]
-    return verdict.usable, f"{info.path.name}: {words}: {verdict.detail} ({verdict.seconds:.1f} s)"
