@@ -38,6 +38,7 @@ from localmem.llm.base import (
     Usage,
     as_messages,
     retry_temperature,
+    text_generation,
     validated,
 )
 from localmem.llm.decode import Decoded, byte_tokens, complete_json, decode
@@ -455,14 +456,7 @@ class LlamaEngine(Engine):
         text, finish, usage = self._complete(
             tokens, max_tokens=limit, temperature=self.temperature, seed=self.seed, stop=stops
         )
-        return Generation(
-            text.strip(),
-            usage,
-            self.name,
-            finish_reason=finish,
-            memories_dropped=fit.memories_dropped,
-            warnings=tuple(fit.warnings),
-        )
+        return text_generation(self.name, text, finish, usage, fit)
 
     def describe(self) -> dict[str, Any]:
         """Which model, its header facts and settings; does not load the weights."""

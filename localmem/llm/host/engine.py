@@ -29,6 +29,7 @@ from localmem.llm.base import (
     MessageLike,
     as_messages,
     retry_temperature,
+    text_generation,
     validated,
 )
 from localmem.llm.decode import Decoded
@@ -204,14 +205,7 @@ class HostEngine(Engine):
             stop=tuple(stop or ()),
             text=True,
         )
-        return Generation(
-            text.strip(),
-            usage,
-            self.name,
-            finish_reason=finish,
-            memories_dropped=fit.memories_dropped,
-            warnings=tuple(fit.warnings),
-        )
+        return text_generation(self.name, text, finish, usage, fit)
 
     def describe(self) -> dict[str, Any]:
         """The model, its settings and the host's state; starts nothing."""
