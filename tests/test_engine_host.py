@@ -198,3 +198,47 @@ def test_a_test_run_that_meets_a_native_crash_still_ends_with_its_summary(tiny_g
     assert done.returncode == 1, done.stdout + done.stderr
     assert "EngineCrashedError" in done.stdout and "SIGILL" in done.stdout
     assert "1 failed, 1 passed" in done.stdout.splitlines()[-1]
+
+
+def test_the_callers_process_never_imports_llama_cpp(tiny_gguf):
+    """Only the host and the probe load llama.cpp (it becomes an optional extra)."""
+    code = (
+        "import sys\n"
+        "import localmem, localmem.mechanisms\n"
+        "from localmem.llm import make_engine\n"
+        "from localmem.config import EngineConfig\n"
+        f"engine = make_engine(EngineConfig(model_path={str(tiny_gguf)!r}, n_ctx=1024))\n"
+        "assert engine.count_tokens('hello') == 5\n"
+        "assert 'llama_cpp' not in sys.modules, 'llama_cpp imported in the caller'\n"
+        "print(engine.describe()['host']['state'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "running"
+
+
+def test_a_host_killed_between_calls_is_counted_and_replaced(tiny_gguf):
+    import signal
+
+    engine = crash_engine(tiny_gguf)
+    first = ask(engine)
+    pid = engine.supervisor.pid
+    os.kill(pid, signal.SIGKILL)  # the OOM killer, while the host waits for work
+    engine.supervisor._children[0].proc.wait(timeout=30)  # dead (not yet noticed)
+    assert ask(engine).value == first.value  # served by a fresh host, no error
+    assert engine.supervisor.crashes == 1 and engine.supervisor.pid != pid
+    assert "SIGKILL" in engine.describe()["host"]["reason"]
+
+
+def test_a_file_llama_cpp_refuses_is_the_same_typed_error_on_every_call(tmp_path, tiny_gguf):
+    from localmem.errors import ModelError
+
+    alien = tmp_path / "alien.gguf"
+    alien.write_bytes(tiny_gguf.read_bytes().replace(b"llama", b"zzzzz", 1))
+    engine = HostEngine(alien, n_threads=1, chat_template="chatml")
+    for _ in range(2):
+        with pytest.raises(ModelError, match="could not load"):
+            engine.generate_text([{"role": "user", "content": "hi"}], max_tokens=2)
+    assert engine.supervisor.crashes == 0 and engine.supervisor.pid is None

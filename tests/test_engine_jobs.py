@@ -197,3 +197,23 @@ def test_a_served_store_keeps_answering_while_the_host_crashes(crash_host, tmp_p
     for item in added:  # ...the poisoned ones model-free, recorded
         if "[[host:" in item.content:
             assert miners[item.id] == "model-free"
+
+
+@pytest.mark.slow
+def test_jobs_run_goes_on_and_says_what_happened(crash_host, tmp_path, tiny_gguf):
+    from localmem import Memory
+
+    store = tmp_path / "s"
+    with Memory.open(store, config=engine_config(tiny_gguf, miner="engine")) as mem:
+        mem.add(POISON)
+        mem.add(FINE[0], mine="off")
+    done = subprocess.run(
+        [sys.executable, "-m", "localmem", "jobs", "run", "--store", str(store)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 1  # a failed job, said; not a signal
+    assert "0 done, 1 failed" in done.stdout
+    assert "SIGSEGV" in done.stderr and "fix:" in done.stderr

@@ -42,7 +42,13 @@ from pathlib import Path
 from typing import Any
 
 from localmem.config import localmem_home
-from localmem.errors import EngineCrashedError, EngineTimeoutError, EngineUnhealthyError
+from localmem.errors import (
+    EngineCrashedError,
+    EngineTimeoutError,
+    EngineUnavailableError,
+    EngineUnhealthyError,
+    LocalMemError,
+)
 from localmem.llm.host import probe
 from localmem.llm.host.deaths import Death, explain
 
@@ -213,7 +219,10 @@ class Supervisor:
             child = self._children[0]
             if child.proc.poll() is None:
                 return child
-            self._died(child, in_flight=False)  # it died between calls: raises
+            # it died between calls (the OOM killer, a kill from outside): counted, and a
+            # fresh host serves this call unless a back-off or the health bound says no
+            log.warning("%s", self._record_death(child, "between requests")[0])
+            self._check_health()
         wait = self._next_start - time.monotonic()
         if wait > 0:
             raise EngineCrashedError(
@@ -227,7 +236,12 @@ class Supervisor:
         extra = self._settings(timeout)
         child = self._spawn()
         spec = {**self.spec, "extra_buffer_types": extra}
-        self._exchange(child, ("init", spec), max(timeout, LOAD_TIMEOUT_S))
+        try:
+            self._exchange(child, ("init", spec), max(timeout, LOAD_TIMEOUT_S))
+        except LocalMemError as exc:
+            if not isinstance(exc, EngineUnavailableError):  # a load error, typed: the next
+                _kill_children(self._children)  # call loads again and says the same
+            raise
         self.extra_buffer_types = extra
         return child
 
@@ -281,7 +295,7 @@ class Supervisor:
         try:
             child.conn.send(message)
         except OSError:
-            self._died(child, in_flight=True)
+            self._died(child)
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -291,7 +305,7 @@ class Supervisor:
                 try:
                     status, value = child.conn.recv()
                 except (EOFError, OSError):
-                    self._died(child, in_flight=True)
+                    self._died(child)
                 if status == "error":
                     raise value
                 return value
@@ -299,17 +313,20 @@ class Supervisor:
                 self._stopped(child, f"grew past engine.host_memory_mb = {self.memory_mb:g} MB")
 
     # -- failures ------------------------------------------------------------------------
-    def _died(self, child: _Child, *, in_flight: bool) -> None:
-        """The host died: record it and raise the typed error."""
+    def _record_death(self, child: _Child, when: str) -> tuple[str, Death]:
+        """Count a death: the message, and what it means."""
         code = child.kill()
         self._children.clear()
         death = explain(code, log_hint=str(log_path()))
         self.crashes += 1
         self.last_death = death
         probe.forget(self.key)  # whatever it was, the next start probes this CPU again
-        when = "while serving a request" if in_flight else "between requests"
         reason = f"{self.name}: the model host died {when} with {death.signal}: {death.meaning}"
-        message = self._failed(f"{reason}; fix: {death.fix}")
+        return self._failed(f"{reason}; fix: {death.fix}"), death
+
+    def _died(self, child: _Child) -> None:
+        """The host died during a call: record it and raise the typed error."""
+        message, death = self._record_death(child, "while serving a request")
         log.warning("%s", message)
         raise EngineCrashedError(
             message,
@@ -317,7 +334,6 @@ class Supervisor:
             meaning=death.meaning,
             fix=death.fix,
             retry_after=self.bounds.wait_after(len(self._failures)),
-            in_flight=in_flight,
         )
 
     def _stopped(self, child: _Child, why: str) -> None:
