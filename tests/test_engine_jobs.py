@@ -147,7 +147,7 @@ def test_mine_mines_five_memories_with_gemma_quietly(tmp_path, real_gguf):
     assert "5 mined, 0 failed" in done.stdout
     assert "llama_" not in done.stderr and "ggml" not in done.stderr
     assert "llama_" in (home / "logs" / "engine.log").read_text()
-    verify = ["models", "verify", "--load", str(real_gguf)]
+    verify = ["models", "verify", str(real_gguf), "--load"]
     verbose = subprocess.run(
         [sys.executable, "-m", "localmem", "--verbose", *verify],
         capture_output=True,

@@ -17,12 +17,7 @@
 
 from __future__ import annotations
 
-import atexit
-import os
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +36,10 @@ from localmem.llm.base import (
     text_generation,
     validated,
 )
-from localmem.llm.decode import Decoded, byte_tokens, complete_json, decode
+from localmem.llm.decode import Decoded, complete_json, decode
 from localmem.llm.gguf_header import GGUFInfo, read_gguf
 from localmem.llm.grammar import Grammar, grammar_for_model
+from localmem.llm.loaded import Loaded, load_model
 from localmem.llm.templates import (
     base_model_warning,
     choose_template,
@@ -51,121 +47,6 @@ from localmem.llm.templates import (
     missing_template_message,
     warn_once,
 )
-
-
-@dataclass
-class _Loaded:
-    """One loaded model, shared by every engine that uses the same file and settings."""
-
-    llama: Any
-    lock: threading.RLock = field(default_factory=threading.RLock)
-    checked_grammars: set[str] = field(default_factory=set)
-    byte_tokens: Any = None  # the single-byte tokens, for fast-forwarding forced text
-
-
-_LOADED: dict[tuple, _Loaded] = {}
-_LOADED_LOCK = threading.Lock()
-
-
-def default_threads() -> int:
-    """Threads llama.cpp uses when none are configured: half the logical CPUs, at least one.
-
-    Both for generation and for prompt evaluation. llama.cpp's threads wait for each other at
-    every layer by spinning, so more threads than free cores is far slower, not a little: on
-    the shared 2-core machine, 40 tokens took 1.2 s with one thread and 16-28 s with two
-    (docs/benchmarks.md, ``engine-real``). Half the CPUs is llama.cpp's own default for
-    generation; its default for prompts (every CPU) is the one that crawled.
-    """
-    return max(1, (os.cpu_count() or 2) // 2)
-
-
-LLAMA_EXTRA = "localmem[llama]"
-"""The extra that installs llama-cpp-python."""
-
-
-def import_llama_cpp() -> Any:
-    """``llama_cpp``, or a one-line error naming the extra that installs it."""
-    try:
-        import llama_cpp
-    except ImportError as exc:
-        raise ModelError(
-            f"llama-cpp-python is not installed ({exc}); install it with "
-            f"`pip install '{LLAMA_EXTRA}'` (models/README.md says how to build it for this CPU)"
-        ) from None
-    return llama_cpp
-
-
-@contextmanager
-def _model_params(**overrides: Any) -> Iterator[None]:
-    """Load models with some of llama.cpp's model parameters changed.
-
-    ``llama_cpp.Llama`` takes no argument for several of them (``use_extra_bufts``); it reads
-    them from ``llama_model_default_params()``, which is wrapped for the duration.
-    """
-    if not overrides:
-        yield
-        return
-    import llama_cpp.llama_cpp as lib
-
-    original = lib.llama_model_default_params
-
-    def changed() -> Any:
-        params = original()
-        for name, value in overrides.items():
-            setattr(params, name, value)
-        return params
-
-    lib.llama_model_default_params = changed
-    try:
-        yield
-    finally:
-        lib.llama_model_default_params = original
-
-
-def _load(
-    path: Path,
-    *,
-    n_ctx: int,
-    n_threads: int | None,
-    n_gpu_layers: int,
-    extra_buffer_types: bool = True,
-) -> _Loaded:
-    n_threads = n_threads or default_threads()
-    key = (str(path.resolve()), n_ctx, n_threads, n_gpu_layers, extra_buffer_types)
-    with _LOADED_LOCK:
-        if key in _LOADED:
-            return _LOADED[key]
-        llama_cpp = import_llama_cpp()
-        # llama.cpp's "extra buffer types" repack weights for the CPU's widest kernels (AMX,
-        # AVX-512 variants); where the CPU advertises an instruction the VM does not grant,
-        # that path dies with SIGILL (localmem/llm/host/probe.py decides when to turn it off)
-        overrides = {} if extra_buffer_types else {"use_extra_bufts": False}
-        try:
-            with _model_params(**overrides):
-                llama = llama_cpp.Llama(
-                    model_path=str(path),
-                    n_ctx=n_ctx,
-                    n_threads=n_threads,
-                    n_threads_batch=n_threads,  # see default_threads()
-                    n_gpu_layers=n_gpu_layers,
-                    verbose=False,
-                )
-        except (ValueError, RuntimeError, OSError) as exc:
-            raise ModelError(f"llama.cpp could not load {path}: {exc}") from None
-        _LOADED[key] = loaded = _Loaded(llama, byte_tokens=byte_tokens(llama))
-        return loaded
-
-
-def unload_all() -> None:
-    """Forget every loaded model (tests and long-running tools that switch models)."""
-    with _LOADED_LOCK:
-        for loaded in _LOADED.values():
-            with loaded.lock:
-                loaded.llama.close()
-        _LOADED.clear()
-
-
-atexit.register(unload_all)  # before llama_cpp's globals go, or Llama.__del__ prints a traceback
 
 
 class LlamaEngine(Engine):
@@ -227,7 +108,7 @@ class LlamaEngine(Engine):
         self.extra_buffer_types = extra_buffer_types
         self.temperature, self.seed, self.max_tokens = temperature, seed, max_tokens
         self.name = f"llama:{self.path.stem.lower()}"
-        self._loaded: _Loaded | None = None
+        self._loaded: Loaded | None = None
         self._formatter: Any = None
 
     @classmethod
@@ -247,9 +128,9 @@ class LlamaEngine(Engine):
 
     # -- loading -------------------------------------------------------------------------
 
-    def _model(self) -> _Loaded:
+    def _model(self) -> Loaded:
         if self._loaded is None:
-            self._loaded = _load(
+            self._loaded = load_model(
                 self.path,
                 n_ctx=self.context_window,
                 n_threads=self.n_threads,
@@ -274,7 +155,7 @@ class LlamaEngine(Engine):
         return self._loaded
 
     @staticmethod
-    def _token_text(loaded: _Loaded, token: int) -> str:
+    def _token_text(loaded: Loaded, token: int) -> str:
         if token < 0:
             return ""
         return loaded.llama.detokenize([token], special=True).decode("utf-8", errors="ignore")

@@ -26,7 +26,7 @@ def _llama(config: EngineConfig) -> Engine | None:
 
     from localmem.llm.discovery import select_gguf
     from localmem.llm.host import HostEngine
-    from localmem.llm.llama import LLAMA_EXTRA
+    from localmem.llm.loaded import LLAMA_EXTRA
 
     info = select_gguf(config)
     if info is None:

@@ -129,8 +129,7 @@ def serve(conn: Connection, handle: Callable[[Any, str, dict[str, Any]], Any] | 
 
 def probe(path: str, *, extra_buffer_types: bool, n_threads: int | None, n_gpu_layers: int) -> int:
     """Load ``path`` and decode one token; print what happened as one JSON line."""
-    from localmem.llm.llama import _load as load_model
-    from localmem.llm.llama import default_threads
+    from localmem.llm.loaded import default_threads, load_model
 
     start = time.perf_counter()
     loaded = load_model(

@@ -1,28 +1,13 @@
 """The parent's side of a model host: start it, send it requests, notice when it dies or hangs.
 
 One :class:`Supervisor` per model and settings in a process (:func:`supervisor_for`), shared by
-every engine object that names them, as the in-process engine shared one loaded model. It owns:
-
-- **the child**: ``python -m localmem.llm.host --fd N`` started with :class:`subprocess.Popen`,
-  talking over a socket pair wrapped in :class:`multiprocessing.connection.Connection`
-  (length-prefixed pickles), its output sent to the engine log;
-- **deaths**: the socket reaches end-of-file when the child dies, whatever killed it; the call in
-  flight gets :class:`~localmem.errors.EngineCrashedError` naming the signal
-  (:mod:`localmem.llm.host.deaths`);
-- **hangs and memory**: a call that gets no answer within its timeout, or a child that grows
-  past ``memory_mb``, is killed (SIGKILL) and the call gets
-  :class:`~localmem.errors.EngineTimeoutError`;
-- **restarts**: the next call starts a fresh child; after a second failure within
-  :attr:`Bounds.window_s` it waits :attr:`Bounds.backoff_s` (doubling each time, at most
-  :attr:`Bounds.backoff_max_s`); a call made during the wait is refused at once (``retry_after``
-  says how long is left), so callers on ``auto`` fall back to model-free without waiting;
-- **health**: :attr:`Bounds.limit` failures within the window mark it unhealthy: calls are
-  refused with :class:`~localmem.errors.EngineUnhealthyError` until ``localmem doctor`` clears it
-  (:func:`clear_unhealthy`, seen by every process through ``$LOCALMEM_HOME/engine/cleared``) or
-  the process restarts;
-- **the CPU probe**: before a start with no remembered verdict (the first, and the first after
-  any crash), :mod:`localmem.llm.host.probe` decides whether llama.cpp's extra buffer types stay
-  on.
+every engine that names them. The child is ``python -m localmem.llm.host --fd N`` (Popen), on a
+socket pair wrapped in a :class:`multiprocessing.connection.Connection`. A death reaches the
+socket as end-of-file, whatever killed the child: the call gets ``EngineCrashedError``; a call
+past its timeout, or a child past its memory cap, is killed: ``EngineTimeoutError``. Restarts,
+back-off and the unhealthy mark follow :class:`~localmem.llm.host.limits.Bounds`; before a start
+without a remembered verdict the CPU probe (:mod:`localmem.llm.host.probe`) runs.
+docs/architecture.md ("The model host") says why, and the bounds.
 """
 
 from __future__ import annotations
@@ -37,11 +22,8 @@ import subprocess
 import threading
 import time
 import weakref
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from localmem.config import localmem_home
 from localmem.errors import (
     EngineCrashedError,
     EngineTimeoutError,
@@ -51,87 +33,27 @@ from localmem.errors import (
 )
 from localmem.llm.host import probe
 from localmem.llm.host.deaths import Death, explain
+from localmem.llm.host.limits import (
+    LOAD_TIMEOUT_S,
+    Bounds,
+    cleared_at,
+    log_path,
+    log_target,
+    mark_cleared,
+    rss_mb,
+)
 
 log = logging.getLogger("localmem.engine")
 
-LOAD_TIMEOUT_S = 300.0
-"""Least time a start (loading the weights) is given, whatever the per-call timeout."""
-LOG_MAX_BYTES = 5_000_000
-"""The engine log is moved to ``engine.log.1`` past this size, when a host starts."""
 HOST_COMMAND_ENV = "LOCALMEM_ENGINE_HOST_COMMAND"
 """A command run instead of ``python -m localmem.llm.host`` (a debugger; the tests' crash host)."""
 
 
-@dataclass(frozen=True)
-class Bounds:
-    """When a failing host is started again, and when it is given up.
-
-    Attributes:
-        backoff_s: Wait before the start after a second failure within the window (the first
-            failure restarts at once: one crash is an accident).
-        backoff_max_s: The wait doubles with each further failure, up to this.
-        limit: Failures (crashes and hangs) within the window that mark the host unhealthy.
-        window_s: The window, in seconds.
-        poll_s: How often a waiting call looks at the child's memory.
-    """
-
-    backoff_s: float = 1.0
-    backoff_max_s: float = 30.0
-    limit: int = 3
-    window_s: float = 600.0
-    poll_s: float = 0.1
-
-    def wait_after(self, failures: int) -> float:
-        """Seconds before the next start, after ``failures`` failures within the window."""
-        if failures <= 1:
-            return 0.0
-        return min(self.backoff_max_s, self.backoff_s * 2 ** (failures - 2))
-
-
-def log_path() -> Path:
-    """The engine log: the host's output, llama.cpp's messages included."""
-    return localmem_home() / "logs" / "engine.log"
-
-
-def _cleared_file() -> Path:
-    return localmem_home() / "engine" / "cleared"
-
-
 def clear_unhealthy() -> None:
     """Clear the unhealthy mark of every host, in every process of this LOCALMEM_HOME."""
-    path = _cleared_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{time.time():.6f}\n")
+    mark_cleared()
     for supervisor in list(_SUPERVISORS.values()):
         supervisor.reset()
-
-
-def _cleared_at() -> float:
-    try:
-        return float(_cleared_file().read_text().strip() or 0)
-    except (OSError, ValueError):
-        return 0.0
-
-
-def _rss_mb(pid: int) -> float:
-    """Resident memory of ``pid`` in MB (0 where /proc cannot tell)."""
-    try:
-        pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0.0
-    return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
-
-
-def _log_target() -> Any:
-    """Where the host's output goes: the engine log, or this terminal when verbose."""
-    if os.environ.get("LOCALMEM_ENGINE_LOG") == "stderr":
-        return None
-    path = log_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(OSError):
-        if path.stat().st_size > LOG_MAX_BYTES:
-            path.replace(path.with_name(path.name + ".1"))
-    return path.open("ab")
 
 
 class _Child:
@@ -271,7 +193,7 @@ class Supervisor:
         command = self.command or _env_command() or probe.host_command()
         env = probe.child_env()
         env["LOCALMEM_ENGINE_VERBOSE"] = "1" if os.environ.get("LOCALMEM_ENGINE_LOG") else "0"
-        out = _log_target()
+        out = log_target()
         try:
             proc = subprocess.Popen(
                 [*command, "--fd", str(theirs.fileno())],
@@ -309,7 +231,7 @@ class Supervisor:
                 if status == "error":
                     raise value
                 return value
-            if self.memory_mb and _rss_mb(child.proc.pid) > self.memory_mb:
+            if self.memory_mb and rss_mb(child.proc.pid) > self.memory_mb:
                 self._stopped(child, f"grew past engine.host_memory_mb = {self.memory_mb:g} MB")
 
     # -- failures ------------------------------------------------------------------------
@@ -370,7 +292,7 @@ class Supervisor:
     def _check_health(self) -> None:
         if self.unhealthy is None:
             return
-        if _cleared_at() > self._unhealthy_at:
+        if cleared_at() > self._unhealthy_at:
             log.info("%s: cleared by `localmem doctor`; the model host may start again", self.name)
             self.reset()
             return
@@ -401,7 +323,7 @@ class Supervisor:
 
     def state(self) -> str:
         """``unhealthy``, ``running``, ``crashed`` (restarts on the next call) or ``idle``."""
-        if self.unhealthy is not None and _cleared_at() <= self._unhealthy_at:
+        if self.unhealthy is not None and cleared_at() <= self._unhealthy_at:
             return "unhealthy"
         if self.pid is not None:
             return "running"
