@@ -123,8 +123,9 @@ def test_mine_runs_the_jobs_a_crash_left_pending(capsys, tmp_path):
 
 
 @pytest.mark.slow
-def test_mine_mines_five_memories_with_gemma_quietly(tmp_path, real_gguf):
-    """`localmem mine` with the Gemma GGUF mines 5 memories through the host, and llama.cpp's
+@pytest.mark.timeout(1200)  # two model loads and three calls: minutes on a crowded machine
+def test_mine_mines_memories_with_gemma_quietly(tmp_path, real_gguf):
+    """`localmem mine` with the Gemma GGUF mines memories through the host, and llama.cpp's
     chatter goes to the engine log, not to the terminal (its time: scripts/bench_engine.py)."""
     store = tmp_path / "s"
     home = tmp_path / "home"
@@ -133,18 +134,18 @@ def test_mine_mines_five_memories_with_gemma_quietly(tmp_path, real_gguf):
     from localmem import Memory
 
     with Memory.open(store, config=config) as mem:
-        for i in range(5):
+        for i in range(3):
             mem.add(f"Note {i}: the cache in front of the orders service expires hourly.")
     done = subprocess.run(
         [sys.executable, "-m", "localmem", "mine", "--store", str(store), "--miner", "engine"],
         capture_output=True,
         text=True,
         env=env,
-        timeout=300,
+        timeout=900,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "5 mined, 0 failed" in done.stdout
+    assert "3 mined, 0 failed" in done.stdout
     assert "llama_" not in done.stderr and "ggml" not in done.stderr
     assert "llama_" in (home / "logs" / "engine.log").read_text()
     verify = ["models", "verify", str(real_gguf), "--load"]
@@ -153,7 +154,7 @@ def test_mine_mines_five_memories_with_gemma_quietly(tmp_path, real_gguf):
         capture_output=True,
         text=True,
         env=env,
-        timeout=300,
+        timeout=600,
         check=False,
     )
     assert verbose.returncode == 0, verbose.stderr
@@ -161,6 +162,7 @@ def test_mine_mines_five_memories_with_gemma_quietly(tmp_path, real_gguf):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # a server, several host restarts: minutes on a crowded machine
 def test_a_served_store_keeps_answering_while_the_host_crashes(crash_host, tmp_path, tiny_gguf):
     from test_serve import start_server, stop_server
 
@@ -177,7 +179,7 @@ def test_a_served_store_keeps_answering_while_the_host_crashes(crash_host, tmp_p
                 added.append(client.add(f"{FINE[round_ % 2]} (round {round_})"))
                 added.append(client.add(f"[[host:SIGILL]] round {round_}: the CPU faults."))
                 assert client.search("orders gateway", k=3)  # answered during the crashes
-            deadline = time.monotonic() + 240
+            deadline = time.monotonic() + 900
             while client.stats()["jobs_pending"] and time.monotonic() < deadline:
                 assert client.search("rate limiter", k=2)
                 time.sleep(0.5)
@@ -200,6 +202,7 @@ def test_a_served_store_keeps_answering_while_the_host_crashes(crash_host, tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)
 def test_jobs_run_goes_on_and_says_what_happened(crash_host, tmp_path, tiny_gguf):
     from localmem import Memory
 
