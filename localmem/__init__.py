@@ -16,7 +16,10 @@ from localmem.offline import quiet_dependencies
 quiet_dependencies()
 
 from localmem.errors import (  # noqa: E402
+    EngineCrashedError,
+    EngineTimeoutError,
     EngineUnavailableError,
+    EngineUnhealthyError,
     InputError,
     LocalMemError,
     ModelError,
@@ -66,7 +69,10 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Config",
+    "EngineCrashedError",
+    "EngineTimeoutError",
     "EngineUnavailableError",
+    "EngineUnhealthyError",
     "HistoryEvent",
     "Hit",
     "InputError",

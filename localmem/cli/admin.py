@@ -120,6 +120,13 @@ def doctor_report(path) -> dict:
             )
     except ImportError:
         check("engine", True, "model-free (no model engine in this build)")
+    else:
+        from localmem.llm.host.checkup import doctor as probe_engine
+
+        # runs llama.cpp on this CPU in a child (a crash there is a finding, not our death)
+        found = probe_engine(config.engine)
+        if found is not None:
+            check("engine probe", *found)
     if facts is not None:
         check(
             "store",

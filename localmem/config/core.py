@@ -79,7 +79,19 @@ class EngineConfig(Section):
     )
     http_model: str | None = Field(None, description="Model name sent to the HTTP server.")
     http_api_key: str | None = Field(None, description="Bearer token for the HTTP server.")
-    timeout_s: float = Field(120.0, gt=0, description="Seconds before an HTTP call gives up.")
+    timeout_s: float = Field(
+        120.0,
+        gt=0,
+        description="Seconds before a call to the engine gives up: an HTTP server's answer, or "
+        "the model host's (a host that takes longer is stopped, and a fresh one serves the "
+        "next call).",
+    )
+    host_memory_mb: float | None = Field(
+        None,
+        gt=0,
+        description="Stop the model host (the process that runs llama.cpp) when it holds more "
+        "than this many MB; the call gets a timeout error. None: no cap of localmem's own.",
+    )
     chat_template: str | None = Field(
         None,
         description="Chat template overriding the GGUF's own: a built-in name ('gemma', "

@@ -18,14 +18,29 @@ from typing import Any
 from localmem.config import Config, EngineConfig
 from localmem.errors import EngineUnavailableError, InputError, LocalMemError
 from localmem.llm.base import Engine
+from localmem.llm.templates import warn_once
 
 
 def _llama(config: EngineConfig) -> Engine | None:
+    import importlib.util
+
     from localmem.llm.discovery import select_gguf
-    from localmem.llm.llama import LlamaEngine
+    from localmem.llm.host import HostEngine
+    from localmem.llm.loaded import LLAMA_EXTRA
 
     info = select_gguf(config)
-    return LlamaEngine.from_config(config, info) if info else None
+    if info is None:
+        return None
+    if importlib.util.find_spec("llama_cpp") is None:  # found without importing it
+        missing = (
+            f"found {info.path.name} but llama-cpp-python is not installed: "
+            f"`pip install '{LLAMA_EXTRA}'` runs it (models/README.md)"
+        )
+        if config.kind == "auto":
+            warn_once(f"{missing}; model tasks run model-free")
+            return None
+        raise EngineUnavailableError(missing)
+    return HostEngine.from_config(config, info)
 
 
 def _http(config: EngineConfig) -> Engine:
@@ -102,9 +117,11 @@ def describe_engines(config: Config | EngineConfig) -> list[dict[str, Any]]:
     Returns:
         One dict per task: ``task``, ``version``, ``served_by`` (an engine name such as
         ``llama:qwen2.5-1.5b-instruct-q4_k_m``, ``model-free`` or ``unavailable``), ``ok``
-        (False only when a configured engine cannot be built), ``engine`` (one line for a
-        person), ``model_free`` (whether a model-free implementation exists), ``engine_info``
-        (the engine's :meth:`~localmem.llm.base.Engine.describe`, or None) and ``problem``.
+        (False when a configured engine cannot be built, or its model host crashed or is
+        unhealthy), ``engine`` (one line for a person), ``model_free`` (whether a model-free
+        implementation exists), ``engine_info`` (the engine's
+        :meth:`~localmem.llm.base.Engine.describe`, or None), ``problem`` and ``state`` (the
+        model host's: ``idle``, ``running``, ``crashed``, ``unhealthy``; None without one).
     """
     from localmem.llm.tasks import all_tasks
 
@@ -114,6 +131,10 @@ def describe_engines(config: Config | EngineConfig) -> list[dict[str, Any]]:
     except LocalMemError as exc:
         engine, problem = None, str(exc)
     info = engine.describe() if engine else None
+    host = (info or {}).get("host") or {}
+    state = host.get("state")
+    if state in ("crashed", "unhealthy") and problem is None:
+        problem = f"model host {state}: {host.get('reason')}"
     rows = []
     for spec in all_tasks():
         if engine is not None:
@@ -135,6 +156,7 @@ def describe_engines(config: Config | EngineConfig) -> list[dict[str, Any]]:
                 "model_free": spec.model_free is not None,
                 "engine_info": info,
                 "problem": problem,
+                "state": state,
             }
         )
     return rows
