@@ -27,6 +27,7 @@ from typing import Any
 
 from localmem.config import EngineConfig
 from localmem.errors import ModelError, SchemaError
+from localmem.extras import missing
 from localmem.llm.base import (
     Engine,
     Generation,
@@ -85,10 +86,8 @@ def _load(path: Path, *, n_ctx: int, n_threads: int | None, n_gpu_layers: int) -
             return _LOADED[key]
         try:
             import llama_cpp
-        except ImportError as exc:  # pragma: no cover - a core dependency
-            raise ModelError(
-                f"llama-cpp-python is not installed ({exc}); install localmem with its defaults"
-            ) from None
+        except ImportError:
+            raise missing("the llama.cpp engine", "llama") from None
         try:
             llama = llama_cpp.Llama(
                 model_path=str(path),

@@ -12,20 +12,30 @@
 
 from __future__ import annotations
 
+import importlib.util
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from localmem.config import Config, EngineConfig
-from localmem.errors import EngineUnavailableError, InputError, LocalMemError
+from localmem.errors import EngineUnavailableError, InputError, LocalMemError, MissingExtraError
+from localmem.extras import missing
 from localmem.llm.base import Engine
+
+log = logging.getLogger("localmem.llm")
 
 
 def _llama(config: EngineConfig) -> Engine | None:
     from localmem.llm.discovery import select_gguf
-    from localmem.llm.llama import LlamaEngine
 
     info = select_gguf(config)
-    return LlamaEngine.from_config(config, info) if info else None
+    if info is None:
+        return None
+    if importlib.util.find_spec("llama_cpp") is None:  # the llama extra is not installed
+        raise missing(f"the GGUF model {info.path} was found, but running it", "llama")
+    from localmem.llm.llama import LlamaEngine
+
+    return LlamaEngine.from_config(config, info)
 
 
 def _http(config: EngineConfig) -> Engine:
@@ -68,10 +78,12 @@ def _engine_config(config: Config | EngineConfig) -> EngineConfig:
     return config.engine if isinstance(config, Config) else config
 
 
-def make_engine(config: Config | EngineConfig) -> Engine | None:
+def make_engine(config: Config | EngineConfig, *, strict: bool = False) -> Engine | None:
     """The engine the config asks for, or None when the model-free implementations serve.
 
-    Nothing heavy happens here: a llama.cpp model loads on its first call.
+    Nothing heavy happens here: a llama.cpp model loads on its first call. With ``auto``, a
+    GGUF found while llama.cpp is not installed is reported (a warning; with ``strict``, a
+    :class:`MissingExtraError`) and the model-free implementations serve.
 
     Raises:
         EngineUnavailableError: ``kind = "llama"`` and no usable GGUF was found.
@@ -83,7 +95,13 @@ def make_engine(config: Config | EngineConfig) -> Engine | None:
     if cfg.kind == "none":
         return None
     if cfg.kind == "auto":
-        return ENGINES.get("llama")(cfg)
+        try:
+            return ENGINES.get("llama")(cfg)
+        except MissingExtraError as exc:
+            if strict:
+                raise
+            log.warning("%s; the model-free implementations serve meanwhile", exc)
+            return None
     engine = ENGINES.get(cfg.kind)(cfg)
     if engine is None:
         raise EngineUnavailableError(
@@ -110,7 +128,7 @@ def describe_engines(config: Config | EngineConfig) -> list[dict[str, Any]]:
 
     problem = None
     try:
-        engine = make_engine(config)
+        engine = make_engine(config, strict=True)
     except LocalMemError as exc:
         engine, problem = None, str(exc)
     info = engine.describe() if engine else None
