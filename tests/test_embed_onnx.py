@@ -17,7 +17,8 @@ import pytest
 from localmem import Memory
 from localmem.config import Config, EmbedderConfig
 from localmem.embed import make_embedder
-from localmem.embed.onnx import FILES, MANIFEST, OnnxEmbedder, _session, _valid, cache_root
+from localmem.embed.cache import MANIFEST, cache_root, valid
+from localmem.embed.onnx import FILES, OnnxEmbedder, _session
 from localmem.errors import ModelError, StoreError
 from localmem.store.store import Store
 
@@ -132,14 +133,14 @@ def test_a_damaged_export_is_made_again(fp32, tmp_path):
 def test_export_validity_follows_the_manifest(tmp_path):
     folder = tmp_path / "m"
     folder.mkdir()
-    assert not _valid(folder, FILES["fp32"])  # nothing there
+    assert not valid(folder, FILES["fp32"])  # nothing there
     (folder / FILES["fp32"]).write_bytes(b"x" * 10)
     (folder / MANIFEST).write_text(json.dumps({"format": 1, "files": {FILES["fp32"]: 10}}))
-    assert _valid(folder, FILES["fp32"])
+    assert valid(folder, FILES["fp32"])
     (folder / FILES["fp32"]).write_bytes(b"x" * 5)  # truncated
-    assert not _valid(folder, FILES["fp32"])
+    assert not valid(folder, FILES["fp32"])
     (folder / MANIFEST).write_text("{not json")
-    assert not _valid(folder, FILES["fp32"])
+    assert not valid(folder, FILES["fp32"])
 
 
 def test_cache_location(monkeypatch, tmp_path):
