@@ -11,8 +11,9 @@ library loads both files (its own and the other's) and answers the same queries,
 back (``get_items``) and lists the labels; then adds to the loaded index and saves it again.
 
 It passes when the two libraries write byte-identical files from the same operations, and
-every read of either file (neighbours, distances, vectors, labels, counts) is the same under
-both libraries, before and after the second round of writes.
+every read of either file (neighbours, vectors, labels, counts; distances to 1e-6, since a
+library built with other compiler flags sums in another order) is the same under both
+libraries, before and after the second round of writes.
 """
 
 from __future__ import annotations

@@ -87,6 +87,8 @@ def make_engine(config: Config | EngineConfig, *, strict: bool = False) -> Engin
 
     Raises:
         EngineUnavailableError: ``kind = "llama"`` and no usable GGUF was found.
+        MissingExtraError: a GGUF was found but llama.cpp (the ``llama`` extra) is not
+            installed, with ``kind = "llama"`` (or ``strict``).
         ModelError: ``engine.model_path`` names a missing or invalid GGUF, or one without a
             chat template.
         InputError: ``kind = "http"`` without ``engine.http_url``.
