@@ -12,6 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import tempfile
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,21 @@ from localmem.config import EmbedderConfig, localmem_home
 #: bump when the exported graph changes shape or meaning: older cached exports are then ignored
 EXPORT_FORMAT = 1
 MANIFEST = "manifest.json"
+
+
+def replace_folder(folder: Path, make: Callable[[Path], dict[str, Any]]) -> None:
+    """Make a cache folder anew: ``make(tmp)`` writes its files into a temporary sibling and
+    returns the manifest's fields (with ``files``: name -> size); the manifest is written and
+    the folder swapped in whole, so a reader never sees half of it."""
+    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-"))
+    try:
+        manifest = {"format": EXPORT_FORMAT, **make(tmp)}
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def cache_root(config: EmbedderConfig) -> Path:

@@ -25,11 +25,8 @@ longest text, which keeps padding (wasted work) small.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import shutil
-import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,12 +39,12 @@ from localmem.config import BUILTIN_EMBEDDER, EmbedderConfig
 from localmem.embed import assembly
 from localmem.embed.base import Embedder, normalise
 from localmem.embed.cache import (
-    EXPORT_FORMAT,
     MANIFEST,
     cache_root,
     file_lock,
     fingerprint,
     read_json,
+    replace_folder,
     slug,
     valid,
     write_json,
@@ -232,17 +229,13 @@ class OnnxEmbedder(Embedder):
 
     def _assemble(self, folder: Path) -> None:
         """The built-in int8 graph and its weights file, put together into ``folder``."""
-        tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".assemble-"))
-        try:
+
+        def make(tmp: Path) -> dict:
             assembly.assemble(tmp)
             files = {f: (tmp / f).stat().st_size for f in (assembly.GRAPH, assembly.WEIGHTS)}
-            manifest = {"format": EXPORT_FORMAT, "source": "assembled", "files": files}
-            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-            if folder.exists():
-                shutil.rmtree(folder)
-            os.replace(tmp, folder)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            return {"source": "assembled", "files": files}
+
+        replace_folder(folder, make)
 
     def _export_fp32(self, folder: Path) -> None:
         from localmem.embed.onnx_export import export_model
@@ -250,8 +243,8 @@ class OnnxEmbedder(Embedder):
         log.warning(
             "exporting embedding model %s to ONNX (once; later runs load %s)", self.path, folder
         )
-        tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".export-"))
-        try:
+
+        def make(tmp: Path) -> dict:
             with private_temp(folder.parent):  # torch's caches stay in LOCALMEM_HOME
                 cosine = export_model(
                     self.path,
@@ -259,18 +252,10 @@ class OnnxEmbedder(Embedder):
                     pooling=self.spec.pooling,
                     max_tokens=self.spec.max_tokens,
                 )
-            manifest = {
-                "format": EXPORT_FORMAT,
-                "source": str(self.path),
-                "check_cosine": cosine,
-                "files": {FILES["fp32"]: (tmp / FILES["fp32"]).stat().st_size},
-            }
-            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-            if folder.exists():
-                shutil.rmtree(folder)
-            os.replace(tmp, folder)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            files = {FILES["fp32"]: (tmp / FILES["fp32"]).stat().st_size}
+            return {"source": str(self.path), "check_cosine": cosine, "files": files}
+
+        replace_folder(folder, make)
 
     def _export_int8(self, folder: Path) -> None:
         from localmem.embed.onnx_export import quantize_int8
