@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from localmem.memory import JobsReport, Memory
     from localmem.remote import connect
 
-__version__ = "0.1.0"
+#: the version (pyproject.toml reads it from here; CHANGELOG.md says what changed)
+__version__ = "0.2.0.dev0"
 
 # Memory and Config are imported on first use: they pull in DuckDB, pyarrow, numpy and pydantic
 # (about a second), which `localmem --help` and every CLI start would otherwise pay

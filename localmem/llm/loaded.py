@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from localmem.errors import ModelError
+from localmem.extras import missing
 from localmem.llm.decode import byte_tokens
 
 
@@ -46,19 +47,13 @@ def default_threads() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
 
 
-LLAMA_EXTRA = "localmem[llama]"
-"""The extra that installs llama-cpp-python."""
-
-
 def import_llama_cpp() -> Any:
     """``llama_cpp``, or a one-line error naming the extra that installs it."""
     try:
         import llama_cpp
-    except ImportError as exc:
-        raise ModelError(
-            f"llama-cpp-python is not installed ({exc}); install it with "
-            f"`pip install '{LLAMA_EXTRA}'` (models/README.md says how to build it for this CPU)"
-        ) from None
+    except ImportError:
+        # models/README.md says how to build it for this CPU
+        raise missing("the llama.cpp engine", "llama") from None
     return llama_cpp
 
 

@@ -12,34 +12,30 @@
 
 from __future__ import annotations
 
+import importlib.util
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from localmem.config import Config, EngineConfig
-from localmem.errors import EngineUnavailableError, InputError, LocalMemError
+from localmem.errors import EngineUnavailableError, InputError, LocalMemError, MissingExtraError
+from localmem.extras import missing
 from localmem.llm.base import Engine
-from localmem.llm.templates import warn_once
+
+log = logging.getLogger("localmem.llm")
 
 
 def _llama(config: EngineConfig) -> Engine | None:
-    import importlib.util
 
     from localmem.llm.discovery import select_gguf
-    from localmem.llm.host import HostEngine
-    from localmem.llm.loaded import LLAMA_EXTRA
 
     info = select_gguf(config)
     if info is None:
         return None
-    if importlib.util.find_spec("llama_cpp") is None:  # found without importing it
-        missing = (
-            f"found {info.path.name} but llama-cpp-python is not installed: "
-            f"`pip install '{LLAMA_EXTRA}'` runs it (models/README.md)"
-        )
-        if config.kind == "auto":
-            warn_once(f"{missing}; model tasks run model-free")
-            return None
-        raise EngineUnavailableError(missing)
+    if importlib.util.find_spec("llama_cpp") is None:  # the llama extra is not installed
+        raise missing(f"the GGUF model {info.path} was found, but running it", "llama")
+    from localmem.llm.host import HostEngine  # llama.cpp itself loads in the host process
+
     return HostEngine.from_config(config, info)
 
 
@@ -83,13 +79,17 @@ def _engine_config(config: Config | EngineConfig) -> EngineConfig:
     return config.engine if isinstance(config, Config) else config
 
 
-def make_engine(config: Config | EngineConfig) -> Engine | None:
+def make_engine(config: Config | EngineConfig, *, strict: bool = False) -> Engine | None:
     """The engine the config asks for, or None when the model-free implementations serve.
 
-    Nothing heavy happens here: a llama.cpp model loads on its first call.
+    Nothing heavy happens here: a llama.cpp model loads on its first call. With ``auto``, a
+    GGUF found while llama.cpp is not installed is reported (a warning; with ``strict``, a
+    :class:`MissingExtraError`) and the model-free implementations serve.
 
     Raises:
         EngineUnavailableError: ``kind = "llama"`` and no usable GGUF was found.
+        MissingExtraError: a GGUF was found but llama.cpp (the ``llama`` extra) is not
+            installed, with ``kind = "llama"`` (or ``strict``).
         ModelError: ``engine.model_path`` names a missing or invalid GGUF, or one without a
             chat template.
         InputError: ``kind = "http"`` without ``engine.http_url``.
@@ -98,7 +98,13 @@ def make_engine(config: Config | EngineConfig) -> Engine | None:
     if cfg.kind == "none":
         return None
     if cfg.kind == "auto":
-        return ENGINES.get("llama")(cfg)
+        try:
+            return ENGINES.get("llama")(cfg)
+        except MissingExtraError as exc:
+            if strict:
+                raise
+            log.warning("%s; the model-free implementations serve meanwhile", exc)
+            return None
     engine = ENGINES.get(cfg.kind)(cfg)
     if engine is None:
         raise EngineUnavailableError(
@@ -127,7 +133,7 @@ def describe_engines(config: Config | EngineConfig) -> list[dict[str, Any]]:
 
     problem = None
     try:
-        engine = make_engine(config)
+        engine = make_engine(config, strict=True)
     except LocalMemError as exc:
         engine, problem = None, str(exc)
     info = engine.describe() if engine else None
