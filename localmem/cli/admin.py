@@ -60,11 +60,12 @@ def doctor_report(path) -> dict:
     """Everything `localmem doctor` checks, as data (the TUI status screen shows it too)."""
     from localmem.config import CONFIG_FILE, Config
     from localmem.errors import LocalMemError
-    from localmem.store.address import is_postgres, redact
+    from localmem.store.address import StoreAddress
     from localmem.store.maintenance import check_store
 
-    postgres = is_postgres(path)
-    report: dict = {"store": redact(path), "checks": []}
+    address = StoreAddress.parse(path)
+    postgres = address.is_postgres
+    report: dict = {"store": address.shown, "checks": []}
 
     def check(name: str, ok: bool, detail: str) -> None:
         report["checks"].append({"check": name, "ok": ok, "detail": detail})
