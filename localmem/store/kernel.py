@@ -177,6 +177,8 @@ class Kernel:
                 "writable): it cannot be changed"
             )
         with self.store.write_lock:
+            if self.store.suspects:
+                self._repair_suspects()
             unit = Write(self.store, on_delete=self.hooks.on_delete)
             self._unit, self._unit_owner = unit, threading.get_ident()
             try:
@@ -191,6 +193,16 @@ class Kernel:
                 unit.finish()
             finally:
                 self._unit = self._unit_owner = None
+
+    def _repair_suspects(self) -> None:
+        """The labels a search found out of step with the table, mended in a unit of their
+        own before the next one (:meth:`Write.mend`)."""
+        labels = sorted(self.store.suspects)
+        self.store.suspects.clear()
+        with self.writing() as write:
+            fixed = write.mend(labels)
+        if fixed:
+            log.warning("repaired %d index entries a search found out of step", fixed)
 
     # -- background jobs --------------------------------------------------------------------
     def run_jobs(

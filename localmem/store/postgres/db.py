@@ -52,6 +52,7 @@ class PgDatabase(MetaTable):
 
     backend = "postgres"
     one_writer = False  # any process with the address may write
+    row_lock = " FOR UPDATE"  # a row read to write it waits for another process's change
 
     def __init__(
         self, address: str | StoreAddress, *, read_only: bool = False, pool_size: int = 4
