@@ -13,6 +13,7 @@ real `localmem serve` process.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 
 import duckdb
 import pytest
@@ -202,3 +203,93 @@ def test_racing_clients_of_one_server_keep_its_indexes_in_step(tmp_path, embedde
         assert mem.store.notices == [], mem.store.notices  # nothing was left to repair
         assert out_of_step(mem) == dict.fromkeys(out_of_step(mem), 0)
         assert mem.search("bananas figs", k=5).hits == []
+
+
+# -- item 2: racing infer ---------------------------------------------------------------------
+CITIES = [
+    "Paris",
+    "Rome",
+    "Berlin",
+    "Oslo",
+    "Lima",
+    "Quito",
+    "Cairo",
+    "Dakar",
+    "Tokyo",
+    "Seoul",
+    "Delhi",
+    "Dhaka",
+    "Lagos",
+    "Accra",
+    "Hanoi",
+    "Manila",
+]
+
+
+def current_homes(mem, user: str) -> list[str]:
+    return [m.content for m in mem.list(user_id=user, limit=1000) if m.valid_to is None]
+
+
+@pytest.mark.parametrize("threads", [2, 4, 8, 16])
+def test_racing_infer_leaves_one_current_value_and_a_later_move_ends_it(
+    open_memory, tmp_path, threads
+):
+    mem = open_memory(tmp_path / "store")
+    mem.add("Ann keeps a diary", user_id="ann")
+    results = race(
+        *(
+            (lambda city=city: mem.infer(f"I live in {city}", user_id="ann", speaker="Ann"))
+            for city in CITIES[:threads]
+        )
+    )
+    assert all(not isinstance(r, BaseException) for r in results), results
+    homes = [h for h in current_homes(mem, "ann") if "lives in" in h]
+    assert len(homes) == 1, homes  # T=4 left 3, T=16 left 15
+    (applied,) = mem.infer("I live in Zurich", user_id="ann", speaker="Ann")
+    assert applied.event == "INVALIDATE"
+    assert [h for h in current_homes(mem, "ann") if "lives in" in h] == ["Ann lives in Zurich"]
+
+
+def test_a_later_move_supersedes_every_current_value_of_its_slot(open_memory, tmp_path):
+    """Several current homes (what the race used to leave: stored here without inference)
+    all end when a later fact of the slot comes."""
+    mem = open_memory(tmp_path / "store")
+    mem.add_many([f"Ann lives in {city}" for city in CITIES[:5]], user_id="ann")
+    mem.infer("I live in Zurich", user_id="ann", speaker="Ann")
+    assert current_homes(mem, "ann") == ["Ann lives in Zurich"]
+    ended = [m for m in mem.list(user_id="ann", limit=100) if m.valid_to is not None]
+    successor = next(m.id for m in mem.list(user_id="ann") if m.content.endswith("Zurich"))
+    assert len(ended) == 5 and {m.superseded_by for m in ended} == {successor}
+
+
+@pytest.mark.parametrize("threads", [2, 8, 16])
+def test_identical_facts_said_by_racing_threads_are_stored_once(open_memory, tmp_path, threads):
+    mem = open_memory(tmp_path / "store")
+    facts = [
+        "I play the cello",
+        "My sister is called Maria",
+        "I am allergic to peanuts",
+        "I drive a red bicycle",
+        "My dog is named Rex",
+    ]
+    results = race(
+        *(
+            (lambda: [mem.infer(f, user_id="bo", speaker="Bo") for f in facts])
+            for _ in range(threads)
+        )
+    )
+    assert all(not isinstance(r, BaseException) for r in results), results
+    stored = Counter(m.content for m in mem.list(user_id="bo", limit=1000))
+    assert len(stored) == len(facts) and set(stored.values()) == {1}, stored  # 16 x 5 -> 50 dups
+
+
+def test_the_scope_lock_serialises_per_scope_only(open_memory, tmp_path):
+    """Two scopes infer at once (the lock is per user and agent, not per store)."""
+    mem = open_memory(tmp_path / "store")
+    results = race(
+        lambda: mem.infer("I live in Oslo", user_id="u1", speaker="U1"),
+        lambda: mem.infer("I live in Rome", user_id="u2", speaker="U2"),
+    )
+    assert all(not isinstance(r, BaseException) for r in results), results
+    assert current_homes(mem, "u1") == ["U1 lives in Oslo"]
+    assert current_homes(mem, "u2") == ["U2 lives in Rome"]

@@ -19,6 +19,7 @@ composes; the kernel itself knows no mechanism.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -123,6 +124,7 @@ class Kernel:
         #: until the next, where this process is the store's only writer (``db.one_writer``)
         self.generation = 0
         self._kept: dict[str, tuple[int, Any]] = {}  # see kept()
+        self._turns = [threading.Lock() for _ in range(64)]  # see serialised()
 
     def kept(self, name: str, read: Callable[[], Any]) -> Any:
         """A value ``read`` from the store, kept until this kernel's next committed unit of
@@ -159,6 +161,24 @@ class Kernel:
             if key not in self._state:
                 self._state[key] = make()
             return self._state[key]
+
+    @contextmanager
+    def serialised(self, name: str) -> Iterator[None]:
+        """Take turns with every caller of the same ``name``, in this process and, where other
+        processes write the store (PostgreSQL), in those too (an advisory lock).
+
+        For work that reads the store, decides, then writes (inference reconciling one
+        scope's facts): two such callers at once both decided from a store without the
+        other's write (issue 30: racing ``infer`` left several current homes). Names share 64
+        locks by hash, so unrelated names may wait for each other, never deadlock (a caller
+        holds one at a time)."""
+        digest = hashlib.blake2b(name.encode("utf-8"), digest_size=8).digest()
+        with self._turns[digest[0] % len(self._turns)]:
+            if self.db.one_writer:
+                yield
+                return
+            with self.db.advisory_lock(int.from_bytes(digest, "big", signed=True)):
+                yield
 
     # -- the write rule ---------------------------------------------------------------------
     @contextmanager

@@ -264,15 +264,16 @@ class PgDatabase(MetaTable):
             return applied
 
     @contextmanager
-    def advisory_lock(self) -> Iterator[None]:
-        """Hold PostgreSQL's session advisory lock for migrations (one process at a time)."""
+    def advisory_lock(self, key: int = MIGRATION_LOCK) -> Iterator[None]:
+        """Hold PostgreSQL's session advisory lock ``key`` (one process at a time): the
+        migrations', or another (``Kernel.serialised``)."""
         with self.guarded() as con:  # held by this thread until the lock is released
-            con.execute("SELECT pg_advisory_lock(%s)", [MIGRATION_LOCK])
+            con.execute("SELECT pg_advisory_lock(%s)", [key])
             try:
                 yield
             finally:
                 if not (con.closed or con.broken):
-                    con.execute("SELECT pg_advisory_unlock(%s)", [MIGRATION_LOCK])
+                    con.execute("SELECT pg_advisory_unlock(%s)", [key])
 
     def restart_sequence(self, name: str, start: int) -> None:
         """Make sequence ``name`` continue from ``start``."""
