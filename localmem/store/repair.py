@@ -133,6 +133,7 @@ def repair_lexical(store: StoreParts) -> int:
         store.lexical.remove(stale + missing)
         found = texts(store.db, missing)
         store.lexical.add([label for label, _ in found], [text for _, text in found])
+        store.lexical.refresh_stats()  # the collection's counts, from the tables as they are
     return len(stale) + len(missing)
 
 
