@@ -212,7 +212,10 @@ items = {m.content: m for m in mem.list(limit=100)}
 # a rewrite of a row (a new text: a new embedding, a list column), then a supersession
 mem.update(items["note 1 about the budget"].id, content="note 1 about the revised budget")
 (applied,) = mem.infer("I live in Rome", user_id="ann", speaker="Ann")
-print(json.dumps({"event": applied.event, "old": applied.target.id, "new": applied.memory.id}))
+noted = items["note 2 about the budget"].id
+mem.update(noted, metadata={"checked": True})  # NULL -> a value, without a new embedding
+print(json.dumps({"event": applied.event, "old": applied.target.id, "new": applied.memory.id,
+                  "noted": noted}))
 os.kill(os.getpid(), signal.SIGKILL)  # acknowledged; no checkpoint, the WAL holds it
 """
 
@@ -227,7 +230,12 @@ def test_an_acknowledged_supersession_keeps_its_successor_after_kill_9(open_memo
     import duckdb
 
     mem = open_memory(store_path)
-    mem.add_many([f"note {i} about the budget" for i in range(20)])
+    mem.add_many(
+        [
+            {"content": f"note {i} about the budget", "metadata": {"i": i} if i % 2 else None}
+            for i in range(20)
+        ]
+    )  # metadata holds values among NULLs once checkpointed, as superseded_by below
     mem.add("Ann lives in Paris", user_id="ann")
     # a supersession before: superseded_by holds values among NULLs once checkpointed
     mem.add("Bo lives in Lima", user_id="bo")
@@ -242,8 +250,10 @@ def test_an_acknowledged_supersession_keeps_its_successor_after_kill_9(open_memo
     row = con.execute(
         "SELECT valid_to IS NOT NULL, superseded_by FROM memories WHERE id = ?", [acked["old"]]
     ).fetchone()
+    (meta,) = con.execute("SELECT metadata FROM memories WHERE id = ?", [acked["noted"]]).fetchone()
     con.close()
     assert row == (True, acked["new"])  # was (True, None)
+    assert json.loads(meta) == {"checked": True}  # was None
 
 
 def test_a_lost_successor_is_put_back_from_the_history_on_open_and_by_doctor(
@@ -283,3 +293,22 @@ def test_a_lost_successor_is_put_back_from_the_history_on_open_and_by_doctor(
     mem = open_memory(store_path)  # opening mends it too
     assert any("successor" in n for n in mem.store.notices), mem.store.notices
     assert mem.get(old).superseded_by == new
+
+
+def test_lost_metadata_is_found_by_doctor_and_put_back_by_repair(open_memory, store_path, capsys):
+    import duckdb
+    from store_helpers import run
+
+    mem = open_memory(store_path)
+    item = mem.add("a note that gets metadata later")
+    mem.update(item.id, metadata={"checked": True})
+    mem.close()
+    con = duckdb.connect(str(store_path / "localmem.duckdb"))  # what the replay left
+    con.execute("UPDATE memories SET metadata = NULL WHERE id = ?", [item.id])
+    con.close()
+    code, out, _ = run(capsys, "doctor", "--store", str(store_path))
+    assert code == 1 and "BAD  metadata" in out and "1 memories" in out, out
+    code, out, _ = run(capsys, "doctor", "--store", str(store_path), "--repair")
+    assert code == 0 and "metadata: 1 put back" in out, out
+    mem = open_memory(store_path)
+    assert mem.get(item.id).metadata == {"checked": True}

@@ -185,6 +185,14 @@ def _index_checks(check, facts: dict) -> None:
         if lost
         else "every superseded memory names its successor",
     )
+    lost = facts["metadata_lost"]
+    check(
+        "metadata",
+        not lost,
+        f"{lost} memories whose metadata lost its last update" + mend
+        if lost
+        else "as the history's last update of it",
+    )
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

@@ -1,6 +1,6 @@
 """Finding and mending what is out of step with the table: the BM25 postings and vectors of
-memories that are not live (or missing for ones that are), and supersessions that lost their
-successor.
+memories that are not live (or missing for ones that are), supersessions that lost their
+successor and metadata that lost its last update.
 
 Two ways a store can get here, both seen (issue 30):
 
@@ -16,9 +16,10 @@ Two ways a store can get here, both seen (issue 30):
   of the same WAL rewrote a row (a list column or an indexed column) of that table and the
   table has an index: after a crash, ``valid_to`` (a TIMESTAMP) came back but
   ``superseded_by`` was NULL (``scripts/duckdb_wal_update.py`` reproduces it without localmem).
-  The unit of writing now rewrites the row instead (``Write.supersede``); the INVALIDATE
-  history row of the same unit names the successor, so a store damaged before is mended from
-  it: on open, and by ``doctor``.
+  The same went for a metadata-only update (``metadata`` is JSON text). The unit of writing
+  now rewrites the row instead (``records.REWRITE_ROW``); the history rows of the same unit
+  name the successor and the new metadata, so a store damaged before is mended from them: a
+  lost successor on open and by ``doctor``, lost metadata by ``doctor --repair``.
 """
 
 from __future__ import annotations
@@ -168,6 +169,38 @@ def repair_successors(db: Database) -> tuple[int, int]:
     return mended, len(lost) - mended
 
 
+#: each memory's metadata as the newest UPDATE of it in the history left it
+_METADATA = (
+    "SELECT m.id, m.metadata, h.v FROM memories m JOIN (SELECT memory_id, "
+    "arg_max(new_value, id) AS v FROM history WHERE field = 'metadata' GROUP BY memory_id) h "
+    "ON h.memory_id = m.id WHERE h.v IS NOT NULL"
+)
+
+
+def metadata_lost(db: Database) -> list[tuple[str, str]]:
+    """Memories whose metadata differs from what their newest metadata UPDATE in the history
+    set (the same DuckDB defect: a metadata-only update went from NULL to a value in place):
+    ``(id, the metadata the history gives)``. Reads the history: for doctor, not every open."""
+    rows = db.fetchall(_METADATA)
+    return [(i, want) for i, have, want in rows if _json(have) != _json(want)]
+
+
+def _json(text: str | None) -> object:
+    return json.loads(text) if text else None
+
+
+def repair_metadata(db: Database) -> int:
+    """Put back the metadata the history gives (:func:`metadata_lost`); how many."""
+    with db.transaction():
+        lost = metadata_lost(db)
+        for memory_id, wanted in lost:
+            db.execute(
+                f"UPDATE memories SET metadata = ?::JSON, {REWRITE_ROW} WHERE id = ?",
+                [wanted, memory_id],
+            )
+    return len(lost)
+
+
 def facts(store: StoreParts) -> dict:
     """Integrity facts for `localmem doctor`: counts, whether each index holds exactly the live
     memories (label sets compared), supersessions without their successor."""
@@ -176,8 +209,9 @@ def facts(store: StoreParts) -> dict:
     vectors_live = store.vectors.live_count if store.vectors else 0  # a query on PostgreSQL
     try:
         found, lost = drift(store), lost_successors(store.db)
+        metadata = len(metadata_lost(store.db))
     except StoreError:  # a damaged block: doctor's read of every table says which
-        found, lost = Drift(), 0
+        found, lost, metadata = Drift(), 0, 0
     return {
         "memories": int(store.db.scalar("SELECT count(*) FROM memories")),
         "live": live,
@@ -187,6 +221,7 @@ def facts(store: StoreParts) -> dict:
         "lexical_in_step": lex_docs == live and not found.lexical,
         "drift": found.as_dict(),
         "successors_lost": lost,
+        "metadata_lost": metadata,
         "jobs": store.jobs.counts(),
         "embed_model": store.model,
         "embed_dim": store.dim,
@@ -240,4 +275,6 @@ def repair(store: StoreParts) -> list[str]:
         done.append(
             f"successors: {mended} put back from the history" + (f", {left} left" if left else "")
         )
+    if metadata_lost(store.db):
+        done.append(f"metadata: {repair_metadata(store.db)} put back from the history")
     return done
