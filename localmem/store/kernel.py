@@ -206,7 +206,8 @@ class Kernel:
                     with self.db.transaction():
                         yield unit
                 except BaseException:
-                    self.store.lexical.rollback()  # its in-memory rows saw uncommitted postings
+                    if unit.indexed:  # its in-memory rows saw uncommitted postings
+                        self.store.lexical.rollback()
                     raise
                 self._unit = self._unit_owner = None
                 self.generation += 1  # after the commit: a read from before it is stale now

@@ -99,7 +99,7 @@ def check_store(path: str | Path | StoreAddress, *, repair: bool = False) -> dic
         store = Store.open(folder, config=config.store, model=None, dim=None, create=False)
     try:
         repaired = repairs.repair(store) if repair and not store.read_only else []
-        facts = store.check()
+        facts = store.check(deep=True)
         facts["repaired"] = repaired
         facts["damage"] = store.db.read_all()
         facts["read_only"] = store.read_only

@@ -201,17 +201,21 @@ def repair_metadata(db: Database) -> int:
     return len(lost)
 
 
-def facts(store: StoreParts) -> dict:
-    """Integrity facts for `localmem doctor`: counts, whether each index holds exactly the live
-    memories (label sets compared), supersessions without their successor."""
+def facts(store: StoreParts, *, deep: bool = False) -> dict:
+    """Integrity facts: counts, whether each index holds the live memories, supersessions
+    without their successor. ``deep`` (`localmem doctor`) also compares the label sets of the
+    indexes (every posting's label) and each memory's metadata with its history; without it
+    (the TUI's status) the indexes are compared by count and ``drift`` is None."""
     live = store.live_count()
     lex_docs = int(store.db.scalar("SELECT count(*) FROM lex_docs"))
     vectors_live = store.vectors.live_count if store.vectors else 0  # a query on PostgreSQL
+    found, lost, metadata = Drift(), 0, None
     try:
-        found, lost = drift(store), lost_successors(store.db)
-        metadata = len(metadata_lost(store.db))
+        lost = lost_successors(store.db)
+        if deep:
+            found, metadata = drift(store), len(metadata_lost(store.db))
     except StoreError:  # a damaged block: doctor's read of every table says which
-        found, lost, metadata = Drift(), 0, 0
+        pass
     return {
         "memories": int(store.db.scalar("SELECT count(*) FROM memories")),
         "live": live,
@@ -219,7 +223,7 @@ def facts(store: StoreParts) -> dict:
         "lexical_docs": lex_docs,
         "vectors_in_step": vectors_live == live and not found.vectors,
         "lexical_in_step": lex_docs == live and not found.lexical,
-        "drift": found.as_dict(),
+        "drift": found.as_dict() if deep else None,
         "successors_lost": lost,
         "metadata_lost": metadata,
         "jobs": store.jobs.counts(),

@@ -341,9 +341,9 @@ class Store:
         tbl = self.db.arrow(f"SELECT label FROM memories WHERE {LIVE} ORDER BY label")
         return tbl.column(0).to_numpy().astype(np.int64)
 
-    def check(self) -> dict:
-        """Integrity facts for `localmem doctor` (:func:`localmem.store.repair.facts`)."""
-        return repair.facts(self)
+    def check(self, *, deep: bool = False) -> dict:
+        """Integrity facts (:func:`localmem.store.repair.facts`; ``deep`` for doctor)."""
+        return repair.facts(self, deep=deep)
 
     def vectors_of(self, labels: Sequence[int] | np.ndarray) -> np.ndarray:
         """Stored vectors of labels for a search, in order; a label the index lacks gets a zero

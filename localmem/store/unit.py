@@ -44,6 +44,9 @@ class Write:
         self._on_delete = list(on_delete)
         self._vector_ops: list[tuple[str, list[int], np.ndarray | None]] = []
         self._after: list[Callable[[], None]] = []
+        #: whether the unit wrote postings (only then must a failed unit reload them: a change
+        #: refused before it wrote any, a racing update of a deleted memory, costs nothing)
+        self.indexed = False
 
     # -- memory rows ---------------------------------------------------------------------------
     def current(self, memory_id: str) -> MemoryItem | None:
@@ -220,10 +223,12 @@ class Write:
     # -- side indexes ---------------------------------------------------------------------------
     def index(self, labels: Sequence[int], texts: Sequence[str]) -> None:
         """BM25 postings for these memories (in this transaction)."""
+        self.indexed = True
         self.store.lexical.add(list(labels), list(texts))
 
     def unindex(self, labels: Sequence[int]) -> None:
         """Remove these memories' postings (in this transaction)."""
+        self.indexed = True
         self.store.lexical.remove(list(labels))
 
     def add_vectors(self, labels: Sequence[int], vectors: np.ndarray) -> None:
