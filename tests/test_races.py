@@ -12,8 +12,8 @@ real `localmem serve` process.
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -23,6 +23,21 @@ from hypothesis import strategies as st
 from localmem import LocalMemError, Memory, NotFoundError
 
 OPS = ("update", "delete", "restore", "purge")
+
+
+def _script(name: str):
+    """A module of scripts/ (not a package), imported by path."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+#: run calls at once, lined up by a barrier (the fault script's own helper)
+race = _script("faults_races").race
 
 
 def out_of_step(mem) -> dict[str, int]:
@@ -46,26 +61,6 @@ def out_of_step(mem) -> dict[str, int]:
         "vectors of dead memories": len(in_index - live),
         "live memories without a vector": len(live - in_index),
     }
-
-
-def race(*calls) -> list[BaseException | object]:
-    """Run the calls at once (a barrier lines them up); what each returned or raised."""
-    barrier = threading.Barrier(len(calls))
-    results: list[BaseException | object] = [None] * len(calls)
-
-    def run(i, call):
-        barrier.wait()
-        try:
-            results[i] = call()
-        except BaseException as exc:
-            results[i] = exc
-
-    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return results
 
 
 def call(mem, op: str, memory_id: str, n: int):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from hypothesis import strategies as st
 from pg_server import SECRET_PASSWORD, SECRET_USER
 from psycopg.conninfo import conninfo_to_dict
 from store_helpers import run
+from test_pg_serve import _stop
 
 from localmem import InputError, Memory
 from localmem.errors import StoreConnectionError
@@ -206,16 +206,6 @@ def _serve(url: str, env: dict[str, str]) -> tuple[subprocess.Popen, Path]:
         assert time.monotonic() < deadline, "serve did not start"
         time.sleep(0.1)
     return proc, folder
-
-
-def _stop(proc: subprocess.Popen) -> str:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    return proc.stderr.read()
 
 
 def _outside_argv(source: str, pg_server, db: str, folder: Path) -> tuple[str, dict[str, str]]:
