@@ -92,7 +92,7 @@ class Memory(Writing, Reading, Sessions):
     @classmethod
     def open(
         cls,
-        path: str | Path | None = None,
+        path: str | Path | StoreAddress | None = None,
         *,
         config: Config | None = None,
         embedder: Embedder | None = None,
