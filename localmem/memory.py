@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from localmem import sessions, validate
 from localmem.config import CONFIG_FILE, Config, default_store_path
 from localmem.embed import Embedder, embedder_for_store, make_embedder
-from localmem.errors import InputError
 from localmem.facade.reading import Reading
 from localmem.facade.sessions import Sessions
 from localmem.facade.writing import Writing
@@ -24,7 +23,7 @@ from localmem.plugin import Plugin, hooks_of, migrations_of, stages_of
 from localmem.remote import RemoteMemory, connect
 from localmem.retrieval.pipeline import CORE_STAGES
 from localmem.retrieval.stages import compose
-from localmem.store.address import is_postgres
+from localmem.store.address import StoreAddress
 from localmem.store.files import peek_count
 from localmem.store.kernel import JobsReport, Kernel
 from localmem.store.opening import open_store
@@ -93,7 +92,7 @@ class Memory(Writing, Reading, Sessions):
     @classmethod
     def open(
         cls,
-        path: str | Path | None = None,
+        path: str | Path | StoreAddress | None = None,
         *,
         config: Config | None = None,
         embedder: Embedder | None = None,
@@ -121,20 +120,16 @@ class Memory(Writing, Reading, Sessions):
             StoreLockedError: another process has the store open.
             InputError: the path is empty, not a path, or not valid Unicode.
         """
-        if path is not None and not isinstance(path, (str, Path)):
-            raise InputError(f"a store path is a str or Path, not {type(path).__name__}")
-        if path is not None and not str(path).strip():
-            raise InputError("the store path is empty")
-        postgres = is_postgres(path)
-        folder = None if postgres else Path(path).expanduser() if path else default_store_path()
+        address = StoreAddress.parse(default_store_path() if path is None else path)
+        folder = address.folder
         # DuckDB opens paths as UTF-8: a name with undecodable bytes fails deep inside it
-        validate.no_surrogates(str(path if postgres else folder), "the store path")
+        validate.no_surrogates(str(path if folder is None else folder), "the store path")
         # a PostgreSQL store's settings on this machine live in its local folder
         # ($LOCALMEM_HOME/postgres/<hash>/config.json, beside serve's discovery file)
-        if postgres:
+        if folder is None:
             from localmem.store.postgres.store import local_folder
 
-            settings = local_folder(path)
+            settings = local_folder(address)
         else:
             settings = folder
         file_config = Config.load(settings / CONFIG_FILE)
@@ -143,7 +138,7 @@ class Memory(Writing, Reading, Sessions):
         given = embedder is not None
         embedder = embedder or make_embedder(config.embedder)
         store = open_store(
-            path if postgres else folder,
+            address,
             config=config.store,
             model=embedder.name,  # what a new store records
             dim=embedder.dim,

@@ -264,7 +264,6 @@ def cmd_locomo(args: argparse.Namespace) -> None:
 # -- several servers -----------------------------------------------------------------------------
 def start_serve(url: str, home: Path) -> tuple[subprocess.Popen, Path]:
     from localmem.discovery import find_server
-    from localmem.store.address import redact
     from localmem.store.postgres.store import local_folder
 
     env = dict(os.environ, LOCALMEM_HOME=str(home))
@@ -275,7 +274,7 @@ def start_serve(url: str, home: Path) -> tuple[subprocess.Popen, Path]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    folder = home / "postgres" / local_folder(redact(url)).name
+    folder = home / "postgres" / local_folder(url).name
     deadline = time.monotonic() + 120
     while find_server(folder) is None:
         if proc.poll() is not None or time.monotonic() > deadline:

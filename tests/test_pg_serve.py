@@ -15,7 +15,6 @@ import pytest
 
 from localmem.discovery import find_server
 from localmem.remote import connect
-from localmem.store.address import redact
 from localmem.store.postgres.store import local_folder
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -30,7 +29,7 @@ def _serve(url: str, home) -> tuple[subprocess.Popen, Path]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    folder = home / "postgres" / local_folder(redact(url)).name
+    folder = home / "postgres" / local_folder(url).name
     deadline = time.monotonic() + 120
     while find_server(folder) is None:
         if proc.poll() is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,14 +38,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     loopback_socket(args.host, 0).close()  # refuse a non-loopback host before opening the store
     if args.store is not None and not args.store.strip():
         raise InputError("the store path is empty")
-    from localmem.store.address import is_postgres, redact
+    from localmem.store.address import StoreAddress
 
-    postgres = is_postgres(args.store)
-    path = (
-        args.store.strip()
-        if postgres
-        else (Path(args.store).expanduser() if args.store else default_store_path())
-    )
+    address = StoreAddress.parse(args.store if args.store else default_store_path())
+    postgres = address.is_postgres
+    path = args.store.strip() if postgres else address.folder
     # a PostgreSQL store may have any number of servers (on several machines, or with their
     # own LOCALMEM_HOME), but one discovery file per home: a second would take it over
     if postgres:
@@ -58,7 +54,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if running is not None:
         beside = " (from this LOCALMEM_HOME: give another server its own)" if postgres else ""
         raise StoreError(
-            f"store {redact(path)} is already served by process {running.pid} at "
+            f"store {address.shown} is already served by process {running.pid} at "
             f"{running.url}{beside}"
         )
     with Memory.open(path) as memory:
@@ -67,7 +63,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             ready=lambda url: print(
-                f"localmem: serving {redact(path)} at {url}", file=sys.stderr, flush=True
+                f"localmem: serving {address.shown} at {url}", file=sys.stderr, flush=True
             ),
         )
     return 0

@@ -203,9 +203,14 @@ class Writing:
         )
         base = memories.prepare(self.kernel, {**fields, "content": texts[0][0]})
         when = base.event_time.date().isoformat() if base.event_time else None
-        decisions = infer_plan.plan(self.kernel, texts, scope=fields, when=when, at=base.event_time)
         jobs = self.jobs_for_add(mine=mine, evolve=evolve)
-        return infer_apply.apply(self.kernel, decisions, base, jobs=jobs)
+        # decided and written in turn with the other inferences of the scope: two at once both
+        # decided from a store without the other's fact (several current homes, duplicates)
+        with self.kernel.serialised(infer_plan.scope_key(fields)):
+            decisions = infer_plan.plan(
+                self.kernel, texts, scope=fields, when=when, at=base.event_time
+            )
+            return infer_apply.apply(self.kernel, decisions, base, jobs=jobs)
 
     def jobs_for_add(
         self, *, mine: str | None = None, evolve: bool | None = None

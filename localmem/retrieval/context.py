@@ -93,7 +93,7 @@ class SearchContext:
         """The stored vectors of the allowed labels, in their order (fetched once per search)."""
         if self._allowed_vectors is None:
             assert self.allowed is not None, "no filter: every label is allowed"
-            self._allowed_vectors = self.kernel.store.vectors.get(self.allowed)
+            self._allowed_vectors = self.kernel.store.vectors_of(self.allowed)
         return self._allowed_vectors
 
     def label_vectors(self, labels) -> np.ndarray:
@@ -105,7 +105,7 @@ class SearchContext:
             at = np.searchsorted(self.allowed, labels).clip(0, len(self.allowed) - 1)
             if bool(np.all(self.allowed[at] == labels)):
                 return self._allowed_vectors[at]
-        return self.kernel.store.vectors.get(labels)
+        return self.kernel.store.vectors_of(labels)
 
     def items(self, labels, *, placed=()) -> dict[int, MemoryItem]:
         """Memories by label, fetched from the store once and kept for later stages.

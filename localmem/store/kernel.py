@@ -19,6 +19,7 @@ composes; the kernel itself knows no mechanism.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -128,6 +129,7 @@ class Kernel:
         self._mirror: RowMirror | None = None  # see rows()
         #: searches started on this kernel (the read pipeline counts them; see rows())
         self.searches = 0
+        self._turns = [threading.Lock() for _ in range(64)]  # see serialised()
 
     def kept(self, name: str, read: Callable[[], Any]) -> Any:
         """A value ``read`` from the store, kept until this kernel's next committed unit of
@@ -182,6 +184,24 @@ class Kernel:
                 self._state[key] = make()
             return self._state[key]
 
+    @contextmanager
+    def serialised(self, name: str) -> Iterator[None]:
+        """Take turns with every caller of the same ``name``, in this process and, where other
+        processes write the store (PostgreSQL), in those too (an advisory lock).
+
+        For work that reads the store, decides, then writes (inference reconciling one
+        scope's facts): two such callers at once both decided from a store without the
+        other's write (issue 30: racing ``infer`` left several current homes). Names share 64
+        locks by hash, so unrelated names may wait for each other, never deadlock (a caller
+        holds one at a time)."""
+        digest = hashlib.blake2b(name.encode("utf-8"), digest_size=8).digest()
+        with self._turns[digest[0] % len(self._turns)]:
+            if self.db.one_writer:
+                yield
+                return
+            with self.db.advisory_lock(int.from_bytes(digest, "big", signed=True)):
+                yield
+
     # -- the write rule ---------------------------------------------------------------------
     @contextmanager
     def writing(self) -> Iterator[Write]:
@@ -199,6 +219,8 @@ class Kernel:
                 "writable): it cannot be changed"
             )
         with self.store.write_lock:
+            if self.store.suspects:
+                self._repair_suspects()
             unit = Write(self.store, on_delete=self.hooks.on_delete)
             self._unit, self._unit_owner = unit, threading.get_ident()
             try:
@@ -206,13 +228,24 @@ class Kernel:
                     with self.db.transaction():
                         yield unit
                 except BaseException:
-                    self.store.lexical.rollback()  # its in-memory rows saw uncommitted postings
+                    if unit.indexed:  # its in-memory rows saw uncommitted postings
+                        self.store.lexical.rollback()
                     raise
                 self._unit = self._unit_owner = None
                 self.generation += 1  # after the commit: a read from before it is stale now
                 unit.finish()
             finally:
                 self._unit = self._unit_owner = None
+
+    def _repair_suspects(self) -> None:
+        """The labels a search found out of step with the table, mended in a unit of their
+        own before the next one (:meth:`Write.mend`)."""
+        labels = sorted(self.store.suspects)
+        self.store.suspects.clear()
+        with self.writing() as write:
+            fixed = write.mend(labels)
+        if fixed:
+            log.warning("repaired %d index entries a search found out of step", fixed)
 
     # -- background jobs --------------------------------------------------------------------
     def run_jobs(
