@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localmem import sessions, validate
+from localmem.api import MemoryAPI
 from localmem.config import CONFIG_FILE, Config, default_store_path
 from localmem.embed import Embedder, embedder_for_store, make_embedder
 from localmem.errors import InputError
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["JobsReport", "Memory"]
 
 
-class Memory(Writing, Reading, Sessions):
+class Memory(Writing, Reading, Sessions, MemoryAPI):
     """A local memory store for agents.
 
     Build one with :meth:`open`; or pass the collaborators in (tests, custom embedders)::
@@ -46,7 +47,9 @@ class Memory(Writing, Reading, Sessions):
             for hit in mem.search("rate limiting"):
                 print(hit.score, hit.memory.content)
 
-    ``plugins`` chooses the mechanisms (default: :data:`localmem.mechanisms.BUILTIN`).
+    ``plugins`` chooses the mechanisms (default: :data:`localmem.mechanisms.BUILTIN`). Its public
+    API is declared in :class:`localmem.api.MemoryAPI` (which ``Memory.connect`` clients share);
+    what only a store open in this process has (``kernel``, ``store``, ``config``...) is outside.
     """
 
     def __init__(
@@ -235,6 +238,16 @@ class Memory(Writing, Reading, Sessions):
             "embedder": self.embedder.name,
             "dim": self.store.dim,
             "bytes_on_disk": facts["bytes_on_disk"],
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """What the store is, for a client of a server: its path, configuration, add options
+        and search stages."""
+        return {
+            "path": str(self.path),
+            "add_options": list(self.add_options),
+            "stage_names": list(self.stage_names),
+            "config": self.config.model_dump(mode="json"),
         }
 
     def status(self) -> dict[str, Any]:

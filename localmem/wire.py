@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import types
-import typing
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, fields, is_dataclass
 from datetime import datetime
 from pathlib import Path
@@ -26,7 +26,7 @@ def encode(value: Any) -> Any:
         return encode(asdict(value))
     if isinstance(value, dict):
         return {str(k): encode(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set)):
+    if isinstance(value, (list, tuple, set, frozenset, types.GeneratorType)):
         return [encode(v) for v in value]
     if isinstance(value, datetime):
         return value.isoformat()
@@ -58,13 +58,15 @@ def _decode(kind: Any, data: Any) -> Any:
     if origin in (Union, types.UnionType):
         options = [a for a in args if a is not type(None)]
         return _decode(options[0], data) if len(options) == 1 else data
-    if origin in (list, typing.Sequence, set, frozenset):
+    if origin in (list, Sequence, set, frozenset):
         return [_decode(args[0] if args else Any, x) for x in data]
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(_decode(args[0], x) for x in data)
         return tuple(_decode(a, x) for a, x in zip(args, data, strict=True))
-    if origin is dict or origin is Literal:
+    if origin in (dict, Mapping) and len(args) == 2:
+        return {key: _decode(args[1], value) for key, value in data.items()}
+    if origin in (dict, Mapping) or origin is Literal:
         return data
     if kind is datetime:
         return datetime.fromisoformat(data)

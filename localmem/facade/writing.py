@@ -8,8 +8,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from localmem import validate
 from localmem.errors import InputError
 from localmem.infer import apply as infer_apply
@@ -20,7 +18,7 @@ from localmem.store import duplicates, memories
 from localmem.store.kernel import Kernel
 from localmem.store.memories import JobRequest
 from localmem.store.records import NewMemory
-from localmem.types import MemoryItem
+from localmem.types import Kind, Level, MemoryItem
 
 
 class Writing:
@@ -177,9 +175,16 @@ class Writing:
         content: str | Mapping[str, Any] | Sequence[Mapping[str, Any]],
         *,
         speaker: str | None = None,
+        kind: Kind = "thought",
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        event_time: datetime | str | float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        context: str | None = None,
+        level: Level = "episodic",
         mine: str | None = None,
         evolve: bool | None = None,
-        **fields: Any,
     ) -> list[Applied]:
         """Add with inference: extract the facts of ``content`` and reconcile each with what
         the same scope already holds, all in one unit.
@@ -191,13 +196,25 @@ class Writing:
         untrue (that memory gets ``valid_to`` and ``superseded_by`` and stays findable with
         ``search(..., as_of=...)``), or is NONE (already stored). The decisions are made by the
         engine when one is configured (``infer.extractor`` / ``infer.decider``), else by rules; each
-        is recorded in the history with its reason and decider. Fields are those of :meth:`add`
-        (scope, kind, event time, metadata) and apply to every stored fact.
+        is recorded in the history with its reason and decider. The other parameters are those of
+        :meth:`add` (scope, kind, event time, metadata) and apply to every stored fact.
 
         Returns:
             One :class:`~localmem.infer.apply.Applied` per fact (at least one: a text with no
             fact in it, or a model whose output stayed malformed, stores the text as given).
         """
+        fields = _fields(
+            {
+                "kind": kind,
+                "user_id": user_id,
+                "agent_id": agent_id,
+                "session_id": session_id,
+                "event_time": event_time,
+                "metadata": metadata,
+                "context": context,
+                "level": level,
+            }
+        )
         texts = conversation_texts(
             content, speaker, max_chars=self.kernel.config.store.max_content_chars
         )
@@ -225,17 +242,11 @@ class Writing:
         actor: str = "user",
         event: str = "UPDATE",
         info: Mapping[str, Any] | None = None,
-        also: Callable[[], None] | None = None,
-        embedded: Mapping[str, np.ndarray] | None = None,
     ) -> MemoryItem:
         """Change a memory; a new content or context is re-embedded and re-indexed.
 
         Every changed field is recorded in the history (``event``: UPDATE, or EVOLVE and REVERT
-        for the evolution mechanism) with its old and new value. ``also`` runs inside the same
-        transaction (even when nothing changes), so a mechanism's own rows (a link, a job's
-        progress) commit together with the change or not at all. ``embedded`` maps texts to
-        vectors this store's embedder already made (a caller that updates several memories
-        embeds them in one batch); the text to embed is looked up there first.
+        for the evolution mechanism) with its old and new value.
         """
         if metadata is not None:
             validate.metadata(metadata)
@@ -249,8 +260,6 @@ class Writing:
             actor=actor,
             event=event,
             info=info,
-            also=also,
-            embedded=embedded,
         )
 
     def delete(self, memory_id: str, *, actor: str = "user") -> MemoryItem:

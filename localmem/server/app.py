@@ -13,10 +13,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import hmac
-import inspect
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -25,7 +24,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
-from localmem import wire
+from localmem import api, wire
+from localmem.api import Operation
 from localmem.discovery import TOKEN_HEADER
 from localmem.errors import InputError, LocalMemError, NotFoundError
 from localmem.ingest import ingest_file
@@ -39,93 +39,24 @@ log = logging.getLogger("localmem.server")
 #: the largest request body accepted (a batch of add_many included)
 MAX_BODY = 32 * 1024 * 1024
 
-#: the Memory methods a client may call, by the name in the URL
-METHODS: dict[str, Callable[[Memory], Callable[..., Any]]] = {
-    name: (lambda n: lambda m: getattr(m, n))(name)
-    for name in (
-        "add",
-        "add_many",
-        "infer",
-        "get",
-        "get_many",
-        "update",
-        "delete",
-        "restore",
-        "purge",
-        "history",
-        "list",
-        "count",
-        "search",
-        "start_session",
-        "add_thought",
-        "complete_session",
-        "thoughts",
-        "get_session",
-        "sessions",
-        "consolidate",
-        "run_jobs",
-        "stats",
-        "status",
-        "users",
-        "links",
-        "thought_of",
-        "attributes_of",
-        "sources_of",
-    )
-}
-for _name in (
-    "find",
-    "record",
-    "list",
-    "matches",
-    "versions",
-    "history",
-    "get",
-    "retire",
-    "restore",
-):
-    METHODS[f"procedures.{_name}"] = (lambda n: lambda m: getattr(m.procedures, n))(_name)
-# properties and facts of the store, for clients that show it (the TUI)
-METHODS["describe"] = lambda m: (
-    lambda: {
-        "path": str(m.path),
-        "add_options": list(m.add_options),
-        "stage_names": list(m.stage_names),
-        "config": m.config.model_dump(mode="json"),
-    }
-)
-# a file on this machine, read by the server (its path made absolute by the client)
-METHODS["ingest_file"] = lambda m: functools.partial(ingest_file, m)
 
-#: methods that never write (the job worker need not look at the queue after them)
-_READS = {
-    "get",
-    "get_many",
-    "history",
-    "list",
-    "count",
-    "search",
-    "stats",
-    "status",
-    "users",
-    "links",
-    "thought_of",
-    "attributes_of",
-    "describe",
-    "thoughts",
-    "get_session",
-    "sessions",
-    "procedures.find",
-    "procedures.list",
-    "procedures.matches",
-    "procedures.versions",
-    "procedures.history",
-    "procedures.get",
-    "sources_of",
-}
+def method_table(
+    memory: Memory, extensions: Mapping[str, Callable[..., Any]]
+) -> dict[str, tuple[Operation, Callable[..., Any]]]:
+    """Every operation the declaration says a server answers (:func:`localmem.api.served`),
+    with the callable that answers it: a method of ``memory`` or of ``memory.procedures``, or
+    one of the server's own ``extensions`` (reading a file on this machine)."""
+    table = {}
+    for name, op in api.served().items():
+        if op.owner == "memory":
+            fn = getattr(memory, op.attribute)
+        elif op.owner == "procedures":
+            fn = getattr(memory.procedures, op.attribute)
+        else:
+            fn = extensions[name]
+        table[name] = (op, fn)
+    return table
 
-#: arguments that are Python callables or in-process values: never from a client
-_LOCAL_ONLY = {"progress", "also", "embedded", "on_write"}
 
 _STATUS = {"InputError": 400, "NotFoundError": 404, "StoreLockedError": 409}
 
@@ -151,6 +82,7 @@ def build_app(
     token, so a stale file whose pid or port now belongs to another program is never trusted.
     ``on_write`` is called after every method that may have queued jobs (to wake the worker).
     """
+    methods = method_table(memory, {"ingest_file": functools.partial(ingest_file, memory)})
     mcp = build_server(memory)
     mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp")
     expected = f"Bearer {token}".encode()
@@ -161,8 +93,9 @@ def build_app(
 
     async def call(request: Request) -> Response:
         name = request.path_params["method"]
-        if name not in METHODS:
-            return _error(NotFoundError(f"no method {name!r} (methods: {', '.join(METHODS)})"))
+        if name not in methods:
+            return _error(NotFoundError(f"no method {name!r} (methods: {', '.join(methods)})"))
+        op, fn = methods[name]
         size = request.headers.get("content-length")
         if size is not None and (not size.isdigit() or int(size) > MAX_BODY):
             return _error(InputError(f"request body over {MAX_BODY} bytes"), 413)
@@ -175,11 +108,11 @@ def build_app(
             args = json.loads(body or b"{}")
         except (ValueError, UnicodeDecodeError) as exc:
             return _error(InputError(f"the request body is not JSON: {exc}"))
-        if not isinstance(args, dict) or _LOCAL_ONLY & set(args):
+        local = {p.name for p in op.params if p.local}
+        if not isinstance(args, dict) or local & set(args):
             return _error(InputError("the arguments must be a JSON object of plain values"))
-        fn = METHODS[name](memory)
         try:
-            inspect.signature(fn).bind(**args)
+            op.signature.bind(**args)
         except TypeError as exc:
             return _error(InputError(f"bad arguments for {name}: {exc}"))
         try:
@@ -191,7 +124,7 @@ def build_app(
         except Exception as exc:  # a fault of ours: say so, keep serving
             log.exception("unexpected error in %s", name)
             return _error(LocalMemError(f"unexpected {type(exc).__name__} in {name}: {exc}"), 500)
-        if on_write is not None and name not in _READS:
+        if on_write is not None and op.writes:
             on_write()
         return JSONResponse({"result": wire.encode(result)})
 
