@@ -174,8 +174,9 @@ def test_the_remote_client_repeats_nothing_by_hand():
     own = {
         name
         for name, value in vars(RemoteMemory).items()
-        if callable(value) and not name.startswith("_") and getattr(value, "__module__", "")
-        in ("localmem.remote",)
+        if callable(value)
+        and not name.startswith("_")
+        and getattr(value, "__module__", "") in ("localmem.remote",)
     }
     assert own == {"add_many", "infers", "call", "close"}
 
