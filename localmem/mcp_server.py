@@ -201,19 +201,18 @@ def build_server(memory: Memory) -> MCPServer:
                 context=context,
                 metadata=metadata,
                 event_time=event_time,
-                actor="mcp",
             )
         )
 
     @tool("Hide a memory from search (a soft delete: recorded, and restore_memory undoes it).")
     def delete_memory(memory_id: str) -> dict[str, Any]:
         """The memory as it is now."""
-        return _memory_json(memory.delete(memory_id, actor="mcp"))
+        return _memory_json(memory.delete(memory_id))
 
     @tool("Bring back a memory that delete_memory hid.")
     def restore_memory(memory_id: str) -> dict[str, Any]:
         """The memory as it is now."""
-        return _memory_json(memory.restore(memory_id, actor="mcp"))
+        return _memory_json(memory.restore(memory_id))
 
     @tool("Every change of a memory, oldest first: what changed, who changed it and when.")
     def memory_history(memory_id: str) -> dict[str, Any]:

@@ -60,8 +60,10 @@ class Memory(Writing, Reading, Sessions, MemoryAPI):
         config: Config | None = None,
         engine: Any = None,
         plugins: Sequence[Plugin] | None = None,
+        actor: str = "user",
     ) -> None:
         self.plugins = tuple(BUILTIN if plugins is None else plugins)
+        self.actor = validate.identifier(actor, "actor")
         self.kernel = Kernel(
             store,
             embedder,
@@ -104,6 +106,7 @@ class Memory(Writing, Reading, Sessions, MemoryAPI):
         create: bool = True,
         plugins: Sequence[Plugin] | None = None,
         read_only: bool | None = None,
+        actor: str = "user",
     ) -> Memory:
         """Open the store at ``path`` (default: ``$LOCALMEM_HOME/default``), creating it if new.
 
@@ -118,6 +121,8 @@ class Memory(Writing, Reading, Sessions, MemoryAPI):
             plugins: the mechanisms to compose (default: every built-in one).
             read_only: open without writing anything (search, show, stats work; a change
                 raises :class:`StoreReadOnlyError`). Default: when the folder is not writable.
+            actor: who the history names for this process's changes (a server says
+                "server": its clients cannot choose).
 
         Raises:
             StoreError: not a store, corrupt, or made with another embedding model.
@@ -169,7 +174,7 @@ class Memory(Writing, Reading, Sessions, MemoryAPI):
             and config != Config()
         ):
             config.save(folder / CONFIG_FILE)
-        return cls(store, embedder, config=config, engine=engine, plugins=plugins)
+        return cls(store, embedder, config=config, engine=engine, plugins=plugins, actor=actor)
 
     @staticmethod
     def peek_count(path: str | Path) -> int | None:

@@ -84,13 +84,30 @@ def test_update_reembeds_and_records_history(memory):
 
 def test_update_context_changes_the_vector_text(memory):
     item = memory.add("Use a sliding window")
-    memory.update(
-        item.id, context="Relates to API rate limiting", actor="evolution", event="EVOLVE"
-    )
+    memory.update(item.id, context="Relates to API rate limiting")
     got = memory.get(item.id)
     assert got.context == "Relates to API rate limiting"
     assert memory.search("rate limiting", mode="lexical")[0].memory.id == item.id
-    assert memory.history(item.id)[-1].event == "EVOLVE"
+    assert memory.history(item.id)[-1].event == "UPDATE"
+
+
+def test_history_is_not_the_callers_to_write(memory):
+    """Issue 30 item 8: the event, actor and info of a history row are not public arguments
+    (a client could record a PURGE by "system:admin"); the actor is the Memory's own. Code
+    inside localmem (evolution, an importer) writes other events through the kernel."""
+    item = memory.add("Use a sliding window")
+    for forged in ({"event": "PURGE"}, {"actor": "system:admin"}, {"info": {"why": "x"}}):
+        with pytest.raises(TypeError):
+            memory.update(item.id, content="changed", **forged)
+    for method in (memory.delete, memory.restore, memory.purge):
+        with pytest.raises(TypeError):
+            method(item.id, actor="system:admin")
+    memory.update(item.id, content="Use a sliding window of 60 s")
+    assert [(e.event, e.actor) for e in memory.history(item.id)][-1] == ("UPDATE", "user")
+    from localmem.store import memories
+
+    memories.update(memory.kernel, item.id, context="imported", actor="import", event="EVOLVE")
+    assert [(e.event, e.actor) for e in memory.history(item.id)][-1] == ("EVOLVE", "import")
 
 
 def test_delete_restore_purge(memory):

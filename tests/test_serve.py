@@ -415,3 +415,25 @@ def test_inference_and_as_of_behave_the_same_served(api):
     assert [h.memory.id for h in then.hits] == [old.id]
     again = api.add("Ann moved to Rome.", user_id="u", infer=True)
     assert again.id == applied.memory.id and api.count() == 2
+
+
+def test_a_client_cannot_forge_history(served):
+    """Issue 30 item 8: `event`, `actor` and `info` are not arguments a client may give; a
+    served change is recorded as the server's."""
+    store, _ = served
+    with localmem.connect(store) as mem:
+        item = mem.add("The backup runs at 2 am")
+        forged = {"memory_id": item.id, "content": "x", "event": "PURGE", "actor": "system:admin"}
+        status, body = raw(store, "update", json.dumps(forged).encode())
+        assert status == 400 and body["error"]["type"] == "InputError"
+        status, body = raw(
+            store, "delete", json.dumps({"memory_id": item.id, "actor": "x"}).encode()
+        )
+        assert status == 400 and body["error"]["type"] == "InputError"
+        with pytest.raises(TypeError):
+            mem.update(item.id, content="x", info={"reason": "forged"})
+        mem.update(item.id, content="The backup runs at 3 am")
+        mem.delete(item.id)
+        events = [(e.event, e.actor) for e in mem.history(item.id)]
+        assert events[1:] == [("UPDATE", "server"), ("DELETE", "server")]
+        assert mem.get(item.id, include_deleted=True).content == "The backup runs at 3 am"

@@ -47,6 +47,7 @@ RESULT_TYPES = {
 #: what exists only in process, by name: never part of the contract, never served
 IN_PROCESS_ONLY = frozenset(
     {
+        "actor",  # who this process is, for the history: never a client's to say
         "add_options",  # the composed mechanisms' add options (a client reads describe())
         "close",
         "config",

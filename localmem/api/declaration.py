@@ -99,7 +99,6 @@ SHARED = {
     "task": "the task about to be solved, in a sentence",
     "task_type": "the task's type if known ('any' ignores types; default: classified)",
     "limit": "at most this many",
-    "actor": "who the history says made the change",
 }
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -344,32 +343,27 @@ class MemoryAPI(Protocol):
         context: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         event_time: Time | None = None,
-        actor: str = "user",
-        event: str = "UPDATE",
-        info: Mapping[str, Any] | None = None,
     ) -> MemoryItem:
-        """Change a memory (fields left out stay); each change is recorded in its history.
+        """Change a memory (fields left out stay); each change is recorded in its history, under
+        the caller's identity (in process: the Memory's actor; served: the server).
 
         Args:
             content: the new text (re-embedded).
             context: the new context (re-embedded).
             metadata: the new metadata (replaces the old).
             event_time: the new event time.
-            actor: who the history says changed it.
-            event: the history event (UPDATE; EVOLVE and REVERT for evolution).
-            info: more for the history event.
         """
 
     @operation(writes=True, raises=(NotFoundError, StoreReadOnlyError))
-    def delete(self, memory_id: str, *, actor: str = "user") -> MemoryItem:
+    def delete(self, memory_id: str) -> MemoryItem:
         """Hide a memory from search (a soft delete, recorded; restore undoes it)."""
 
     @operation(writes=True, raises=(NotFoundError, StoreReadOnlyError))
-    def restore(self, memory_id: str, *, actor: str = "user") -> MemoryItem:
+    def restore(self, memory_id: str) -> MemoryItem:
         """Bring back a memory that delete hid."""
 
     @operation(writes=True, raises=(NotFoundError, StoreReadOnlyError))
-    def purge(self, memory_id: str, *, actor: str = "user") -> None:
+    def purge(self, memory_id: str) -> None:
         """Remove a memory's text for good (privacy): content, context, vector, history values;
         a tombstone and a PURGE event remain."""
 

@@ -47,13 +47,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from localmem.store.address import is_postgres
 
     if is_postgres(given):  # a database serves any number of processes: open it directly
-        with Memory.open(given.strip()) as memory:
+        with Memory.open(given.strip(), actor="mcp") as memory:
             serve_stdio(memory)
         return 0
     path = Path(given).expanduser() if given else default_store_path()
     if find_server(path) is not None:  # `localmem serve` holds the store: go through it
         serve_stdio(connect(path))
         return 0
-    with Memory.open(path) as memory:
+    with Memory.open(path, actor="mcp") as memory:
         serve_stdio(memory)
     return 0

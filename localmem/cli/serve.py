@@ -61,7 +61,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"store {redact(path)} is already served by process {running.pid} at "
             f"{running.url}{beside}"
         )
-    with Memory.open(path) as memory:
+    with Memory.open(path, actor="server") as memory:
         serve(
             memory,
             host=args.host,

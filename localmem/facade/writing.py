@@ -26,6 +26,9 @@ class Writing:
 
     kernel: Kernel
     plugins: tuple[Plugin, ...]
+    #: who the history names for the changes made through this object: the process's
+    #: identity ("user" by default; "mcp" for `localmem mcp`, "server" for `localmem serve`)
+    actor: str
 
     @property
     def add_options(self) -> tuple[str, ...]:
@@ -239,14 +242,15 @@ class Writing:
         context: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         event_time: datetime | str | float | None = None,
-        actor: str = "user",
-        event: str = "UPDATE",
-        info: Mapping[str, Any] | None = None,
     ) -> MemoryItem:
         """Change a memory; a new content or context is re-embedded and re-indexed.
 
-        Every changed field is recorded in the history (``event``: UPDATE, or EVOLVE and REVERT
-        for the evolution mechanism) with its old and new value.
+        Every changed field is recorded in the history as an UPDATE by :attr:`actor`, with its
+        old and new value. Who and what the history records is not the caller's to say (issue
+        30: a client could forge a PURGE by "system:admin"); code inside localmem that writes
+        other events (evolution, an importer carrying another system's history) goes through
+        the kernel: :func:`localmem.store.memories.update` or ``kernel.writing()``'s
+        ``write.record``.
         """
         if metadata is not None:
             validate.metadata(metadata)
@@ -257,26 +261,24 @@ class Writing:
             context=context,
             metadata=metadata,
             event_time=event_time,
-            actor=actor,
-            event=event,
-            info=info,
+            actor=self.actor,
         )
 
-    def delete(self, memory_id: str, *, actor: str = "user") -> MemoryItem:
+    def delete(self, memory_id: str) -> MemoryItem:
         """Hide a memory from search (soft delete, recorded; :meth:`restore` undoes it)."""
-        return memories.delete(self.kernel, memory_id, actor=actor)
+        return memories.delete(self.kernel, memory_id, actor=self.actor)
 
-    def restore(self, memory_id: str, *, actor: str = "user") -> MemoryItem:
+    def restore(self, memory_id: str) -> MemoryItem:
         """Bring a soft-deleted memory back."""
-        return memories.restore(self.kernel, memory_id, actor=actor)
+        return memories.restore(self.kernel, memory_id, actor=self.actor)
 
-    def purge(self, memory_id: str, *, actor: str = "user") -> None:
+    def purge(self, memory_id: str) -> None:
         """Remove a memory's text for real (privacy): content, context, vector, history values.
 
         A tombstone row and a PURGE history event remain, so links and counts stay explainable;
         the database is checkpointed so the removed text leaves the file.
         """
-        memories.purge(self.kernel, memory_id, actor=actor)
+        memories.purge(self.kernel, memory_id, actor=self.actor)
 
 
 def _fields(item: Mapping[str, Any]) -> dict[str, Any]:
