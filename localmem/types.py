@@ -46,7 +46,8 @@ class MemoryItem:
     metadata: dict[str, Any]
     content_hash: str
     deleted: bool = False
-    label: int = -1
+    #: the vector index's integer label: internal, never encoded (localmem.wire)
+    label: int = field(default=-1, metadata={"wire": False})
     #: when it became true (default: its event time, else when it was stored)
     valid_from: datetime | None = None
     #: when it stopped being true (None: it still is)

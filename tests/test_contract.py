@@ -241,3 +241,33 @@ def test_the_cli_search_options_follow_the_declaration():
         if action.choices is not None:
             assert literals, f"--{action.dest} has choices the declaration does not"
             assert tuple(action.choices) == get_args(literals[0]), action.dest
+
+
+# -- one encoding of each value -------------------------------------------------------------------
+def test_one_encoding_of_a_hit_in_process_on_the_wire_and_in_the_cli(tmp_path, embedder, capsys):
+    import json
+
+    from localmem import wire
+    from localmem.cli import main
+    from localmem.types import SearchResult
+
+    store = tmp_path / "store"
+    with Memory.open(store, embedder=embedder) as mem:
+        mem.add("The deploy runs on Fridays", kind="chunk", metadata={"source": "ops.md"})
+        mem.add("Rollbacks need two people", kind="fact", event_time="2024-05-01T09:00:00+00:00")
+        result = mem.search("when is the deploy", k=2)
+        hits = wire.encode(result)["hits"]
+    first = hits[0]
+    assert list(first)[: len(wire.COMPACT_HIT)] == list(wire.COMPACT_HIT)  # compact is a prefix
+    assert wire.compact_hit(result.hits[0]) == {k: first[k] for k in wire.COMPACT_HIT}
+    assert first["source"] == "ops.md" and "label" not in first
+    assert {"rank", "evidence", "flags", "context", "valid_to", "content_hash"} <= set(first)
+    back = wire.decode(SearchResult, wire.encode(result))
+    assert [h.memory.content for h in back] == [h.memory.content for h in result]
+    assert back.hits[0].score == result.hits[0].score and back.stages == result.stages
+
+    assert main(["search", "when is the deploy", "-k", "2", "--store", str(store), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)["hits"]
+    for cli_hit, hit in zip(printed, hits, strict=True):
+        assert cli_hit.pop("derived_from") == []
+        assert cli_hit == hit

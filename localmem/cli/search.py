@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 
 from localmem.api import operations
-from localmem.console import json_option, open_memory, print_json, short, store_options
+from localmem.console import (
+    json_option,
+    open_memory,
+    print_json,
+    short,
+    store_options,
+    to_jsonable,
+)
 from localmem.retrieval.options import EXPANSIONS, FUSIONS, MODES, RERANKERS, STRATEGIES
 from localmem.types import KINDS, LEVELS
 
@@ -78,33 +85,12 @@ def cmd_search(args: argparse.Namespace) -> int:
         result = mem.search(args.query, k=args.k, **options)
         derived = _provenance(mem, result.hits)
         if args.json:
-            print_json(
-                {
-                    "query": result.query,
-                    "hits": [
-                        {
-                            "id": h.memory.id,
-                            "score": h.score,
-                            "rank": h.rank,
-                            "kind": h.memory.kind,
-                            "level": h.memory.level,
-                            "derived_from": derived.get(h.memory.id, []),
-                            "content": h.memory.content,
-                            "context": h.memory.context,
-                            "event_time": h.memory.event_time,
-                            "valid_from": h.memory.valid_from,
-                            "valid_to": h.memory.valid_to,
-                            "superseded_by": h.memory.superseded_by,
-                            "evidence": h.evidence,
-                            "flags": list(h.flags),
-                        }
-                        for h in result.hits
-                    ],
-                    "stages": result.stages,
-                    "total_ms": result.total_ms,
-                    "packed_tokens": result.packed_tokens,
-                }
-            )
+            # the one encoding of a search result (localmem.wire), each hit with the memories
+            # a consolidated one came from
+            out = to_jsonable(result)
+            for hit in out["hits"]:
+                hit["derived_from"] = derived.get(hit["id"], [])
+            print_json(out)
             return 0
         for h in result.hits:
             flags = f" [{', '.join(h.flags)}]" if h.flags else ""
