@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 import anyio
 import pytest
+from test_mcp import check_tool_schemas
 
 import localmem
 from localmem.discovery import DISCOVERY_FILE, TOKEN_FILE, find_server
@@ -260,11 +261,19 @@ def test_mcp_over_the_servers_http_endpoint(served):
             streamable_http_client(f"{info.url}/mcp", http_client=client) as streams,
             ClientSession(*streams[:2]) as session,
         ):
-            await session.initialize()
+            init = await session.initialize()
+            assert init.server_info.version == localmem.__version__
             tools = await session.list_tools()
-            assert "search_memories" in {t.name for t in tools.tools}
+            check_tool_schemas(tools.tools)  # what stdio shows (tests/test_mcp.py)
             result = await session.call_tool("add_memory", {"content": "over streamable HTTP"})
             assert not result.is_error
+            found = await session.call_tool("search_memories", {"query": "streamable", "k": 3})
+            hit = json.loads(found.content[0].text)["hits"][0]
+            assert set(hit) == {"id", "content", "score", "kind", "time", "source"}
+            bad = await session.call_tool("search_memories", {"query": "x", "k": "many"})
+            assert bad.is_error and bad.content[0].text.startswith("InputError: search_memories")
+            resource = await session.read_resource(f"memory://{hit['id']}")
+            assert resource.contents[0].mime_type == "application/json"
 
     anyio.run(scenario, info.token)
     with localmem.connect(store) as mem:

@@ -165,7 +165,7 @@ def _read(name: str, fn: Callable[..., Any], marks: dict[str, Any], owner: Any) 
         annotation = p.annotation if isinstance(p.annotation, str) else repr(p.annotation)
         line = args.get(p.name) or SHARED.get(p.name, "")
         if re.search(r"\bTime\b", annotation):
-            line = f"{line} ({TIME_FORMAT})" if line else TIME_FORMAT
+            line = f"{line.rstrip('.')}; {TIME_FORMAT}" if line else TIME_FORMAT
         params.append(
             Param(
                 name=p.name,

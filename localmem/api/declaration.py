@@ -66,7 +66,7 @@ if TYPE_CHECKING:
 Time = Union[datetime, str, float]  # noqa: UP007 (a runtime alias; `|` on datetime needs 3.10)
 #: how a time is written where it travels as text (appended to every Time parameter's line)
 TIME_FORMAT = (
-    "ISO 8601 with a UTC offset, e.g. 2024-05-01T09:30:00+00:00 (Z for UTC), "
+    "a time: ISO 8601 with a UTC offset such as 2024-05-01T09:30:00+00:00 (Z for UTC), "
     "or seconds since 1970-01-01 UTC"
 )
 #: mining of attributes on add (MemInsight)
