@@ -225,7 +225,23 @@ class Memory(Writing, Reading, Sessions, MemoryAPI):
         limit: int | None = None,
         job_ids: Sequence[int] | None = None,
     ) -> JobsReport:
-        """Run queued background jobs (mining, evolution); a failure leaves its job retryable."""
+        """Run queued background jobs (mining, evolution); a failure leaves its job retryable.
+
+        Raises:
+            InputError: kinds that are not names, a limit that is not a positive integer, job
+                ids that are not integers.
+        """
+        if kinds is not None:
+            if isinstance(kinds, str) or not isinstance(kinds, Sequence):
+                raise InputError("kinds must be a list of job kinds")
+            kinds = [validate.identifier(kind, "a job kind") for kind in kinds]
+        if limit is not None:
+            validate.positive_int(limit, "limit", maximum=validate.MAX_LIMIT)
+        if job_ids is not None:
+            if isinstance(job_ids, str) or not isinstance(job_ids, Sequence):
+                raise InputError("job_ids must be a list of job ids")
+            for job_id in job_ids:
+                validate.non_negative_int(job_id, "a job id", maximum=2**63 - 1)
         return self.kernel.run_jobs(kinds=kinds, limit=limit, job_ids=job_ids)
 
     # -- facts -----------------------------------------------------------------------------------

@@ -268,3 +268,29 @@ def test_event_time_accepts_strings_and_epoch(memory):
     assert a.event_time == datetime(2023, 5, 8, 11, 56, tzinfo=UTC)
     assert b.event_time == datetime(1970, 1, 1, tzinfo=UTC)
     assert memory.get(a.id).event_time - memory.get(b.id).event_time > timedelta(days=1)
+
+
+def test_bad_input_is_a_typed_error_on_every_backend(memory):
+    """Issue 30 item 7: what reached the database as a cast error, an encoding error or a
+    PostgreSQL DataError (a NUL byte) is an InputError naming the field; nothing is stored."""
+    cases = [
+        lambda: memory.add("x", user_id="u\x00"),
+        lambda: memory.add("x", agent_id="a\x00"),
+        lambda: memory.add("x", session_id="s\x00"),
+        lambda: memory.add("x", metadata={"k\x00": 1}),
+        lambda: memory.add("x", metadata={"k": ["v\x00"]}),
+        lambda: memory.get("abcd\x00"),
+        lambda: memory.count(user_id=[1]),
+        lambda: memory.run_jobs(job_ids=["x"]),
+        lambda: memory.run_jobs(job_ids=["\ud800"]),
+        lambda: memory.run_jobs(kinds=["\ud800"]),
+        lambda: memory.sources_of(["\ud800"]),
+        lambda: memory.procedures.get("\ud800"),
+        lambda: memory.infer("I like tea", speaker=5),
+    ]
+    for i, case in enumerate(cases):
+        with pytest.raises(InputError):
+            case()
+        assert memory.count() == 0, i
+    (said,) = memory.infer("I like green tea", speaker="DOMAIN\\user")  # not a regex template
+    assert said.memory.content == "DOMAIN\\user likes green tea"

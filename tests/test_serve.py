@@ -446,3 +446,41 @@ def test_a_client_cannot_forge_history(served):
         events = [(e.event, e.actor) for e in mem.history(item.id)]
         assert events[1:] == [("UPDATE", "server"), ("DELETE", "server")]
         assert mem.get(item.id, include_deleted=True).content == "The backup runs at 3 am"
+
+
+def test_every_bad_request_of_the_fuzzing_list_is_typed(served):
+    """Issue 30 item 7: each of these was an untyped 500 (one with SQL in its text); each is
+    a typed 4xx now (503 when a model was asked for and none is configured), naming the field,
+    with no SQL, and the server keeps serving."""
+    store, _ = served
+    with localmem.connect(store) as mem:  # something to rerank, so the reranker runs
+        mem.add("The deploy runs on Fridays")
+    surrogate = "\ud800"
+    cases = [
+        ("add", b"[" * 200_000, 400, "nests too deeply"),
+        ("procedures.get", {"procedure_id": surrogate}, 400, "procedure_id"),
+        ("procedures.versions", {"procedure_id": surrogate}, 400, "procedure_id"),
+        ("search", {"query": "x", "kinds": [surrogate]}, 400, "kinds[0]"),
+        ("run_jobs", {"job_ids": [surrogate]}, 400, "job_ids[0]"),
+        ("run_jobs", {"job_ids": ["x"]}, 400, "job_ids[0]"),
+        ("run_jobs", {"kinds": [surrogate]}, 400, "kinds[0]"),
+        ("sources_of", {"memory_ids": [surrogate]}, 400, "memory_ids[0]"),
+        ("list", {"session_id": surrogate}, 400, "session_id"),
+        ("count", {"user_id": ["a", "b"]}, 400, "user_id"),
+        ("infer", {"content": "I like tea", "speaker": 5}, 400, "speaker"),
+        ("search", {"query": "deploy", "rerank": "engine"}, 503, "no engine"),
+        ("search", {"query": "deploy", "expand": "engine"}, 503, "no engine"),
+        ("add", {"content": "x", "user_id": "u\x00"}, 400, "user_id"),
+        ("get", {"memory_id": "abcd\x00"}, 400, "memory id"),
+    ]
+    for method, args, status, field_named in cases:
+        body = args if isinstance(args, bytes) else json.dumps(args).encode()
+        got_status, got = raw(store, method, body)
+        message = got["error"]["message"]
+        assert got_status == status, (method, args, got)
+        assert got["error"]["type"] != "LocalMemError" and field_named in message, message
+        assert "SELECT" not in message and "FROM" not in message
+    status, body = raw(
+        store, "infer", json.dumps({"content": "I like tea", "speaker": "D\\u"}).encode()
+    )
+    assert status == 200 and body["result"][0]["memory"]["content"] == "D\\u likes tea"

@@ -265,19 +265,27 @@ def check_arguments(op: Operation, args: Mapping[str, Any]) -> None:
             raise InputError(f"{op.name} has no parameter {name!r} (parameters: {names})")
         if param.kind is inspect.Parameter.VAR_KEYWORD:
             continue
-        problem = _mismatch(param.type, value)
+        problem = _mismatch(param.type, value, name)
         if problem is not None:
-            raise InputError(f"{op.name}: {name} {problem}")
+            raise InputError(f"{op.name}: {problem}")
     missing = [p.name for p in known.values() if p.required and p.name not in args]
     if missing:
         raise InputError(f"{op.name} needs {', '.join(missing)}")
 
 
-def _mismatch(kind: Any, value: Any) -> str | None:
-    """None when ``value`` (decoded JSON) fits ``kind``, else what it must be."""
+def _mismatch(kind: Any, value: Any, where: str) -> str | None:
+    """None when ``value`` (decoded JSON) fits ``kind``, else what ``where`` must be; in a
+    list, the first item that does not fit is named (``kinds[0]``)."""
     if _fits(kind, value):
         return None
-    return f"must be {describe(kind)}, not {_json_name(value)}"
+    if isinstance(value, list):
+        for container in (kind, *get_args(kind)):
+            if get_origin(container) in (list, Sequence) and get_args(container):
+                item = get_args(container)[0]
+                for i, v in enumerate(value):
+                    if not _fits(item, v):
+                        return f"{where}[{i}] must be {describe(item)}, not {_json_name(v)}"
+    return f"{where} must be {describe(kind)}, not {_json_name(value)}"
 
 
 def _fits(kind: Any, value: Any) -> bool:
@@ -310,7 +318,7 @@ def _fits(kind: Any, value: Any) -> bool:
         item = args[0] if args else Any
         return all(_fits(item, v) for v in value)
     if origin in (dict, Mapping, typing.Mapping) or kind is dict:
-        return isinstance(value, dict) and all(_valid_text(k) for k in value)
+        return isinstance(value, dict)  # its keys and values: the implementation's checks
     return True  # a type the JSON check has no rule for: the implementation checks it
 
 

@@ -118,7 +118,9 @@ class Reading:
         """For each consolidated (semantic, meta) memory, the memories it came from."""
         from localmem.consolidation import sources_of
 
-        return sources_of(self.kernel, list(memory_ids))
+        if isinstance(memory_ids, (str, bytes)) or not isinstance(memory_ids, Sequence):
+            raise InputError("memory_ids must be a list of memory ids")
+        return sources_of(self.kernel, [_memory_id(x) for x in memory_ids])
 
     def history(self, memory_id: str) -> list[HistoryEvent]:
         """Every change of a memory, oldest first (ADD, UPDATE, EVOLVE, DELETE, ...)."""
@@ -126,6 +128,7 @@ class Reading:
 
     def count(self, *, include_deleted: bool = False, user_id: str | None = None) -> int:
         """How many memories the store holds (of one user)."""
+        validate.scope_id(user_id, "user_id")
         return memories.count(self.kernel, include_deleted=include_deleted, user_id=user_id)
 
     def search(
@@ -177,4 +180,4 @@ class Reading:
 def _memory_id(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise InputError(f"a memory id is a non-empty string, not {value!r}")
-    return validate.no_surrogates(value, "a memory id")
+    return validate.no_nul(validate.no_surrogates(value, "a memory id"), "a memory id")

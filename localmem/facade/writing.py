@@ -300,6 +300,8 @@ def conversation_texts(
     Raises:
         InputError: not a non-empty text, a message with text, nor a non-empty list of them.
     """
+    if speaker is not None:
+        validate.scope_id(speaker, "speaker")
     if isinstance(content, Mapping):  # one chat message
         content = [content]
     if isinstance(content, str):

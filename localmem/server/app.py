@@ -58,7 +58,13 @@ def method_table(
     return table
 
 
-_STATUS = {"InputError": 400, "NotFoundError": 404, "StoreLockedError": 409}
+_STATUS = {
+    "InputError": 400,
+    "NotFoundError": 404,
+    "StoreLockedError": 409,
+    # the store is fine; what the call asked for (a model) is not there: a 503, not a fault
+    "EngineUnavailableError": 503,
+}
 
 
 def _error(exc: LocalMemError, status: int | None = None) -> JSONResponse:
@@ -106,24 +112,30 @@ def build_app(
                 return _error(InputError(f"request body over {MAX_BODY} bytes"), 413)
         try:
             args = json.loads(body or b"{}")
+        except RecursionError:  # [[[[... nested deeper than the parser recurses
+            return _error(InputError("the request body nests too deeply"))
         except (ValueError, UnicodeDecodeError) as exc:
             return _error(InputError(f"the request body is not JSON: {exc}"))
-        local = {p.name for p in op.params if p.local}
-        if not isinstance(args, dict) or local & set(args):
+        if not isinstance(args, dict):
             return _error(InputError("the arguments must be a JSON object of plain values"))
-        try:
-            op.signature.bind(**args)
-        except TypeError as exc:
-            return _error(InputError(f"bad arguments for {name}: {exc}"))
+        local = {p.name for p in op.params if p.local}
+        if local & set(args):
+            given = ", ".join(sorted(local & set(args)))
+            return _error(InputError(f"{given}: an in-process value, never sent over HTTP"))
+        try:  # the declared types, before anything reaches the store
+            api.check_arguments(op, args)
+        except InputError as exc:
+            return _error(exc)
         try:
             result = await anyio.to_thread.run_sync(lambda: fn(**args))
         except LocalMemError as exc:
             return _error(exc)
-        except TypeError as exc:  # an argument of the wrong kind the method did not check
+        except (TypeError, RecursionError) as exc:  # an argument the method did not check
             return _error(InputError(f"bad arguments for {name}: {exc}"))
-        except Exception as exc:  # a fault of ours: say so, keep serving
+        except Exception as exc:  # a fault of ours: say so (never its text), keep serving
             log.exception("unexpected error in %s", name)
-            return _error(LocalMemError(f"unexpected {type(exc).__name__} in {name}: {exc}"), 500)
+            fault = f"unexpected {type(exc).__name__} in {name}; the server's log has the details"
+            return _error(LocalMemError(fault), 500)
         if on_write is not None and op.writes:
             on_write()
         return JSONResponse({"result": wire.encode(result)})
