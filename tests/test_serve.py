@@ -23,7 +23,7 @@ import pytest
 from test_mcp import check_tool_schemas
 
 import localmem
-from localmem.discovery import DISCOVERY_FILE, TOKEN_FILE, find_server
+from localmem.discovery import DISCOVERY_FILE, TOKEN_FILE, find_server, proof
 from localmem.errors import InputError, LocalMemError, NotFoundError, StoreError
 from localmem.remote import RemoteMemory
 
@@ -335,7 +335,7 @@ def test_a_stale_discovery_file_is_never_trusted(tmp_path, embedder):
         mem.add("written before the crash")
     (store / TOKEN_FILE).write_text("stolen-if-sent")
     (store / DISCOVERY_FILE).write_text(
-        json.dumps({"pid": os.getpid(), "url": "http://127.0.0.1:9", "instance": "gone"})
+        json.dumps({"pid": os.getpid(), "url": "http://127.0.0.1:9"})
     )
     assert find_server(store) is None
     from localmem.cli import main
@@ -355,9 +355,15 @@ def test_paths_and_parts_that_are_not_the_api(served):
     info = find_server(store)
     parts = urlsplit(info.url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
-    conn.request("GET", "/v1/health")  # the one answer without the token: the instance name
+    conn.request("GET", "/v1/health")  # the one answer without the token: a proof, if asked
     health = conn.getresponse()
-    assert health.status == 200 and set(json.loads(health.read())["result"]) == {"instance"}
+    assert health.status == 200 and json.loads(health.read())["result"] == {}
+    conn.request("GET", "/v1/health?challenge=00ff")
+    answer = json.loads(conn.getresponse().read())["result"]["proof"]
+    assert answer == proof(info.token, "00ff") and info.token not in answer
+    conn.request("GET", "/v1/health?challenge=not-hex")
+    refused = conn.getresponse()
+    assert refused.status == 400 and json.loads(refused.read())["error"]["type"] == "InputError"
     auth = {"Authorization": f"Bearer {info.token}"}
     for method, path, status in (("GET", "/v1/add", 404), ("POST", "/nowhere", 404)):
         conn.request(method, path, headers=auth)
@@ -484,3 +490,44 @@ def test_every_bad_request_of_the_fuzzing_list_is_typed(served):
         store, "infer", json.dumps({"content": "I like tea", "speaker": "D\\u"}).encode()
     )
     assert status == 200 and body["result"][0]["memory"]["content"] == "D\\u likes tea"
+
+
+def test_a_replaying_stranger_on_the_old_port_gets_no_token_and_no_request(tmp_path):
+    """Issue 30 item 5: after a crash, a local program on the old port (its pid reused) that
+    recorded what the live server said without the token replays it. The client sends a
+    fresh challenge first; the stranger cannot answer it, and sees neither the token nor a
+    request, whether the client came through the discovery file or a URL."""
+    import http.server
+
+    seen: list[tuple[str, str, str]] = []
+    recorded = {"instance": "a1b2", "proof": proof("the-token", "00" * 16)}
+
+    class Stranger(http.server.BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            seen.append((self.command, self.path, self.headers.get("Authorization", "")))
+            body = json.dumps({"result": recorded}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *args) -> None:
+            pass
+
+    stranger = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stranger)
+    threading.Thread(target=stranger.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{stranger.server_address[1]}"
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / TOKEN_FILE).write_text("the-token")
+    (store / DISCOVERY_FILE).write_text(json.dumps({"pid": os.getpid(), "url": url, **recorded}))
+    try:
+        assert find_server(store) is None
+        with pytest.raises(StoreError, match="did not prove"):
+            RemoteMemory(url, "the-token").count()
+    finally:
+        stranger.shutdown()
+    assert seen and all(method == "GET" and auth == "" for method, _, auth in seen)
+    assert all(path.startswith("/v1/health?challenge=") for _, path, _ in seen)

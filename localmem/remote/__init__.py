@@ -36,6 +36,7 @@ from localmem.discovery import (
     ServerInfo,
     find_server,
     loopback_url,
+    proves_token,
 )
 from localmem.errors import InputError, StoreError
 from localmem.remote.calls import install
@@ -104,7 +105,12 @@ class RemoteMemory(ServedAPI, MemoryAPI):
             LocalMemError: the same class the server raised; StoreError when the server cannot
                 be reached or answers nonsense.
         """
-        body = json.dumps(wire.encode(args)).encode("utf-8")
+        try:
+            body = json.dumps(wire.encode(args)).encode("utf-8")
+        except RecursionError:
+            raise InputError(f"the arguments of {method} nest too deeply") from None
+        except (TypeError, ValueError, UnicodeEncodeError) as exc:
+            raise InputError(f"the arguments of {method} are not JSON: {exc}") from None
         try:
             conn = self._connection()
             conn.request(
@@ -148,6 +154,14 @@ class RemoteMemory(ServedAPI, MemoryAPI):
             conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
             conn.connect()
             conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            # nothing secret and no request goes out before the server proves it holds the
+            # token: after a crash another program may listen on the old port
+            if not proves_token(conn, self._token):
+                conn.close()
+                raise StoreError(
+                    f"the server at {self.url} did not prove that it holds the store's token; "
+                    "nothing was sent (a stale address? start `localmem serve` again)"
+                )
             self._local.conn, self._local.used = conn, time.monotonic()
         return conn
 

@@ -16,6 +16,7 @@ import hmac
 import json
 import logging
 from collections.abc import Callable, Mapping
+from string import hexdigits
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -26,7 +27,7 @@ from starlette.routing import Mount, Route
 
 from localmem import api, wire
 from localmem.api import Operation
-from localmem.discovery import TOKEN_HEADER
+from localmem.discovery import MAX_CHALLENGE, TOKEN_HEADER, proof
 from localmem.errors import InputError, LocalMemError, NotFoundError
 from localmem.ingest import ingest_file
 from localmem.mcp_server import build_server
@@ -78,14 +79,14 @@ def build_app(
     memory: Memory,
     token: str,
     *,
-    instance: str = "",
     on_write: Callable[[], None] | None = None,
 ) -> Starlette:
     """The ASGI app serving ``memory`` to clients that present ``token``.
 
-    ``instance`` is this server's random name, the one answer given without the token (at
-    ``GET /v1/health``): a client checks it against the discovery file before it sends the
-    token, so a stale file whose pid or port now belongs to another program is never trusted.
+    The one answer given without the token is ``GET /v1/health?challenge=HEX``: the proof that
+    this server holds the token (:func:`localmem.discovery.proof`), which a client checks
+    before it sends the token or a request, so a stale discovery file whose pid or port now
+    belongs to another program is never trusted.
     ``on_write`` is called after every method that may have queued jobs (to wake the worker).
     """
     methods = method_table(memory, {"ingest_file": functools.partial(ingest_file, memory)})
@@ -141,7 +142,12 @@ def build_app(
         return JSONResponse({"result": wire.encode(result)})
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"result": {"instance": instance}})
+        challenge = request.query_params.get("challenge", "")
+        if not challenge:
+            return JSONResponse({"result": {}})
+        if len(challenge) > MAX_CHALLENGE or not all(c in hexdigits for c in challenge):
+            return _error(InputError(f"a challenge is at most {MAX_CHALLENGE} hex digits"))
+        return JSONResponse({"result": {"proof": proof(token, challenge)}})
 
     async def elsewhere(scope: dict, receive: Any, send: Any) -> None:
         """/mcp goes to the MCP app; any other path is a typed 404."""

@@ -75,7 +75,7 @@ def serve(memory: Memory, *, host: str = "127.0.0.1", port: int = 0, ready=None)
     sock = loopback_socket(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     url = f"http://{'[' + bound_host + ']' if ':' in bound_host else bound_host}:{bound_port}"
-    token, instance = secrets.token_urlsafe(32), secrets.token_hex(8)
+    token = secrets.token_urlsafe(32)
     workers = [JobWorker(memory).start()]
 
     def wake_jobs() -> None:
@@ -85,11 +85,11 @@ def serve(memory: Memory, *, host: str = "127.0.0.1", port: int = 0, ready=None)
             workers.append(JobWorker(memory).start())
         workers[-1].wake()
 
-    app = build_app(memory, token, instance=instance, on_write=wake_jobs)
+    app = build_app(memory, token, on_write=wake_jobs)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     server = uvicorn.Server(config)
     write_private(folder / TOKEN_FILE, token, fsync=True)
-    discovery = {"pid": os.getpid(), "url": url, "instance": instance, "token_file": TOKEN_FILE}
+    discovery = {"pid": os.getpid(), "url": url, "token_file": TOKEN_FILE}
     write_private(folder / DISCOVERY_FILE, json.dumps(discovery), fsync=True)
     if ready is not None:
         ready(url)
