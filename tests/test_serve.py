@@ -30,13 +30,14 @@ from localmem.remote import RemoteMemory
 pytestmark = pytest.mark.slow
 
 
-def start_server(store: Path) -> subprocess.Popen:
-    """`localmem serve STORE` in a child process, returned once it is found."""
+def start_server(store: Path, *options: str, env: dict | None = None) -> subprocess.Popen:
+    """`localmem serve STORE [OPTIONS]` in a child process, returned once it is found."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "localmem", "serve", str(store)],
+        [sys.executable, "-m", "localmem", "serve", str(store), *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
     deadline = time.monotonic() + 120
     while find_server(store) is None:
@@ -63,7 +64,7 @@ def stop_server(proc: subprocess.Popen) -> str:
 @pytest.fixture
 def served(tmp_path):
     store = tmp_path / "store"
-    proc = start_server(store)
+    proc = start_server(store, "--ingest-dir", str(tmp_path))
     yield store, proc
     stop_server(proc)
 
@@ -531,3 +532,53 @@ def test_a_replaying_stranger_on_the_old_port_gets_no_token_and_no_request(tmp_p
         stranger.shutdown()
     assert seen and all(method == "GET" and auth == "" for method, _, auth in seen)
     assert all(path.startswith("/v1/health?challenge=") for _, path, _ in seen)
+
+
+def test_ingest_through_the_server_reads_only_the_named_folders(tmp_path):
+    """Issue 30 item 6: a client could have the server read any file its user can (key files
+    with no extension, /etc/shadow as root). By default it reads files under the home folder
+    only, never hidden ones (links resolved first); --ingest-dir names others instead;
+    --no-ingest reads none."""
+    home = tmp_path / "home"
+    (home / "notes").mkdir(parents=True)
+    (home / ".ssh").mkdir()
+    (home / "notes" / "deploys.md").write_text("The deploy runs on Fridays.\n")
+    (home / ".ssh" / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    (home / "notes" / "key.md").symlink_to(home / ".ssh" / "id_ed25519")
+    (home / "notes" / ".env").write_text("TOKEN=secret\n")
+    outside = tmp_path / "outside.md"
+    outside.write_text("Not under the home folder.\n")
+    env = {**os.environ, "HOME": str(home)}
+
+    def ingest(store: Path, path: Path) -> str | None:
+        with localmem.connect(store) as mem:
+            try:
+                mem.ingest_file(str(path))
+            except InputError as exc:
+                return str(exc)
+        return None
+
+    store = tmp_path / "store"
+    proc = start_server(store, env=env)  # the default: the home folder
+    try:
+        assert ingest(store, home / "notes" / "deploys.md") is None
+        assert "hidden" in ingest(store, home / ".ssh" / "id_ed25519")
+        assert "hidden" in ingest(store, home / "notes" / "key.md")  # a link into .ssh
+        assert "hidden" in ingest(store, home / "notes" / ".env")
+        assert "only under" in ingest(store, outside)
+        with localmem.connect(store) as mem:
+            contents = " ".join(m.content for m in mem.list(limit=100))
+        assert "Fridays" in contents and "PRIVATE KEY" not in contents and "secret" not in contents
+    finally:
+        stop_server(proc)
+    proc = start_server(store, "--ingest-dir", str(tmp_path / "home" / "notes"), env=env)
+    try:
+        assert ingest(store, outside) is not None
+        assert ingest(store, home / "notes" / "deploys.md") is None  # already stored: nothing new
+    finally:
+        stop_server(proc)
+    proc = start_server(store, "--no-ingest", env=env)
+    try:
+        assert "reads no files" in ingest(store, home / "notes" / "deploys.md")
+    finally:
+        stop_server(proc)

@@ -11,11 +11,11 @@ writes itself (its kernel's lock), reads run beside them. ``/mcp`` serves the MC
 from __future__ import annotations
 
 import contextlib
-import functools
 import hmac
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from string import hexdigits
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +29,8 @@ from localmem import api, wire
 from localmem.api import Operation
 from localmem.discovery import MAX_CHALLENGE, TOKEN_HEADER, proof
 from localmem.errors import InputError, LocalMemError, NotFoundError
-from localmem.ingest import ingest_file
 from localmem.mcp_server import build_server
+from localmem.server.files import confined_ingest, default_roots
 
 if TYPE_CHECKING:
     from localmem.memory import Memory
@@ -80,6 +80,7 @@ def build_app(
     token: str,
     *,
     on_write: Callable[[], None] | None = None,
+    ingest_roots: Sequence[Path] | None = None,
 ) -> Starlette:
     """The ASGI app serving ``memory`` to clients that present ``token``.
 
@@ -88,8 +89,11 @@ def build_app(
     before it sends the token or a request, so a stale discovery file whose pid or port now
     belongs to another program is never trusted.
     ``on_write`` is called after every method that may have queued jobs (to wake the worker).
+    ``ingest_roots``: the folders whose files a client may have the server ingest (default:
+    the home folder; :mod:`localmem.server.files`).
     """
-    methods = method_table(memory, {"ingest_file": functools.partial(ingest_file, memory)})
+    roots = default_roots() if ingest_roots is None else tuple(ingest_roots)
+    methods = method_table(memory, {"ingest_file": confined_ingest(memory, roots)})
     mcp = build_server(memory)
     mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp")
     expected = f"Bearer {token}".encode()

@@ -17,6 +17,7 @@ import secrets
 import signal
 import socket
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,8 +63,16 @@ def loopback_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(memory: Memory, *, host: str = "127.0.0.1", port: int = 0, ready=None) -> None:
-    """Serve ``memory`` until SIGINT or SIGTERM; ``ready(url)`` is called once it listens."""
+def serve(
+    memory: Memory,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    ready=None,
+    ingest_roots: Sequence[Path] | None = None,
+) -> None:
+    """Serve ``memory`` until SIGINT or SIGTERM; ``ready(url)`` is called once it listens.
+    ``ingest_roots``: the folders clients may have it read files from (default: home)."""
     import uvicorn
 
     from localmem.server.app import build_app
@@ -85,7 +94,7 @@ def serve(memory: Memory, *, host: str = "127.0.0.1", port: int = 0, ready=None)
             workers.append(JobWorker(memory).start())
         workers[-1].wake()
 
-    app = build_app(memory, token, on_write=wake_jobs)
+    app = build_app(memory, token, on_write=wake_jobs, ingest_roots=ingest_roots)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     server = uvicorn.Server(config)
     write_private(folder / TOKEN_FILE, token, fsync=True)
