@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import re
 import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -339,6 +340,18 @@ def _server_class() -> type:
     from pydantic import ValidationError
 
     class LocalMemServer(MCPServer):
+        async def run_stdio_async(self) -> None:
+            """Over stdio, as the SDK does, with standard input read through CheckedStdin."""
+            from mcp.server.stdio import stdio_server
+
+            stdin = CheckedStdin()
+            async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+                stdin.answer_through(write_stream)
+                lowlevel = self._lowlevel_server
+                await lowlevel.run(
+                    read_stream, write_stream, lowlevel.create_initialization_options()
+                )
+
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None):
             try:
                 return await super().call_tool(name, arguments, context)
@@ -380,5 +393,80 @@ def _first_problem(error: Any) -> str:
 
 
 def serve_stdio(memory: MemoryAPI) -> None:
-    """Serve ``memory`` over stdio until the client closes the connection."""
-    build_server(memory).run("stdio")
+    """Serve ``memory`` over stdio until the client closes the connection (or dies: that is
+    the end of the session, not an error)."""
+    try:
+        build_server(memory).run("stdio")
+    except Exception as exc:
+        if not _client_gone(exc):
+            raise
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """Whether an error (or every error of a group) only says the client's pipes closed."""
+    import anyio
+
+    inner = getattr(exc, "exceptions", None)
+    if inner:
+        return all(_client_gone(e) for e in inner)
+    gone = (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError)
+    return isinstance(exc, (*gone, anyio.ClosedResourceError))
+
+
+#: a JSON escape of a surrogate code point (a lone one cannot be text)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def unreadable(line: str) -> tuple[Any, str] | None:
+    """``(id, why)`` when a JSON-RPC line holds a lone surrogate (``"\\ud800"``), which the
+    SDK's parser refuses without an answer over stdio (the client would wait forever); None
+    for any other line, which the SDK reads (and answers) itself."""
+    if not _SURROGATE_ESCAPE.search(line):
+        return None
+    try:
+        message = json.loads(line)
+        json.dumps(message, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        ident = message.get("id") if isinstance(message, dict) else None
+        if not isinstance(ident, (str, int)) or isinstance(ident, bool):
+            ident = None
+        return ident, f"a lone surrogate (\\u{ord(exc.object[exc.start]):04x}) is not valid text"
+    except (ValueError, RecursionError):
+        return None  # not JSON: the SDK says so
+    return None
+
+
+class CheckedStdin:
+    """The lines of standard input for the SDK's stdio transport; a line it could not read is
+    answered here with a JSON-RPC parse error (-32700, as over HTTP) instead of silence."""
+
+    def __init__(self) -> None:
+        import io
+        import sys
+
+        import anyio
+
+        text = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        self._lines = anyio.wrap_file(text)
+        self._answers: Any = None
+        self._ready = anyio.Event()
+
+    def answer_through(self, stream: Any) -> None:
+        """Where the answers go: the transport's write stream."""
+        self._answers = stream
+        self._ready.set()
+
+    async def __aiter__(self) -> Any:
+        import mcp_types
+        from mcp.shared.message import SessionMessage
+
+        async for line in self._lines:
+            refused = unreadable(line)
+            if refused is None:
+                yield line
+                continue
+            ident, why = refused
+            error = mcp_types.ErrorData(code=mcp_types.PARSE_ERROR, message=f"Parse error: {why}")
+            await self._ready.wait()
+            reply = mcp_types.JSONRPCError(jsonrpc="2.0", id=ident, error=error)
+            await self._answers.send(SessionMessage(reply))

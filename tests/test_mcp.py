@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 import anyio
 import pytest
@@ -284,3 +285,71 @@ def check_tool_schemas(tools) -> None:
     assert "note" in kind["enum"] and kind["default"] == "note"
     assert by_name["search_memories"].annotations.read_only_hint is True
     assert by_name["delete_memory"].annotations.read_only_hint is False
+
+
+class RawStdio:
+    """`localmem mcp` driven line by line, as a client that can send anything (the SDK's client
+    cannot send a lone surrogate) and can die."""
+
+    def __init__(self, store) -> None:
+        import subprocess
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "localmem", "mcp", str(store)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}}
+        hello["clientInfo"] = {"name": "raw", "version": "0"}
+        self.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}))
+        assert self.receive(120)["id"] == 1
+        self.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+
+    def send(self, line: str) -> None:
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def receive(self, timeout: float = 60) -> dict | None:
+        import select
+
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        return json.loads(self.proc.stdout.readline()) if ready else None
+
+    def call(self, ident: int, tool: str, arguments: str) -> str:
+        params = f'{{"name": "{tool}", "arguments": {arguments}}}'
+        return f'{{"jsonrpc": "2.0", "id": {ident}, "method": "tools/call", "params": {params}}}'
+
+    def end(self) -> tuple[int, str]:
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            pipe.close()
+        code = self.proc.wait(timeout=60)
+        return code, self.proc.stderr.read().decode()
+
+
+@pytest.mark.slow
+def test_a_lone_surrogate_over_stdio_gets_an_answer(tmp_path):
+    """Issue 30 item 9: the SDK's parser refused the line and nobody answered; the client
+    waited forever. Now it is a JSON-RPC parse error for that request, as over HTTP."""
+    raw = RawStdio(tmp_path / "store")
+    raw.send(raw.call(2, "add_memory", '{"content": "a\\ud800"}'))
+    answer = raw.receive(30)
+    assert answer is not None, "no answer"
+    assert answer["id"] == 2 and answer["error"]["code"] == -32700
+    assert "surrogate" in answer["error"]["message"]
+    raw.send(raw.call(3, "add_memory", '{"content": "still serving"}'))
+    assert raw.receive(60)["result"]["isError"] is False
+    assert raw.end()[0] == 0
+
+
+@pytest.mark.slow
+def test_a_client_that_dies_ends_the_server_quietly(tmp_path):
+    """Issue 30 item 11: a client killed while a call was running made the server exit 1 with
+    "unexpected ExceptionGroup" (its answer met a closed pipe). That is the end of a session."""
+    raw = RawStdio(tmp_path / "store")
+    raw.send(raw.call(2, "search_memories", '{"query": "anything"}'))
+    raw.proc.stdout.close()  # nobody reads the answer any more
+    time.sleep(3)
+    raw.proc.stdin.close()
+    code = raw.proc.wait(timeout=60)
+    assert code == 0 and raw.proc.stderr.read().decode().strip() == ""
