@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING
 
 from localmem.atomic import write_private
 from localmem.discovery import DISCOVERY_FILE, TOKEN_FILE
-from localmem.errors import InputError, StoreError
+from localmem.errors import InputError, StoreError, StoreLockedError
+from localmem.store.address import is_postgres
+from localmem.store.lock import StoreLock
 
 if TYPE_CHECKING:
     from localmem.memory import Memory
@@ -79,8 +81,11 @@ def serve(
     from localmem.worker import JobWorker
 
     folder = Path(memory.kernel.store.folder)
-    # the store is open here, so its lock is ours: a discovery file left in the folder is from
-    # a server that died, and is replaced below
+    # a folder store is open here, so its lock is ours: a discovery file left in the folder is
+    # from a server that died, and is replaced below. A database has no lock of ours: the
+    # local folder's own lock keeps a second server of this LOCALMEM_HOME out, even one
+    # started at the same moment (which would share, then delete, the discovery files)
+    home_lock = _one_server_per_home(memory, folder)
     sock = loopback_socket(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     url = f"http://{'[' + bound_host + ']' if ':' in bound_host else bound_host}:{bound_port}"
@@ -108,8 +113,40 @@ def serve(
     finally:
         signal.signal(signal.SIGTERM, previous)
         workers[-1].stop()
-        for name in (DISCOVERY_FILE, TOKEN_FILE):
-            with contextlib.suppress(OSError):
-                (folder / name).unlink()
+        if _ours(folder / DISCOVERY_FILE):  # never another server's files
+            for name in (DISCOVERY_FILE, TOKEN_FILE):
+                with contextlib.suppress(OSError):
+                    (folder / name).unlink()
         sock.close()
+        if home_lock is not None:
+            home_lock.release()
         print("localmem: server stopped", file=sys.stderr)
+
+
+def _one_server_per_home(memory: Memory, folder: Path) -> StoreLock | None:
+    """For a store on a database, the lock of its local folder, held while serving.
+
+    Raises:
+        StoreError: another server of this store runs from this LOCALMEM_HOME.
+    """
+    location = memory.kernel.store.location
+    if not is_postgres(location):
+        return None  # the store's own lock, held since it was opened, does this
+    lock = StoreLock(folder)
+    try:
+        lock.acquire()
+    except StoreLockedError as exc:
+        who = f"process {exc.pid}" if exc.pid else "another process"
+        raise StoreError(
+            f"store {location} is already served by {who} from this LOCALMEM_HOME "
+            "(give another server its own)"
+        ) from None
+    return lock
+
+
+def _ours(discovery: Path) -> bool:
+    """Whether a discovery file names this process."""
+    try:
+        return int(json.loads(discovery.read_text(encoding="utf-8"))["pid"]) == os.getpid()
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
