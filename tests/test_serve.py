@@ -582,3 +582,76 @@ def test_ingest_through_the_server_reads_only_the_named_folders(tmp_path):
         assert "reads no files" in ingest(store, home / "notes" / "deploys.md")
     finally:
         stop_server(proc)
+
+
+def test_mcp_answers_on_any_loopback_address_and_still_refuses_strangers(tmp_path):
+    """Issue 30 item 11: `serve --host 127.1.2.3` was accepted, then every /mcp request got
+    421 (the SDK's allow-list knew 127.0.0.1, localhost and ::1 only). A foreign Host or
+    Origin is still refused."""
+    import httpx2
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    store = tmp_path / "store"
+    proc = start_server(store, "--host", "127.1.2.3")
+    try:
+        info = find_server(store)
+        assert urlsplit(info.url).hostname == "127.1.2.3"
+
+        async def scenario():
+            headers = {"Authorization": f"Bearer {info.token}"}
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=60) as client,
+                streamable_http_client(f"{info.url}/mcp", http_client=client) as streams,
+                ClientSession(*streams[:2]) as session,
+            ):
+                await session.initialize()
+                result = await session.call_tool("add_memory", {"content": "on 127.1.2.3"})
+                assert not result.is_error, result.content[0].text
+
+        anyio.run(scenario)
+        parts = urlsplit(info.url)
+        hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+        for extra, status in (({"Host": "evil.example"}, 421), ({"Origin": "http://evil"}, 403)):
+            conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+            headers = {
+                "Authorization": f"Bearer {info.token}",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                **extra,
+            }
+            conn.request("POST", "/mcp", body=hello, headers=headers)
+            assert conn.getresponse().status == status, extra
+            conn.close()
+    finally:
+        stop_server(proc)
+
+
+def test_a_slow_header_sender_is_cut_off_and_others_are_served(served):
+    """Issue 30 item 11: connections that send their headers a byte at a time were held for as
+    long as they kept sending; now a request's headers have 10 s."""
+    import socket
+
+    store, _ = served
+    parts = urlsplit(find_server(store).url)
+    slow = []
+    for _ in range(10):
+        sock = socket.create_connection((parts.hostname, parts.port), timeout=60)
+        sock.sendall(b"POST /v1/count HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        slow.append(sock)
+    started = time.monotonic()
+    cut = set()
+    while len(cut) < len(slow) and time.monotonic() - started < 40:
+        for i, sock in enumerate(slow):
+            if i in cut:
+                continue
+            try:
+                sock.sendall(b"X")  # one more header byte, now and then
+            except OSError:
+                cut.add(i)
+        assert raw(store, "count", b"{}")[0] == 200  # the server keeps serving
+        time.sleep(1)
+    elapsed = time.monotonic() - started
+    for sock in slow:
+        sock.close()
+    assert len(cut) == len(slow) and elapsed < 30, (len(cut), elapsed)

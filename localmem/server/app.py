@@ -81,6 +81,7 @@ def build_app(
     *,
     on_write: Callable[[], None] | None = None,
     ingest_roots: Sequence[Path] | None = None,
+    host: str = "127.0.0.1",
 ) -> Starlette:
     """The ASGI app serving ``memory`` to clients that present ``token``.
 
@@ -90,12 +91,15 @@ def build_app(
     belongs to another program is never trusted.
     ``on_write`` is called after every method that may have queued jobs (to wake the worker).
     ``ingest_roots``: the folders whose files a client may have the server ingest (default:
-    the home folder; :mod:`localmem.server.files`).
+    the home folder; :mod:`localmem.server.files`). ``host``: the loopback address it listens
+    on, which MCP clients name in their Host header.
     """
     roots = default_roots() if ingest_roots is None else tuple(ingest_roots)
     methods = method_table(memory, {"ingest_file": confined_ingest(memory, roots)})
     mcp = build_server(memory)
-    mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp")
+    mcp_app = mcp.streamable_http_app(
+        streamable_http_path="/mcp", transport_security=_rebinding_guard(host)
+    )
     expected = f"Bearer {token}".encode()
 
     def authorised(request: Request) -> bool:
@@ -202,3 +206,20 @@ def build_app(
     )
     app.add_middleware(TokenGate)
     return app
+
+
+def _rebinding_guard(host: str) -> Any:
+    """The MCP endpoint's DNS-rebinding check: Host and Origin must name a loopback name or
+    the address the server listens on (the SDK's default knows 127.0.0.1, localhost and ::1
+    only, so ``--host 127.1.2.3`` answered every MCP request 421)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = ["127.0.0.1", "localhost", "[::1]"]
+    bound = f"[{host}]" if ":" in host else host
+    if bound not in names:
+        names.append(bound)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in names],
+        allowed_origins=[f"http://{name}:*" for name in names],
+    )

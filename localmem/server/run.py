@@ -99,8 +99,12 @@ def serve(
             workers.append(JobWorker(memory).start())
         workers[-1].wake()
 
-    app = build_app(memory, token, on_write=wake_jobs, ingest_roots=ingest_roots)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    app = build_app(
+        memory, token, on_write=wake_jobs, ingest_roots=ingest_roots, host=str(bound_host)
+    )
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", access_log=False, http=_bounded_headers()
+    )
     server = uvicorn.Server(config)
     write_private(folder / TOKEN_FILE, token, fsync=True)
     discovery = {"pid": os.getpid(), "url": url, "token_file": TOKEN_FILE}
@@ -150,3 +154,44 @@ def _ours(discovery: Path) -> bool:
         return int(json.loads(discovery.read_text(encoding="utf-8"))["pid"]) == os.getpid()
     except (OSError, ValueError, KeyError, TypeError):
         return False
+
+
+#: seconds a connection may take to send a request's headers (a slow sender holds a connection)
+HEADER_TIMEOUT_S = 10.0
+
+
+def _bounded_headers() -> type:
+    """uvicorn's HTTP/1.1 protocol with a limit on how long a request's headers may take:
+    uvicorn has none (its keep-alive timer restarts with every byte), so 30 connections sending
+    a header byte now and then were held for as long as they liked."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class BoundedHeaders(H11Protocol):
+        def connection_made(self, transport) -> None:  # type: ignore[no-untyped-def]
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()  # the next request on a kept-alive connection gets its own time
+
+        def connection_lost(self, exc) -> None:  # type: ignore[no-untyped-def]
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            waiting_for = self.cycle  # the request before the one whose headers are awaited
+            self._deadline = self.loop.call_later(HEADER_TIMEOUT_S, lambda: self._late(waiting_for))
+
+        def _disarm(self) -> None:
+            deadline = getattr(self, "_deadline", None)
+            if deadline is not None:
+                deadline.cancel()
+                self._deadline = None
+
+        def _late(self, waiting_for) -> None:  # type: ignore[no-untyped-def]
+            if self.cycle is waiting_for and not self.transport.is_closing():
+                self.transport.close()  # no new request's headers in time
+
+    return BoundedHeaders
