@@ -271,3 +271,27 @@ def test_one_encoding_of_a_hit_in_process_on_the_wire_and_in_the_cli(tmp_path, e
     for cli_hit, hit in zip(printed, hits, strict=True):
         assert cli_hit.pop("derived_from") == []
         assert cli_hit == hit
+
+
+# -- MCP ------------------------------------------------------------------------------------------
+def test_the_mcp_tools_follow_the_declaration():
+    """Each tool calls a declared operation; each of its parameters is the operation's, with the
+    declared description and the declared type as MCP carries it; every required parameter is
+    given by the agent or by the tool; read-only tools are the operations that do not write."""
+    from localmem.mcp_server import TOOLS, mcp_type, tool_parameters
+
+    for tool in TOOLS:
+        op = operations()[tool.op]
+        params = {p.name: p for p in tool_parameters(tool, op)}
+        for name in tool.params:
+            declared, given = op.param(name), params[name]
+            kind, field = get_args(given.annotation)[0], given.annotation.__metadata__[0]
+            assert kind == mcp_type(declared.type), (tool.name, name)
+            assert field.description == declared.description, (tool.name, name)
+            assert given.default == tool.defaults.get(name, declared.default), (tool.name, name)
+        for extra in tool.extras:
+            assert extra.name not in {p.name for p in op.params}, (tool.name, extra.name)
+            assert params[extra.name].annotation.__metadata__[0].description
+        required = {p.name for p in op.params if p.required}
+        assert required <= set(tool.params) | set(tool.fixed), tool.name
+        assert set(tool.fixed) <= {p.name for p in op.params}, tool.name
