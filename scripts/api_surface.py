@@ -1,8 +1,11 @@
 """Count the surfaces of the public API (issue 31): what is declared, what is kept by hand.
 
 Usage:
-    python scripts/api_surface.py [--json]
-    PYTHONPATH=/path/to/another/checkout python scripts/api_surface.py --json   # before/after
+    python scripts/api_surface.py [--json] [--before CHECKOUT --docs docs/benchmarks.md]
+
+With ``--before`` (a checkout of the code before, e.g. ``git archive main | tar -x -C DIR``)
+the same counts are taken there too (``PYTHONPATH=CHECKOUT``) and both go to the
+``api-surface`` section of ``--docs``.
 
 Counts, for the checkout whose ``localmem`` is imported: the operations the declaration holds
 (localmem/api; 0 before it existed), Memory's public names, the methods written by hand in the
@@ -17,7 +20,13 @@ import argparse
 import asyncio
 import inspect
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
 
 
 def count() -> dict[str, int]:
@@ -69,16 +78,43 @@ def count() -> dict[str, int]:
     }
 
 
+def counted_in(checkout: Path) -> dict[str, int]:
+    """The counts of another checkout (its localmem imported first)."""
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    out = subprocess.run(
+        [sys.executable, __file__, "--json"], env=env, capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--before", type=Path, help="a checkout of the code before")
+    ap.add_argument("--before-label", default="the checkout given", help="what --before is")
+    ap.add_argument("--docs", type=Path, help="write the api-surface section here")
     args = ap.parse_args()
     counts = count()
     if args.json:
         print(json.dumps(counts))
-    else:
-        for name, value in counts.items():
-            print(f"{value:6}  {name}")
+        return 0
+    before = counted_in(args.before) if args.before else {}
+    lines = ["| | before | after |", "|---|---|---|"]
+    lines += [f"| {name} | {before.get(name, '')} | {value} |" for name, value in counts.items()]
+    table = "\n".join(lines)
+    print(table)
+    if args.docs:
+        from lab.report import provenance, write_section
+
+        command = "python scripts/api_surface.py --before CHECKOUT --docs docs/benchmarks.md"
+        text = (
+            "## The public API's surfaces, counted (issue 31)\n\n"
+            f"{provenance(command)}\n\nBefore: {args.before_label}; after: this commit. A "
+            "method of the remote client made from the declaration is not counted as written "
+            "by hand; the transport (call, connections) and the described store's "
+            "properties are.\n\n" + table
+        )
+        write_section(args.docs, "api-surface", text)
     return 0
 
 

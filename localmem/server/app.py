@@ -75,6 +75,40 @@ def _error(exc: LocalMemError, status: int | None = None) -> JSONResponse:
     )
 
 
+class _TooLarge(InputError):
+    """A request body over :data:`MAX_BODY`: answered 413, as an InputError."""
+
+
+async def _arguments(request: Request, op: Operation) -> dict[str, Any]:
+    """The request's JSON arguments for ``op``, checked against its declared parameters.
+
+    Raises:
+        InputError: the body is too large (:class:`_TooLarge`), not a JSON object, holds an
+            in-process value (a callable's name) or an argument of the wrong kind.
+    """
+    size = request.headers.get("content-length")
+    if size is not None and (not size.isdigit() or int(size) > MAX_BODY):
+        raise _TooLarge(f"request body over {MAX_BODY} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise _TooLarge(f"request body over {MAX_BODY} bytes")
+    try:
+        args = json.loads(body or b"{}")
+    except RecursionError:  # [[[[... nested deeper than the parser recurses
+        raise InputError("the request body nests too deeply") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"the request body is not JSON: {exc}") from None
+    if not isinstance(args, dict):
+        raise InputError("the arguments must be a JSON object of plain values")
+    local = {p.name for p in op.params if p.local} & set(args)
+    if local:
+        raise InputError(f"{', '.join(sorted(local))}: an in-process value, never sent over HTTP")
+    api.check_arguments(op, args)  # the declared types, before anything reaches the store
+    return args
+
+
 def build_app(
     memory: Memory,
     token: str,
@@ -111,28 +145,10 @@ def build_app(
         if name not in methods:
             return _error(NotFoundError(f"no method {name!r} (methods: {', '.join(methods)})"))
         op, fn = methods[name]
-        size = request.headers.get("content-length")
-        if size is not None and (not size.isdigit() or int(size) > MAX_BODY):
-            return _error(InputError(f"request body over {MAX_BODY} bytes"), 413)
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_BODY:
-                return _error(InputError(f"request body over {MAX_BODY} bytes"), 413)
         try:
-            args = json.loads(body or b"{}")
-        except RecursionError:  # [[[[... nested deeper than the parser recurses
-            return _error(InputError("the request body nests too deeply"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            return _error(InputError(f"the request body is not JSON: {exc}"))
-        if not isinstance(args, dict):
-            return _error(InputError("the arguments must be a JSON object of plain values"))
-        local = {p.name for p in op.params if p.local}
-        if local & set(args):
-            given = ", ".join(sorted(local & set(args)))
-            return _error(InputError(f"{given}: an in-process value, never sent over HTTP"))
-        try:  # the declared types, before anything reaches the store
-            api.check_arguments(op, args)
+            args = await _arguments(request, op)
+        except _TooLarge as exc:
+            return _error(InputError(str(exc)), 413)
         except InputError as exc:
             return _error(exc)
         try:
