@@ -47,13 +47,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     address = StoreAddress.parse(given if given is not None else default_store_path())
     if address.is_postgres:  # a database serves any number of processes: open it directly
-        with Memory.open(address) as memory:
+        with Memory.open(address, actor="mcp") as memory:
             serve_stdio(memory)
         return 0
     path = address.folder
     if find_server(path) is not None:  # `localmem serve` holds the store: go through it
         serve_stdio(connect(path))
         return 0
-    with Memory.open(path) as memory:
+    with Memory.open(path, actor="mcp") as memory:
         serve_stdio(memory)
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,6 +21,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("store", nargs="?", metavar="STORE", help="the store folder (default store)")
     p.add_argument("--host", default="127.0.0.1", help="a loopback address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=0, help="the port (default: any free one)")
+    p.add_argument(
+        "--ingest-dir",
+        dest="ingest_dirs",
+        action="append",
+        metavar="DIR",
+        help="a folder whose files clients may have the server ingest (repeatable; default: "
+        "your home folder; hidden files and folders are never read)",
+    )
+    p.add_argument(
+        "--no-ingest", action="store_true", help="read no files for clients (ingest in process)"
+    )
     p.set_defaults(func=cmd_serve)
 
 
@@ -57,9 +69,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"store {address.shown} is already served by process {running.pid} at "
             f"{running.url}{beside}"
         )
-    with Memory.open(path) as memory:
+    if args.no_ingest and args.ingest_dirs:
+        raise InputError("give --ingest-dir or --no-ingest, not both")
+    roots = None
+    if args.no_ingest:
+        roots = []
+    elif args.ingest_dirs:
+        roots = [Path(d).expanduser().resolve() for d in args.ingest_dirs]
+        missing = [str(d) for d in roots if not d.is_dir()]
+        if missing:
+            raise InputError(f"--ingest-dir {missing[0]} is not a folder")
+    with Memory.open(path, actor="server") as memory:
         serve(
             memory,
+            ingest_roots=roots,
             host=args.host,
             port=args.port,
             ready=lambda url: print(

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from localmem.config.base import Section
+from localmem.types import Fusion, Mode, Reranker
 
 BUILTIN_EMBEDDER = "all-MiniLM-L6-v2"
 #: the second, multilingual embedder (the extra localmem[e5]; localmem/embed/e5.py)
@@ -149,8 +150,8 @@ class StoreConfig(Section):
 class SearchConfig(Section):
     """Defaults of the read pipeline; every one can be overridden per search call."""
 
-    mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
-    fusion: Literal["rrf", "zscore", "minmax"] = Field(
+    mode: Mode = "hybrid"
+    fusion: Fusion = Field(
         "zscore",
         description="How dense and BM25 lists are merged in hybrid mode: calibrated z-score "
         "fusion beat reciprocal-rank fusion on LoCoMo dev (R@10 0.67 vs 0.59, docs/benchmarks.md).",
@@ -235,7 +236,7 @@ class SearchConfig(Section):
         description="Temporal attention in every search unless a search says otherwise "
         "(it only acts on questions about time or naming a time).",
     )
-    rerank: Literal["off", "auto", "model-free", "engine"] = Field(
+    rerank: Reranker = Field(
         "model-free",
         description="The reranker every search uses unless it says otherwise: the model-free "
         "one by default (measured best across the data shapes, section shapes of "

@@ -55,7 +55,9 @@ class LexicalIndex:
     def _ensure_loaded(self) -> None:
         if self._loaded:
             return
-        with self._lock:
+        # the database's lock first, in the order a writer takes them (it holds it for its
+        # transaction, then indexes): the other order deadlocked a first search against an add
+        with self.db.lock, self._lock:
             if self._loaded:
                 return
             ids = self._ensure_terms()
