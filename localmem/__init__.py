@@ -16,7 +16,10 @@ from localmem.offline import quiet_dependencies
 quiet_dependencies()
 
 from localmem.errors import (  # noqa: E402
+    EngineCrashedError,
+    EngineTimeoutError,
     EngineUnavailableError,
+    EngineUnhealthyError,
     InputError,
     LocalMemError,
     ModelError,
@@ -41,7 +44,8 @@ if TYPE_CHECKING:
     from localmem.memory import JobsReport, Memory
     from localmem.remote import connect
 
-__version__ = "0.1.0"
+#: the version (pyproject.toml reads it from here; CHANGELOG.md says what changed)
+__version__ = "0.2.0.dev0"
 
 # Memory and Config are imported on first use: they pull in DuckDB, pyarrow, numpy and pydantic
 # (about a second), which `localmem --help` and every CLI start would otherwise pay
@@ -66,7 +70,10 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Config",
+    "EngineCrashedError",
+    "EngineTimeoutError",
     "EngineUnavailableError",
+    "EngineUnhealthyError",
     "HistoryEvent",
     "Hit",
     "InputError",

@@ -72,13 +72,14 @@ def store_options() -> argparse.ArgumentParser:
 def store_path(args: argparse.Namespace) -> Path | str:
     """The store the command works on: a folder, or a ``postgresql://`` address as given."""
     from localmem.config import default_store_path  # pydantic: imported when a command runs
-    from localmem.store.address import is_postgres
+    from localmem.store.address import StoreAddress
 
     if args.store is not None and not args.store.strip():  # "--store $UNSET" is a mistake
         raise CommandError("the store path is empty; name a folder or leave --store out")
-    if is_postgres(args.store):
-        return args.store.strip()
-    return Path(args.store).expanduser() if args.store else default_store_path()
+    if args.store is None:
+        return default_store_path()
+    address = StoreAddress.parse(args.store)
+    return args.store.strip() if address.is_postgres else address.folder
 
 
 def open_memory(args: argparse.Namespace, *, create: bool = True):

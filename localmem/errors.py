@@ -53,5 +53,64 @@ class SchemaError(ModelError):
     """A model's output did not match the JSON schema of its task, even after a retry."""
 
 
+class MissingExtraError(ModelError):
+    """A feature needs an optional part of localmem that is not installed (its message names
+    the extra: ``pip install 'localmem[EXTRA]'``; see :mod:`localmem.extras`)."""
+
+    def __init__(self, message: str, *, extra: str) -> None:
+        super().__init__(message)
+        self.extra = extra
+
+
 class EngineUnavailableError(ModelError):
     """The configured engine cannot serve (server down, model not found)."""
+
+
+class EngineCrashedError(EngineUnavailableError):
+    """The model host (the child process that runs llama.cpp) died while serving a call.
+
+    The message names the signal (or exit code), what it most likely means on this machine and
+    the fix, in one line. The host starts again on a later call, after ``retry_after`` seconds.
+
+    Attributes:
+        signal: ``SIGILL``, ``SIGSEGV``, ``SIGABRT``, ``SIGKILL``..., or ``exit N``.
+        meaning: What that most likely means here.
+        fix: The one thing to do about it.
+        retry_after: Seconds before the host may be started again (its back-off).
+        in_flight: True when the call was running in the host when it died; False when the
+            call was refused before it reached a host (a back-off still running).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        signal: str = "",
+        meaning: str = "",
+        fix: str = "",
+        retry_after: float = 0.0,
+        in_flight: bool = True,
+    ) -> None:
+        super().__init__(message)
+        self.signal, self.meaning, self.fix = signal, meaning, fix
+        self.retry_after, self.in_flight = retry_after, in_flight
+
+    def __reduce__(self):  # keyword fields survive a pickle (errors cross process boundaries)
+        return (_rebuild_crash, (str(self), self.__dict__))
+
+
+class EngineTimeoutError(EngineUnavailableError):
+    """The model host did not answer within ``engine.timeout_s``, or grew past
+    ``engine.host_memory_mb``: it was stopped, and a later call starts a fresh one."""
+
+
+class EngineUnhealthyError(EngineUnavailableError):
+    """The model host crashed too often in a short time (or its probe found it cannot run on
+    this CPU): it is not started again until ``localmem doctor`` clears it or the process
+    restarts."""
+
+
+def _rebuild_crash(message: str, fields: dict) -> EngineCrashedError:
+    error = EngineCrashedError(message)
+    error.__dict__.update(fields)
+    return error

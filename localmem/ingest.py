@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +24,7 @@ from localmem.errors import InputError
 from localmem.files import MAX_FILE_BYTES, decode_text, read_file_bytes
 from localmem.store import memories, records
 from localmem.text import content_hash
+from localmem.types import IngestReport
 
 if TYPE_CHECKING:
     from localmem.memory import Memory
@@ -70,26 +70,6 @@ def register_chunker(name: str, chunker: Chunker) -> None:
     if name in CHUNKERS:
         raise ValueError(f"chunker {name!r} is already registered")
     CHUNKERS[name] = chunker
-
-
-@dataclass
-class IngestReport:
-    """What an ingestion stored and skipped.
-
-    ``skipped`` counts everything not stored (bad lines, duplicates, chunks already stored);
-    ``duplicates`` the part of it that was already in the store (or earlier in the file).
-    ``resolved`` is the file actually read when ``path`` is a symbolic link (else None).
-    """
-
-    path: str
-    documents: int = 0
-    memories: int = 0
-    skipped: int = 0
-    errors: list[str] | None = None
-    duplicates: int = 0
-    resolved: str | None = None
-    #: with inference: how many facts were added, superseded an older one, or were known
-    inferred: dict[str, int] | None = None
 
 
 def _infers(memory: Memory, infer: bool | None, records: list, defaults: dict) -> bool:

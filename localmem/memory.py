@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localmem import sessions, validate
+from localmem.api import MemoryAPI
 from localmem.config import CONFIG_FILE, Config, default_store_path
 from localmem.embed import Embedder, embedder_for_store, make_embedder
 from localmem.errors import InputError
@@ -24,7 +25,7 @@ from localmem.plugin import Plugin, hooks_of, migrations_of, stages_of
 from localmem.remote import RemoteMemory, connect
 from localmem.retrieval.pipeline import CORE_STAGES
 from localmem.retrieval.stages import compose
-from localmem.store.address import is_postgres
+from localmem.store.address import StoreAddress
 from localmem.store.files import peek_count
 from localmem.store.kernel import JobsReport, Kernel
 from localmem.store.opening import open_store
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["JobsReport", "Memory"]
 
 
-class Memory(Writing, Reading, Sessions):
+class Memory(Writing, Reading, Sessions, MemoryAPI):
     """A local memory store for agents.
 
     Build one with :meth:`open`; or pass the collaborators in (tests, custom embedders)::
@@ -46,7 +47,9 @@ class Memory(Writing, Reading, Sessions):
             for hit in mem.search("rate limiting"):
                 print(hit.score, hit.memory.content)
 
-    ``plugins`` chooses the mechanisms (default: :data:`localmem.mechanisms.BUILTIN`).
+    ``plugins`` chooses the mechanisms (default: :data:`localmem.mechanisms.BUILTIN`). Its public
+    API is declared in :class:`localmem.api.MemoryAPI` (which ``Memory.connect`` clients share);
+    what only a store open in this process has (``kernel``, ``store``, ``config``...) is outside.
     """
 
     def __init__(
@@ -57,8 +60,10 @@ class Memory(Writing, Reading, Sessions):
         config: Config | None = None,
         engine: Any = None,
         plugins: Sequence[Plugin] | None = None,
+        actor: str = "user",
     ) -> None:
         self.plugins = tuple(BUILTIN if plugins is None else plugins)
+        self.actor = validate.identifier(actor, "actor")
         self.kernel = Kernel(
             store,
             embedder,
@@ -93,7 +98,7 @@ class Memory(Writing, Reading, Sessions):
     @classmethod
     def open(
         cls,
-        path: str | Path | None = None,
+        path: str | Path | StoreAddress | None = None,
         *,
         config: Config | None = None,
         embedder: Embedder | None = None,
@@ -101,6 +106,7 @@ class Memory(Writing, Reading, Sessions):
         create: bool = True,
         plugins: Sequence[Plugin] | None = None,
         read_only: bool | None = None,
+        actor: str = "user",
     ) -> Memory:
         """Open the store at ``path`` (default: ``$LOCALMEM_HOME/default``), creating it if new.
 
@@ -115,26 +121,24 @@ class Memory(Writing, Reading, Sessions):
             plugins: the mechanisms to compose (default: every built-in one).
             read_only: open without writing anything (search, show, stats work; a change
                 raises :class:`StoreReadOnlyError`). Default: when the folder is not writable.
+            actor: who the history names for this process's changes (a server says
+                "server": its clients cannot choose).
 
         Raises:
             StoreError: not a store, corrupt, or made with another embedding model.
             StoreLockedError: another process has the store open.
             InputError: the path is empty, not a path, or not valid Unicode.
         """
-        if path is not None and not isinstance(path, (str, Path)):
-            raise InputError(f"a store path is a str or Path, not {type(path).__name__}")
-        if path is not None and not str(path).strip():
-            raise InputError("the store path is empty")
-        postgres = is_postgres(path)
-        folder = None if postgres else Path(path).expanduser() if path else default_store_path()
+        address = StoreAddress.parse(default_store_path() if path is None else path)
+        folder = address.folder
         # DuckDB opens paths as UTF-8: a name with undecodable bytes fails deep inside it
-        validate.no_surrogates(str(path if postgres else folder), "the store path")
+        validate.no_surrogates(str(path if folder is None else folder), "the store path")
         # a PostgreSQL store's settings on this machine live in its local folder
         # ($LOCALMEM_HOME/postgres/<hash>/config.json, beside serve's discovery file)
-        if postgres:
+        if folder is None:
             from localmem.store.postgres.store import local_folder
 
-            settings = local_folder(path)
+            settings = local_folder(address)
         else:
             settings = folder
         file_config = Config.load(settings / CONFIG_FILE)
@@ -143,7 +147,7 @@ class Memory(Writing, Reading, Sessions):
         given = embedder is not None
         embedder = embedder or make_embedder(config.embedder)
         store = open_store(
-            path if postgres else folder,
+            address,
             config=config.store,
             model=embedder.name,  # what a new store records
             dim=embedder.dim,
@@ -166,7 +170,7 @@ class Memory(Writing, Reading, Sessions):
             and config != Config()
         ):
             config.save(folder / CONFIG_FILE)
-        return cls(store, embedder, config=config, engine=engine, plugins=plugins)
+        return cls(store, embedder, config=config, engine=engine, plugins=plugins, actor=actor)
 
     @staticmethod
     def peek_count(path: str | Path) -> int | None:
@@ -217,7 +221,23 @@ class Memory(Writing, Reading, Sessions):
         limit: int | None = None,
         job_ids: Sequence[int] | None = None,
     ) -> JobsReport:
-        """Run queued background jobs (mining, evolution); a failure leaves its job retryable."""
+        """Run queued background jobs (mining, evolution); a failure leaves its job retryable.
+
+        Raises:
+            InputError: kinds that are not names, a limit that is not a positive integer, job
+                ids that are not integers.
+        """
+        if kinds is not None:
+            if isinstance(kinds, str) or not isinstance(kinds, Sequence):
+                raise InputError("kinds must be a list of job kinds")
+            kinds = [validate.identifier(kind, "a job kind") for kind in kinds]
+        if limit is not None:
+            validate.positive_int(limit, "limit", maximum=validate.MAX_LIMIT)
+        if job_ids is not None:
+            if isinstance(job_ids, str) or not isinstance(job_ids, Sequence):
+                raise InputError("job_ids must be a list of job ids")
+            for job_id in job_ids:
+                validate.non_negative_int(job_id, "a job id", maximum=2**63 - 1)
         return self.kernel.run_jobs(kinds=kinds, limit=limit, job_ids=job_ids)
 
     # -- facts -----------------------------------------------------------------------------------
@@ -235,6 +255,16 @@ class Memory(Writing, Reading, Sessions):
             "embedder": self.embedder.name,
             "dim": self.store.dim,
             "bytes_on_disk": facts["bytes_on_disk"],
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """What the store is, for a client of a server: its path, configuration, add options
+        and search stages."""
+        return {
+            "path": str(self.path),
+            "add_options": list(self.add_options),
+            "stage_names": list(self.stage_names),
+            "config": self.config.model_dump(mode="json"),
         }
 
     def status(self) -> dict[str, Any]:

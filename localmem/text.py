@@ -1,19 +1,39 @@
 """Plain-text helpers shared by the lexical index and the model-free tasks.
 
-English only for now: lower-casing, a word tokenizer, a stop-word list and the Snowball stemmer
-(PyStemmer, a C extension that needs nothing from the network).
+Lower-casing, a word tokenizer, stop-words and the Snowball stemmer (PyStemmer, a C extension that
+needs nothing from the network). Words are Unicode words ("cacahuètes", "Müller", "Лиссабон" stay
+whole); Chinese, Japanese and Korean script, written without spaces, becomes overlapping pairs of
+characters, as Lucene's CJK analyser does.
+
+Index terms (:func:`terms`) are made per language: each text's language is told by a vote of its
+stop-words (localmem's English list, whose words vote whole for English, the default; the ``stop-
+words`` package's lists for the other languages, where a word that is a stop-word in several
+languages splits its vote). Another language needs two of its stop-words and more votes than
+English, so English text is tokenised, stop-listed and stemmed exactly as before; another language's
+text is stemmed by its own Snowball stemmer where PyStemmer has one, and is not stemmed at all where
+it has none (never by the English one). A query and a memory in the same language thus share terms;
+across languages, dense search (the multilingual embedder) is what finds a memory.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections import Counter
 from functools import lru_cache
 
 import Stemmer
 
-_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+#: bumped when :func:`terms` changes what it gives for a text (2: Unicode words, per-language
+#: stop-words and stemming): postings made by an older version may be worth rebuilding
+TERMS_VERSION = 2
+
+# a word: letters and digits of any script, with an apostrophe and letters after it kept on
+# (possessives, elisions); for ASCII text exactly what `[a-z0-9]+(?:['’][a-z]+)?` matched
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W\d_]+)?")
+# scripts written without spaces between words: Han, Hiragana, Katakana, Hangul
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 
 STOP_WORDS = frozenset(
     [
@@ -204,23 +224,165 @@ _stemmer = Stemmer.Stemmer("english")
 
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    """The Snowball stem of one lower-case word."""
+    """The English Snowball stem of one lower-case word."""
     return _stemmer.stemWord(word)
+
+
+def _tokens(text: str) -> list[str]:
+    """Lower-case Unicode words, apostrophes kept; runs of CJK script as character pairs."""
+    lowered = text.lower()
+    if not lowered.isascii():
+        lowered = unicodedata.normalize("NFC", lowered)  # "é" as one letter, not e + accent
+    out: list[str] = []
+    for w in _WORD.findall(lowered):
+        if w.isascii() or not _CJK.search(w):
+            out.append(w)
+            continue
+        for part in re.split(f"({_CJK.pattern})", w):  # a CJK run inside a word of letters
+            if not part:
+                continue
+            if _CJK.fullmatch(part):
+                out += [part] if len(part) == 1 else [part[i : i + 2] for i in range(len(part) - 1)]
+            else:
+                out.append(part)
+    return out
+
+
+def _fold(word: str) -> str:
+    """The part before an apostrophe ("caroline's" -> "caroline")."""
+    return re.split(r"['’]", word, maxsplit=1)[0] if ("'" in word or "’" in word) else word
 
 
 def words(text: str) -> list[str]:
     """Lower-case word tokens (possessives folded: "Caroline's" -> "caroline")."""
-    out = []
-    for w in _WORD.findall(text.lower()):
-        if "'" in w or "’" in w:
-            w = re.split(r"['’]", w, maxsplit=1)[0]
-        out.append(w)
-    return out
+    return [_fold(w) for w in _tokens(text)]
+
+
+# -- languages --------------------------------------------------------------------------------
+#: the stop-word lists' languages that PyStemmer stems (the others are left unstemmed)
+_SNOWBALL = frozenset(Stemmer.algorithms())
+#: who wins a tie of votes, most written first (a short Spanish sentence's stop-words, "el",
+#: "de", "se", are Romanian stop-words too); the languages not named follow by name
+_PREFERRED = (
+    "english",
+    "spanish",
+    "french",
+    "german",
+    "portuguese",
+    "italian",
+    "russian",
+    "dutch",
+    "polish",
+    "turkish",
+    "swedish",
+)
+_RANK = {lang: i for i, lang in enumerate(_PREFERRED)}
+#: languages that elide an article or pronoun before a vowel: "l'école" is "école"
+_ELIDING = frozenset({"french", "italian", "catalan"})
+
+
+@lru_cache(maxsize=1)
+def _stop_lists() -> tuple[dict[str, frozenset[str]], dict[str, tuple[str, ...]]]:
+    """Each language's stop-words, and the languages each stop-word belongs to."""
+    from stop_words import AVAILABLE_LANGUAGES, get_stop_words
+
+    lists = {
+        lang: frozenset(_fold(w) for w in get_stop_words(lang) for w in _tokens(w))
+        for lang in sorted(set(AVAILABLE_LANGUAGES))
+    }
+    lists["english"] = STOP_WORDS  # English is told by localmem's own list
+    owners: dict[str, list[str]] = {}
+    for lang, stops in lists.items():
+        for w in stops:
+            owners.setdefault(w, []).append(lang)
+    return lists, {w: tuple(langs) for w, langs in owners.items()}
+
+
+#: letters that only some of the languages write: a vote for each language they belong to
+_LETTERS = {
+    "german": frozenset("äöüß"),
+    "spanish": frozenset("ñáíóú"),
+    "french": frozenset("çœèêëàâîïôûù"),
+    "portuguese": frozenset("ãõç"),
+}
+
+
+def language(tokens: list[str]) -> str:
+    """The language of a text's tokens: the one with most of its stop-words there, plus a vote
+    for letters only some languages write. English, the default, wins ties; another language
+    needs two votes, or one among the widely written languages when English has none ("Wo
+    wohnt Ana?"), so an English sign-off ("Take care!": "take" is a Czech stop-word) stays
+    English."""
+    _, owners = _stop_lists()
+    score: Counter[str] = Counter()
+    letters: set[str] = set()
+    for w in map(_fold, tokens):
+        score.update(owners.get(w, ()))
+        if not w.isascii():
+            letters.update(w)
+    for lang, marks in _LETTERS.items():
+        if letters & marks:
+            score[lang] += 1
+    if not score:
+        return "english"
+    top = max(score.values())
+    best = min(
+        (lang for lang, v in score.items() if v == top),
+        key=lambda lang: (_RANK.get(lang, len(_RANK)), lang),
+    )
+    english = score.get("english", 0)
+    if best == "english" or top <= english:
+        return "english"
+    if top >= 2 or (english == 0 and best in _RANK):
+        return best
+    return "english"
+
+
+@lru_cache(maxsize=64)
+def _stemmer_for(lang: str) -> Stemmer.Stemmer | None:
+    return Stemmer.Stemmer(lang) if lang in _SNOWBALL else None
+
+
+def _latin_base_table() -> dict[int, str]:
+    table = {}
+    for cp in range(0xC0, 0x250):
+        base = "".join(
+            c for c in unicodedata.normalize("NFKD", chr(cp)) if not unicodedata.combining(c)
+        )
+        if base and base.isascii() and base != chr(cp):
+            table[cp] = base
+    return table
+
+
+#: Latin letters with accents -> their base letters ("è" -> "e"), applied to stems: a query
+#: too short to tell its language ("cacahuètes", stemmed the English way) meets the memory
+#: whose own stemmer took the accent off ("cacahuet"); other scripts are left alone
+_LATIN_BASE = _latin_base_table()
 
 
 def terms(text: str) -> list[str]:
-    """Index terms: words without stop-words, stemmed."""
-    return [stem(w) for w in words(text) if w not in STOP_WORDS]
+    """Index terms: words without stop-words, stemmed, both in the text's own language;
+    accents taken off Latin letters after stemming."""
+    tokens = _tokens(text)
+    if not tokens:
+        return []
+    lang = language(tokens)
+    if lang == "english":
+        got = [stem(w) for w in map(_fold, tokens) if w not in STOP_WORDS]
+    else:
+        got = _foreign_terms(tokens, lang)
+    return got if text.isascii() else [t if t.isascii() else t.translate(_LATIN_BASE) for t in got]
+
+
+def _foreign_terms(tokens: list[str], lang: str) -> list[str]:
+    stops = _stop_lists()[0][lang]
+    if lang in _ELIDING:
+        tokens = [re.split(r"['’]", w)[-1] for w in tokens]
+    else:
+        tokens = [_fold(w) for w in tokens]
+    kept = [w for w in tokens if w not in stops]
+    stemmer = _stemmer_for(lang)
+    return stemmer.stemWords(kept) if stemmer else kept
 
 
 def term_counts(text: str) -> Counter[str]:

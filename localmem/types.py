@@ -4,12 +4,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
+# The allowed values of the public API, each written once: the declaration (localmem.api), the
+# config, the pipeline's checks, the CLI's choices and the MCP schemas' enums all read them.
 Kind = Literal["thought", "message", "chunk", "fact", "procedure", "summary", "note"]
-KINDS: tuple[str, ...] = ("thought", "message", "chunk", "fact", "procedure", "summary", "note")
+KINDS: tuple[str, ...] = get_args(Kind)
 Level = Literal["episodic", "semantic", "meta"]
-LEVELS: tuple[str, ...] = ("episodic", "semantic", "meta")
+LEVELS: tuple[str, ...] = get_args(Level)
+#: candidate generation: dense (vectors), lexical (BM25) or both fused
+Mode = Literal["hybrid", "dense", "lexical"]
+#: how the dense and lexical lists are merged
+Fusion = Literal["rrf", "zscore", "minmax"]
+#: query expansion
+Expansion = Literal["off", "auto", "prf", "engine"]
+#: the reranker
+Reranker = Literal["off", "auto", "model-free", "engine"]
+#: the MemInsight attribute stage
+AttributeMode = Literal["off", "filter", "boost"]
+#: the attribute axes it matches on
+Axis = Literal["entities", "intent", "topic"]
+#: MemInsight's retrieval strategy
+Strategy = Literal["refined", "comprehensive"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +46,8 @@ class MemoryItem:
     metadata: dict[str, Any]
     content_hash: str
     deleted: bool = False
-    label: int = -1
+    #: the vector index's integer label: internal, never encoded (localmem.wire)
+    label: int = field(default=-1, metadata={"wire": False})
     #: when it became true (default: its event time, else when it was stored)
     valid_from: datetime | None = None
     #: when it stopped being true (None: it still is)
@@ -160,3 +177,23 @@ class SearchResult:
     def explain(self) -> str:
         """The per-stage explanation as text, one stage per line."""
         return "\n".join(r.line() for r in self.stages) + f"\ntotal {self.total_ms:.1f} ms"
+
+
+@dataclass
+class IngestReport:
+    """What an ingestion stored and skipped.
+
+    ``skipped`` counts everything not stored (bad lines, duplicates, chunks already stored);
+    ``duplicates`` the part of it that was already in the store (or earlier in the file).
+    ``resolved`` is the file actually read when ``path`` is a symbolic link (else None).
+    """
+
+    path: str
+    documents: int = 0
+    memories: int = 0
+    skipped: int = 0
+    errors: list[str] | None = None
+    duplicates: int = 0
+    resolved: str | None = None
+    #: with inference: how many facts were added, superseded an older one, or were known
+    inferred: dict[str, int] | None = None

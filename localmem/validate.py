@@ -33,6 +33,14 @@ def no_surrogates(value: str, what: str) -> str:
     return value
 
 
+def no_nul(value: str, what: str) -> str:
+    """``value`` when it holds no NUL character: PostgreSQL cannot store one in text (DuckDB
+    can, so the rule is the same on both backends), and no id or metadata needs one."""
+    if "\x00" in value:
+        raise InputError(f"{what} contains a NUL character")
+    return value
+
+
 def content(value: Any, *, max_chars: int, what: str = "content") -> str:
     """Text of a memory: a non-empty str (UTF-8 bytes are decoded) within the size limit."""
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -84,7 +92,7 @@ def scope_id(value: Any, what: str) -> str | None:
         raise InputError(f"{what} must be a non-empty string")
     if len(value) > 256:
         raise InputError(f"{what} is longer than 256 characters")
-    return no_surrogates(value, what)
+    return no_nul(no_surrogates(value, what), what)
 
 
 def identifier(value: Any, what: str) -> str:
@@ -93,7 +101,7 @@ def identifier(value: Any, what: str) -> str:
         raise InputError(f"{what} must be a non-empty string")
     if len(value) > 256:
         raise InputError(f"{what} is longer than 256 characters")
-    return no_surrogates(value.strip(), what)
+    return no_nul(no_surrogates(value.strip(), what), what)
 
 
 def timestamp(value: Any, what: str = "event_time") -> datetime | None:
@@ -132,7 +140,8 @@ def timestamp(value: Any, what: str = "event_time") -> datetime | None:
 
 def metadata(value: Any, what: str = "metadata") -> dict[str, Any] | None:
     """A JSON-serialisable dict with string keys (or None), nested at most
-    :data:`MAX_METADATA_DEPTH` deep, every string valid Unicode (no lone surrogates)."""
+    :data:`MAX_METADATA_DEPTH` deep, every string valid Unicode (no lone surrogates) without
+    NUL characters."""
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -154,7 +163,7 @@ def _check_json_tree(value: Any, what: str) -> None:
     while stack:
         node, depth, where = stack.pop()
         if isinstance(node, str):
-            no_surrogates(node, where)
+            no_nul(no_surrogates(node, where), where)
             continue
         if not isinstance(node, (dict, list, tuple)):
             continue
@@ -163,7 +172,7 @@ def _check_json_tree(value: Any, what: str) -> None:
         if isinstance(node, dict):
             for key, child in node.items():
                 if isinstance(key, str):
-                    no_surrogates(key, f"a key of {where}")
+                    no_nul(no_surrogates(key, f"a key of {where}"), f"a key of {where}")
                 stack.append((child, depth + 1, f"{where}[{str(key)[:40]!r}]"))
         else:
             stack.extend((child, depth + 1, f"{where}[{i}]") for i, child in enumerate(node))

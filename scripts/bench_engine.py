@@ -17,11 +17,18 @@ With ``--model``, three more measurements (issue 17):
 - ``--mine N``: ``localmem mine --miner engine`` (a new process, as a user runs it) on a fresh
   store holding the first N thoughts of the MemInsight sessions; its wall time.
 
+``--host`` (issue 29) compares the model host with the in-process engine in one run, on the
+model given (section ``engine-host``): per-task p50 side by side (interleaved, prompt cache
+cold and warm), resident memory of a process holding a store with each, and of ``localmem
+serve`` + its host, mining ``--mine N`` MemInsight memories each way (each in a new process),
+a hung request's timeout against the configured value, and the fresh host after it.
+
 Usage::
 
     python scripts/bench_engine.py                       # tiny model -> section "engine"
     python scripts/bench_engine.py --model models/qwen2.5-1.5b-instruct-q4_k_m.gguf
     python scripts/bench_engine.py --model gemma.gguf --data 110 --mine 30 --section engine-real
+    python scripts/bench_engine.py --model gemma.gguf --host --mine 30 --threads 1
 """
 
 from __future__ import annotations
@@ -124,7 +131,7 @@ def bench_overhead(name: str, engine, *, repeats: int) -> dict:
 
 def meminsight_texts() -> tuple[list[str], list[str]]:
     """The thoughts and the queries of the shipped MemInsight sessions."""
-    path = ROOT / "localmem" / "experiments" / "data" / "meminsight" / "sessions.json"
+    path = ROOT / "scripts" / "lab" / "data" / "meminsight" / "sessions.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     thoughts = [t for s in data["sessions"] for t in s["thoughts"]]
     queries = [q["text"] for s in data["sessions"] for q in s["queries"]]
@@ -338,9 +345,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=int, default=0, help="attributes on N MemInsight texts")
     parser.add_argument("--mine", type=int, default=0, help="time `localmem mine` of N thoughts")
     parser.add_argument("--no-overhead", action="store_true", help="skip the grammar overhead")
+    parser.add_argument("--host", action="store_true", help="the model host vs in process")
+    parser.add_argument("--hang-timeout", type=float, default=10.0, help="seconds (--host)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)  # one side, in a fresh process
+    parser.add_argument("--side", choices=("in-process", "host"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(host_worker(args)))
+        return 0
+    if args.host:
+        return bench_host_main(args, argv)
 
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "scripts"))
     from lab.report import write_section
 
     import localmem.mechanisms  # noqa: F401 - registers every task
@@ -389,6 +405,296 @@ def main(argv: list[str] | None = None) -> int:
         section = args.section or ("engine" if tiny else f"engine-{Path(path).stem.lower()}")
         write_section(args.out, section, markdown)
         print(f"wrote section {section!r} of {args.out}", file=sys.stderr)
+    return 0
+
+
+# -- the model host against the in-process engine (issue 29) ---------------------------------
+def _engines(path: Path, threads: int | None):
+    """The in-process engine (loaded as the CPU probe decides) and the host engine."""
+    from localmem.llm.host import HostEngine, probe
+    from localmem.llm.llama import LlamaEngine
+
+    verdict = probe.probe(str(path), n_threads=threads)
+    if not verdict.usable:
+        raise SystemExit(f"llama.cpp cannot run {path} here: {verdict.detail}")
+    inproc = LlamaEngine(
+        path, n_ctx=4096, n_threads=threads, extra_buffer_types=verdict.extra_buffer_types
+    )
+    return verdict, inproc, HostEngine(path, n_ctx=4096, n_threads=threads)
+
+
+def host_vs_in_process(names, inproc, host, *, repeats: int) -> list[dict]:
+    """Per task: p50 wall of run_task with each engine, interleaved, prompt cache cold (forgotten
+    before each call) and warm (the same call again)."""
+    from localmem.llm.tasks import get_task, run_task
+
+    rows = []
+    for name in names:
+        spec = get_task(name)
+        inputs = spec.example()
+        times: dict[tuple[str, str], list[float]] = {}
+        for engine in (inproc, host):  # warm-up: load, grammar checks
+            run_task(spec, inputs, engine=engine)
+        for r in range(repeats):
+            pair = (inproc, host) if r % 2 == 0 else (host, inproc)
+            for engine in pair:
+                side = "host" if engine is host else "in-process"
+                engine.forget_prompt_cache()
+                for cache in ("cold", "warm"):
+                    start = time.perf_counter()
+                    result = run_task(spec, inputs, engine=engine)
+                    wall = time.perf_counter() - start
+                    times.setdefault((side, cache), []).append(wall)
+                    # outside the decoding loop: fit, template, tokens, validation, and for
+                    # the host its requests (what the host adds, free of the model's noise)
+                    times.setdefault((side, "outside"), []).append(wall - result.usage.seconds)
+        row = {"task": name}
+        row["outside_ms"] = {
+            side: 1000 * statistics.median(times[(side, "outside")])
+            for side in ("in-process", "host")
+        }
+        for cache in ("cold", "warm"):
+            a = statistics.median(times[("in-process", cache)])
+            b = statistics.median(times[("host", cache)])
+            row[cache] = {"in_process_ms": 1000 * a, "host_ms": 1000 * b, "ratio": b / a}
+        rows.append(row)
+        print(row, file=sys.stderr)
+    return rows
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def host_worker(args) -> dict:
+    """One side in a fresh process: ``rss`` (open a store, mine one memory, measure) or
+    ``mine`` (mine ``--mine`` MemInsight thoughts, timed, model load included)."""
+    import localmem.mechanisms  # noqa: F401
+    from localmem import Memory
+    from localmem.attributes import mine_pending, queue_mining
+    from localmem.config import Config
+    from localmem.llm.host import HostEngine
+    from localmem.llm.host import probe as cpu_probe
+    from localmem.llm.llama import LlamaEngine
+
+    path = Path(args.model)
+    key = cpu_probe.fingerprint(str(path))
+    verdict = cpu_probe.remembered(key) or cpu_probe.probe(str(path), n_threads=args.threads)
+    cpu_probe.remember(key, verdict)
+    config = Config().with_updates(attributes={"miner": "engine"})
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        if args.side == "host":
+            engine = HostEngine(path, n_ctx=4096, n_threads=args.threads)
+        else:
+            engine = LlamaEngine(
+                path,
+                n_ctx=4096,
+                n_threads=args.threads,
+                extra_buffer_types=verdict.extra_buffer_types,
+            )
+        with Memory.open(Path(tmp) / "store", config=config, engine=engine) as mem:
+            thoughts, _ = meminsight_texts()
+            n = args.mine if args.worker == "mine" else 1
+            for text in thoughts[:n]:
+                mem.add(text, kind="thought", mine="off")
+            report = mine_pending(mem, queue_mining(mem, miner="engine"))
+            wall = time.perf_counter() - start
+            own = _rss_mb(os.getpid())
+            host = [_rss_mb(c) for c in _children(os.getpid())]
+    return {"side": args.side, "wall_s": wall, "report": report, "rss_mb": own, "host_mb": host}
+
+
+def _worker(path: Path, kind: str, side: str, args) -> dict:
+    cmd = [sys.executable, __file__, "--worker", kind, "--side", side, "--model", str(path)]
+    cmd += ["--mine", str(args.mine or 30)]
+    if args.threads:
+        cmd += ["--threads", str(args.threads)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def serve_rss(path: Path, threads: int | None) -> dict:
+    """RSS of `localmem serve` and of its model host after one memory mined through it."""
+    from localmem import Memory, connect
+    from localmem.config import Config
+    from localmem.discovery import find_server
+
+    engine = {"model_path": str(path.resolve())}
+    if threads:
+        engine["n_threads"] = threads
+    config = Config().with_updates(engine=engine, attributes={"miner": "engine"})
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "store"
+        with Memory.open(store, config=config):
+            pass
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "localmem", "serve", str(store)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            while find_server(store) is None:
+                time.sleep(0.2)
+            with connect(store) as client:
+                client.add("The orders cache expires hourly.", mine="inline")
+            children = _children(proc.pid)
+            return {"serve_mb": _rss_mb(proc.pid), "host_mb": [_rss_mb(c) for c in children]}
+        finally:
+            proc.terminate()
+            proc.wait()
+
+
+def hung_request(path: Path, timeout_s: float, threads: int | None) -> dict:
+    """A host that never answers: when the caller's timeout fires, and the next call."""
+    from localmem.errors import EngineTimeoutError
+    from localmem.llm.host import HostEngine
+
+    crash_host = [sys.executable, str(ROOT / "tests" / "engine_hosts" / "crash_host.py")]
+    engine = HostEngine(
+        path, n_ctx=1024, n_threads=threads, timeout_s=timeout_s, command=crash_host
+    )
+    engine.generate_text([{"role": "user", "content": "hi"}], max_tokens=2)  # started, loaded
+    first = engine.supervisor.pid
+    start = time.perf_counter()
+    try:
+        engine.generate_text([{"role": "user", "content": "[[host:hang]]"}], max_tokens=2)
+    except EngineTimeoutError:
+        fired = time.perf_counter() - start
+    else:
+        raise SystemExit("the hung request answered")
+    start = time.perf_counter()
+    engine.generate_text([{"role": "user", "content": "hi"}], max_tokens=2)
+    after = time.perf_counter() - start
+    return {
+        "timeout_s": timeout_s,
+        "fired_s": fired,
+        "error": fired / timeout_s - 1,
+        "next_s": after,
+        "fresh_host": engine.supervisor.pid not in (None, first),
+    }
+
+
+def bench_host_main(args, argv) -> int:
+    """``--host``: every measurement of the section ``engine-host``."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from lab.report import provenance, write_section
+
+    import localmem.mechanisms  # noqa: F401
+    from localmem.llm.tasks import all_tasks
+
+    if args.model is None:
+        raise SystemExit("--host needs --model (the real GGUF)")
+    path = args.model.resolve()
+    load_start = _load_average()
+    names = args.tasks.split(",") if args.tasks else [s.name for s in all_tasks()]
+    verdict, inproc, host = _engines(path, args.threads)
+    rows = host_vs_in_process(names, inproc, host, repeats=args.repeats)
+    del inproc, host
+    # a first run makes what a fresh home lacks (the embedder's ONNX export loads torch once:
+    # measured first, one side would carry it)
+    _worker(path, "rss", "host", args)
+    rss = {side: _worker(path, "rss", side, args) for side in ("in-process", "host")}
+    served = serve_rss(path, args.threads)
+    print(rss, served, file=sys.stderr)
+    mining = {}
+    if args.mine:
+        for side in ("in-process", "host", "in-process", "host"):  # twice each, interleaved
+            mining.setdefault(side, []).append(_worker(path, "mine", side, args))
+        print(mining, file=sys.stderr)
+    hang = hung_request(path, args.hang_timeout, args.threads)
+    print(hang, file=sys.stderr)
+    command = "python scripts/bench_engine.py " + " ".join(argv or sys.argv[1:])
+    lines = [
+        "## Engine: the model host against the in-process engine (issue 29)",
+        "",
+        provenance(command.strip()),
+        "",
+        f"Model: `{path.name}`; threads: {args.threads or 'default'}; load average at start "
+        f"{load_start}, at end {_load_average()} (2 cores shared with other work). CPU probe on "
+        f"this machine: **{verdict.status}** ({verdict.detail}; {verdict.seconds:.1f} s).",
+        "",
+        "Per task, p50 wall of `run_task` over "
+        f"{args.repeats} calls per engine, the two engines interleaved in one process; cold: "
+        "the prompt cache forgotten before the call; warm: the same call again.",
+        "",
+        "| task | cold in-process ms | cold host ms | ratio | warm in-process ms | "
+        "warm host ms | ratio | outside decoding, in-process ms | outside decoding, host ms |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        c, w, o = r["cold"], r["warm"], r["outside_ms"]
+        lines.append(
+            f"| {r['task']} | {c['in_process_ms']:.0f} | {c['host_ms']:.0f} | "
+            f"{c['ratio']:.3f} | {w['in_process_ms']:.0f} | {w['host_ms']:.0f} | "
+            f"{w['ratio']:.3f} | {o['in-process']:.1f} | {o['host']:.1f} |"
+        )
+    cold = statistics.median(r["cold"]["ratio"] for r in rows)
+    warm = statistics.median(r["warm"]["ratio"] for r in rows)
+    lines += [
+        "",
+        f"Median ratio host / in-process over the tasks: cold {cold:.3f}, warm {warm:.3f}. "
+        "Outside decoding: the call's wall time minus the decoding loop's own time (measured "
+        "where the model runs): the fit, the template, tokenizing, validation, and for the "
+        "host its requests; the model's time is not in it, so load on the machine moves it "
+        "far less than the walls.",
+        "",
+        "Resident memory (VmRSS) after opening a store and mining one memory with the engine "
+        "(each side in a fresh process):",
+        "",
+        "| | process MB | model host MB | total MB |",
+        "|---|---:|---:|---:|",
+    ]
+    for side, got in rss.items():
+        hosted = sum(got["host_mb"])
+        lines.append(
+            f"| {side} | {got['rss_mb']:.0f} | {hosted:.0f} | {got['rss_mb'] + hosted:.0f} |"
+        )
+    lines.append(
+        f"| `localmem serve` + host | {served['serve_mb']:.0f} | "
+        f"{sum(served['host_mb']):.0f} | {served['serve_mb'] + sum(served['host_mb']):.0f} |"
+    )
+    if mining:
+        lines += [
+            "",
+            f"Mining {args.mine} MemInsight thoughts with `miner = engine` (a fresh process "
+            "each, model load and host start included; two runs per side, interleaved):",
+            "",
+            "| side | wall s (runs) | done | failed |",
+            "|---|---|---:|---:|",
+        ]
+        for side, runs in mining.items():
+            walls = ", ".join(f"{r['wall_s']:.1f}" for r in runs)
+            lines.append(
+                f"| {side} | {walls} | {runs[-1]['report']['done']} | "
+                f"{runs[-1]['report']['failed']} |"
+            )
+    lines += [
+        "",
+        f"A hung request (the test crash host, `[[host:hang]]`): timeout {hang['timeout_s']:g} s, "
+        f"fired after {hang['fired_s']:.2f} s ({100 * hang['error']:+.1f}%); the next request "
+        f"was served by a fresh host: {hang['fresh_host']}, in {hang['next_s']:.2f} s (host "
+        "start and model load included).",
+    ]
+    markdown = "\n".join(lines)
+    print(markdown)
+    if not args.no_write:
+        write_section(args.out, args.section or "engine-host", markdown)
     return 0
 
 

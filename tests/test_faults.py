@@ -201,3 +201,114 @@ def test_store_refuses_another_embedding_model(open_memory, store_path):
     mem.close()
     with pytest.raises(StoreError, match="reembed"):
         Memory.open(store_path, embedder=_OtherModel())
+
+
+# -- issue 30 item 3: a supersession's successor after a kill -9 ---------------------------------
+_SUPERSEDE_THEN_DIE = """
+import os, signal, json
+from localmem import Memory
+mem = Memory.open(STORE)
+items = {m.content: m for m in mem.list(limit=100)}
+# a rewrite of a row (a new text: a new embedding, a list column), then a supersession
+mem.update(items["note 1 about the budget"].id, content="note 1 about the revised budget")
+(applied,) = mem.infer("I live in Rome", user_id="ann", speaker="Ann")
+noted = items["note 2 about the budget"].id
+mem.update(noted, metadata={"checked": True})  # NULL -> a value, without a new embedding
+print(json.dumps({"event": applied.event, "old": applied.target.id, "new": applied.memory.id,
+                  "noted": noted}))
+os.kill(os.getpid(), signal.SIGKILL)  # acknowledged; no checkpoint, the WAL holds it
+"""
+
+
+def test_an_acknowledged_supersession_keeps_its_successor_after_kill_9(open_memory, store_path):
+    """DuckDB 2.0.1's WAL replay loses an in-place NULL -> text update after a transaction
+    that rewrote a row (scripts/duckdb_wal_update.py): the supersession's ``valid_to`` came
+    back, its ``superseded_by`` did not. Read here with plain DuckDB (no repair of ours), the
+    successor is there: localmem's write rewrites the row."""
+    import json
+
+    import duckdb
+
+    mem = open_memory(store_path)
+    mem.add_many(
+        [
+            {"content": f"note {i} about the budget", "metadata": {"i": i} if i % 2 else None}
+            for i in range(20)
+        ]
+    )  # metadata holds values among NULLs once checkpointed, as superseded_by below
+    mem.add("Ann lives in Paris", user_id="ann")
+    # a supersession before: superseded_by holds values among NULLs once checkpointed
+    mem.add("Bo lives in Lima", user_id="bo")
+    mem.infer("I live in Oslo", user_id="bo", speaker="Bo")
+    mem.close()  # checkpointed: the rows are in blocks, the WAL is empty
+    proc = _child(_SUPERSEDE_THEN_DIE, store_path, stdout=subprocess.PIPE, text=True)
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == -signal.SIGKILL
+    acked = json.loads(out.strip().splitlines()[-1])
+    assert acked["event"] == "INVALIDATE"
+    con = duckdb.connect(str(store_path / "localmem.duckdb"), read_only=True)  # replays the WAL
+    row = con.execute(
+        "SELECT valid_to IS NOT NULL, superseded_by FROM memories WHERE id = ?", [acked["old"]]
+    ).fetchone()
+    (meta,) = con.execute("SELECT metadata FROM memories WHERE id = ?", [acked["noted"]]).fetchone()
+    con.close()
+    assert row == (True, acked["new"])  # was (True, None)
+    assert json.loads(meta) == {"checked": True}  # was None
+
+
+def test_a_lost_successor_is_put_back_from_the_history_on_open_and_by_doctor(
+    open_memory, store_path, capsys
+):
+    import duckdb
+    from store_helpers import run
+
+    mem = open_memory(store_path)
+    mem.add("Ann lives in Paris", user_id="ann")
+    (applied,) = mem.infer("I live in Rome", user_id="ann", speaker="Ann")
+    old, new = applied.target.id, applied.memory.id
+    mem.close()
+
+    def lose() -> None:  # the state DuckDB's replay left: valid_to set, no successor
+        con = duckdb.connect(str(store_path / "localmem.duckdb"))
+        con.execute("UPDATE memories SET superseded_by = NULL WHERE id = ?", [old])
+        con.close()
+
+    lose()
+    seen = open_memory(store_path, read_only=True)  # nothing mended, the check sees it
+    assert seen.store.check()["successors_lost"] == 1 and seen.get(old).superseded_by is None
+    seen.close()
+    if os.geteuid() != 0:  # (root writes a read-only folder anyway)
+        os.chmod(store_path, 0o500)  # read-only: nothing can be mended, doctor says so
+        try:
+            code, out, _ = run(capsys, "doctor", "--store", str(store_path))
+        finally:
+            os.chmod(store_path, 0o700)
+        assert code == 1 and "BAD  supersessions" in out and "1 superseded" in out, out
+    code, out, _ = run(capsys, "doctor", "--store", str(store_path))
+    assert code == 0 and "put back from their history" in out, out
+    mem = open_memory(store_path)
+    assert mem.get(old).superseded_by == new
+    mem.close()
+    lose()
+    mem = open_memory(store_path)  # opening mends it too
+    assert any("successor" in n for n in mem.store.notices), mem.store.notices
+    assert mem.get(old).superseded_by == new
+
+
+def test_lost_metadata_is_found_by_doctor_and_put_back_by_repair(open_memory, store_path, capsys):
+    import duckdb
+    from store_helpers import run
+
+    mem = open_memory(store_path)
+    item = mem.add("a note that gets metadata later")
+    mem.update(item.id, metadata={"checked": True})
+    mem.close()
+    con = duckdb.connect(str(store_path / "localmem.duckdb"))  # what the replay left
+    con.execute("UPDATE memories SET metadata = NULL WHERE id = ?", [item.id])
+    con.close()
+    code, out, _ = run(capsys, "doctor", "--store", str(store_path))
+    assert code == 1 and "BAD  metadata" in out and "1 memories" in out, out
+    code, out, _ = run(capsys, "doctor", "--store", str(store_path), "--repair")
+    assert code == 0 and "metadata: 1 put back" in out, out
+    mem = open_memory(store_path)
+    assert mem.get(item.id).metadata == {"checked": True}

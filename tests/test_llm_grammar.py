@@ -101,12 +101,12 @@ def test_every_task_schema_converts(spec):
 
 
 @pytest.mark.parametrize("spec", all_tasks(), ids=lambda s: s.name)
-def test_llama_cpp_parses_every_task_grammar(spec, tiny_engine):
-    tiny_engine._check_grammar(grammar_for_model(task_schema(spec.name, spec.example())))
+def test_llama_cpp_parses_every_task_grammar(spec, tiny_llama):
+    tiny_llama._check_grammar(grammar_for_model(task_schema(spec.name, spec.example())))
 
 
-def test_llama_cpp_rejection_is_a_schema_error_not_a_crash(tiny_engine):
+def test_llama_cpp_rejection_is_a_schema_error_not_a_crash(tiny_llama):
     from localmem.llm.grammar import Grammar
 
     with pytest.raises(SchemaError, match="rejected"):
-        tiny_engine._check_grammar(Grammar('root ::= "a" undefined-rule\n', 1))
+        tiny_llama._check_grammar(Grammar('root ::= "a" undefined-rule\n', 1))

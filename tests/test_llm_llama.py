@@ -1,4 +1,4 @@
-"""The llama.cpp engine, run for real on the tiny random-weight GGUF."""
+"""The in-process llama.cpp engine (what the model host runs), for real on the tiny GGUF."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from localmem.llm.tasks import all_tasks, max_output_bytes, run_task, task_schem
 
 
 @pytest.mark.parametrize("spec", all_tasks(), ids=lambda s: s.name)
-def test_every_task_runs_end_to_end_on_llama_cpp(spec, tiny_engine):
+def test_every_task_runs_end_to_end_on_llama_cpp(spec, tiny_llama):
     inputs = spec.example()
     # a byte-level random model may use the whole bound: give it room so nothing is cut
     result = run_task(
-        spec.name, inputs, engine=tiny_engine, max_tokens=max_output_bytes(spec.name, inputs) + 8
+        spec.name, inputs, engine=tiny_llama, max_tokens=max_output_bytes(spec.name, inputs) + 8
     )
     assert result.served_by == "llama:tiny"
     assert isinstance(result.value, task_schema(spec.name, inputs))
@@ -33,37 +33,37 @@ class Short(BaseModel):
     ok: bool
 
 
-def test_generation_is_deterministic_with_a_seed(tiny_engine):
+def test_generation_is_deterministic_with_a_seed(tiny_llama):
     msgs = [{"role": "user", "content": "Say something."}]
-    first = tiny_engine.generate_json(msgs, Short, max_tokens=200)
-    second = tiny_engine.generate_json(msgs, Short, max_tokens=200)
+    first = tiny_llama.generate_json(msgs, Short, max_tokens=200)
+    second = tiny_llama.generate_json(msgs, Short, max_tokens=200)
     assert first.value == second.value
     assert first.engine == "llama:tiny" and first.attempts == 1
 
 
-def test_text_generation_and_token_counts(tiny_engine):
-    got = tiny_engine.generate_text([{"role": "user", "content": "hi"}], max_tokens=12)
+def test_text_generation_and_token_counts(tiny_llama):
+    got = tiny_llama.generate_text([{"role": "user", "content": "hi"}], max_tokens=12)
     assert got.finish_reason in ("stop", "length")
     # llama-cpp-python finishes a multi-byte character past the limit: up to 3 more tokens
     assert got.usage.completion_tokens <= 12 + 3
     # the tiny vocabulary is bytes: one token per byte
-    assert tiny_engine.count_tokens("hello") == 5
-    assert tiny_engine.count_tokens("é") == 2
+    assert tiny_llama.count_tokens("hello") == 5
+    assert tiny_llama.count_tokens("é") == 2
 
 
-def test_prompt_uses_the_gguf_chat_template(tiny_engine):
-    prompt = tiny_engine.render([Message("system", "S"), Message("user", "U")])
+def test_prompt_uses_the_gguf_chat_template(tiny_llama):
+    prompt = tiny_llama.render([Message("system", "S"), Message("user", "U")])
     assert prompt == "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n" + (
         "<|im_start|>assistant\n"
     )
 
 
-def test_max_tokens_hit_is_a_schema_error_after_one_retry(tiny_engine, caplog):
+def test_max_tokens_hit_is_a_schema_error_after_one_retry(tiny_llama, caplog):
     class Long(BaseModel):
         text: str = Field(min_length=50, max_length=100)
 
     with caplog.at_level(logging.WARNING), pytest.raises(SchemaError, match="max_tokens=5"):
-        tiny_engine.generate_json([{"role": "user", "content": "write"}], Long, max_tokens=5)
+        tiny_llama.generate_json([{"role": "user", "content": "write"}], Long, max_tokens=5)
     assert sum("attempt" in r.message for r in caplog.records) == 2
 
 
@@ -129,15 +129,15 @@ def test_one_model_is_loaded_once_and_shared(tiny_gguf):
     assert not LlamaEngine(tiny_gguf, n_ctx=1024, n_threads=1).describe()["loaded"]  # lazy
 
 
-def test_concurrent_calls_are_serialised_and_give_sequential_results(tiny_engine):
+def test_concurrent_calls_are_serialised_and_give_sequential_results(tiny_llama):
     prompts = [[{"role": "user", "content": f"question {i}"}] for i in range(4)]
-    expected = [tiny_engine.generate_json(p, Short, max_tokens=200).value for p in prompts]
+    expected = [tiny_llama.generate_json(p, Short, max_tokens=200).value for p in prompts]
     got: dict[int, Short] = {}
     errors: list[BaseException] = []
 
     def work(i: int) -> None:
         try:
-            got[i] = tiny_engine.generate_json(prompts[i], Short, max_tokens=200).value
+            got[i] = tiny_llama.generate_json(prompts[i], Short, max_tokens=200).value
         except BaseException as exc:  # surfaced below
             errors.append(exc)
 

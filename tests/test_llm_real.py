@@ -95,12 +95,13 @@ def test_outputs_do_not_depend_on_what_the_prompt_cache_held(real_engine):
 
 
 @pytest.mark.slow
-def test_the_lazy_grammar_check_picks_what_the_full_mask_would(real_engine, monkeypatch):
+def test_the_lazy_grammar_check_picks_what_the_full_mask_would(real_llama, monkeypatch):
     """Greedy decoding with the grammar applied to the whole vocabulary at every step the model
-    chooses (the slow path the engine replaced) gives the same output as the lazy check."""
+    chooses (the slow path the engine replaced) gives the same output as the lazy check (in
+    process: the check is swapped inside the decoding loop)."""
     spec = spec_of("rag_answer")
     inputs = spec.example()
-    lazy = run_task(spec, inputs, engine=real_engine)
+    lazy = run_task(spec, inputs, engine=real_llama)
     full_mask_calls = []
 
     def full_mask(logits, grammar):
@@ -111,7 +112,7 @@ def test_the_lazy_grammar_check_picks_what_the_full_mask_would(real_engine, monk
         return int(np.argmax(np.where(ok, logits, -np.inf)))
 
     monkeypatch.setattr(decode_module, "_best_allowed", full_mask)
-    full = run_task(spec, inputs, engine=real_engine)
+    full = run_task(spec, inputs, engine=real_llama)
     # every token the model chose went through the full mask (forced text needs no choice)
     assert 0 < len(full_mask_calls) <= full.usage.completion_tokens
     assert full.value == lazy.value

@@ -8,7 +8,7 @@ from localmem.config import Config, EngineConfig
 from localmem.errors import EngineUnavailableError, InputError, ModelError
 from localmem.llm import ENGINES, describe_engines, get_task, make_engine, run_task
 from localmem.llm.base import Message, fit_messages
-from localmem.llm.llama import LlamaEngine
+from localmem.llm.host import HostEngine
 from localmem.llm.tasks import TaskContext, all_tasks, register
 
 EXPECTED_TASKS = {
@@ -112,7 +112,7 @@ def test_make_engine_kinds(tmp_path, monkeypatch, tiny_gguf):
     with pytest.raises(InputError, match="http_url"):
         make_engine(EngineConfig(kind="http"))
     engine = make_engine(Config().with_updates(engine={"model_path": str(tiny_gguf)}))
-    assert isinstance(engine, LlamaEngine) and engine.name == "llama:tiny"
+    assert isinstance(engine, HostEngine) and engine.name == "llama:tiny"
     http = make_engine(EngineConfig(kind="http", http_url="http://127.0.0.1:9", http_model="m"))
     assert http.name == "http:m"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 import anyio
 import pytest
@@ -81,14 +82,22 @@ def test_an_mcp_client_adds_searches_and_keeps_a_procedure(tmp_path):
                 "search_memories", {"query": "when did Caroline go to the support group", "k": 2}
             )
         )
-        assert found["hits"][0]["memory"]["id"] == added["id"]
-        assert "candidates" in found["explain"]
+        assert found["hits"][0]["id"] == added["id"]
+        # compact hits by default, no explanation (issue 33 item 16)
+        assert set(found["hits"][0]) == {"id", "content", "score", "kind", "time", "source"}
+        assert found["hits"][0]["time"] == "2023-05-07T12:00:00+00:00"
+        assert "stages" not in found
         scoped = _payload(
             await s.call_tool(
-                "search_memories", {"query": "paints", "user_id": "caroline", "temporal": True}
+                "search_memories",
+                {"query": "paints", "user_id": "caroline", "temporal": True, "full": True},
             )
         )
-        assert scoped["hits"] and all(h["memory"]["user_id"] == "caroline" for h in scoped["hits"])
+        assert scoped["hits"] and all(h["user_id"] == "caroline" for h in scoped["hits"])
+        explained = _payload(
+            await s.call_tool("search_memories", {"query": "paints", "explain": True})
+        )
+        assert explained["stages"][0]["stage"] == "candidates"
 
         changed = _payload(
             await s.call_tool(
@@ -125,6 +134,7 @@ def test_an_mcp_client_adds_searches_and_keeps_a_procedure(tmp_path):
 
         resource = await s.read_resource(f"memory://{added['id']}")
         assert json.loads(resource.contents[0].text)["id"] == added["id"]
+        assert resource.contents[0].mime_type == "application/json"
         return added["id"]
 
     added_id = _session(store, scenario)
@@ -152,13 +162,17 @@ def test_bad_calls_get_typed_errors_and_the_server_keeps_serving(tmp_path):
             result = await s.call_tool(*args)
             assert result.is_error, name
             errors[name] = result.content[0].text
-        # the SDK puts "Error executing tool NAME: " before the text of the error
-        assert "InputError: content is empty" in errors["empty"]
-        assert "NotFoundError:" in errors["unknown id"]
-        assert "InputError:" in errors["bad kind"]
-        assert "NotFoundError:" in errors["unknown session"]
-        assert "Unknown tool" in errors["unknown tool"]
-        assert all("Traceback" not in text for text in errors.values())
+        # one typed sentence each (issue 33 item 16): the class, then what is wrong
+        assert errors["empty"] == "InputError: content is empty"
+        assert errors["unknown id"].startswith("NotFoundError: ")
+        assert errors["bad kind"].startswith("InputError: add_memory: kind must be ")
+        assert errors["wrong type"].startswith("InputError: search_memories: k must be ")
+        assert errors["bad mode"].startswith("InputError: search_memories: mode must be ")
+        assert errors["missing argument"] == "InputError: add_thought: content is required"
+        assert errors["unknown session"].startswith("NotFoundError: ")
+        assert errors["unknown tool"].startswith("NotFoundError: no tool 'drop_everything'")
+        for text in errors.values():
+            assert "\n" not in text and "pydantic" not in text and "http" not in text, text
         ok = _payload(await s.call_tool("add_memory", {"content": "still serving"}))
         return ok["id"]
 
@@ -209,7 +223,133 @@ def test_an_mcp_client_adds_with_inference_and_asks_about_the_past(tmp_path):
     first, moved, now, then = _session(tmp_path / "store", scenario)
     assert [d["event"] for d in first["decisions"]] == ["ADD"]
     assert [d["event"] for d in moved["decisions"]] == ["INVALIDATE"]
-    assert moved["decisions"][0]["target_id"] == first["id"]
+    assert moved["decisions"][0]["target"]["id"] == first["id"]
     # the superseded home is left out of now, but answers for 2023
-    assert [h["memory"]["id"] for h in now["hits"]] == [moved["id"]]
-    assert [h["memory"]["id"] for h in then["hits"]] == [first["id"]]
+    assert [h["id"] for h in now["hits"]] == [moved["id"]]
+    assert [h["id"] for h in then["hits"]] == [first["id"]]
+
+
+@pytest.mark.slow
+def test_the_tools_tell_an_agent_what_to_send(tmp_path):
+    """Issue 33 item 16: the server says its version; every parameter is described; allowed
+    values are enums; time parameters state their format; a bad memory:// read keeps its
+    class, in one line."""
+
+    async def scenario(s: ClientSession):
+        listed = await s.list_tools()
+        bad = None
+        try:
+            await s.read_resource("memory://nosuchid")
+        except Exception as exc:  # the SDK raises the server's JSON-RPC error
+            bad = str(exc)
+        return listed, bad
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "localmem", "mcp", str(tmp_path / "store")]
+    )
+
+    async def main():
+        async with stdio_client(params) as streams, ClientSession(*streams) as session:
+            init = await session.initialize()
+            return init, *(await scenario(session))
+
+    init, listed, bad = anyio.run(main)
+    from localmem import __version__
+
+    assert init.server_info.name == "localmem" and init.server_info.version == __version__
+    check_tool_schemas(listed.tools)
+    assert bad is not None and bad.startswith("NotFoundError: ") and "\n" not in bad
+
+
+def check_tool_schemas(tools) -> None:
+    """What every tool listing must show (stdio and streamable HTTP alike)."""
+    assert {t.name for t in tools} >= TOOLS
+    for tool in tools:
+        assert tool.description, tool.name
+        for name, schema in tool.input_schema["properties"].items():
+            assert schema.get("description"), f"{tool.name}({name}) has no description"
+            if name in ("since", "until", "as_of", "event_time"):
+                assert "ISO 8601" in schema["description"], f"{tool.name}({name})"
+    by_name = {t.name: t for t in tools}
+    kinds = by_name["search_memories"].input_schema["properties"]["kinds"]["anyOf"][0]
+    assert kinds["items"]["enum"] == [
+        "thought",
+        "message",
+        "chunk",
+        "fact",
+        "procedure",
+        "summary",
+        "note",
+    ]
+    kind = by_name["add_memory"].input_schema["properties"]["kind"]
+    assert "note" in kind["enum"] and kind["default"] == "note"
+    assert by_name["search_memories"].annotations.read_only_hint is True
+    assert by_name["delete_memory"].annotations.read_only_hint is False
+
+
+class RawStdio:
+    """`localmem mcp` driven line by line, as a client that can send anything (the SDK's client
+    cannot send a lone surrogate) and can die."""
+
+    def __init__(self, store) -> None:
+        import subprocess
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "localmem", "mcp", str(store)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}}
+        hello["clientInfo"] = {"name": "raw", "version": "0"}
+        self.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}))
+        assert self.receive(120)["id"] == 1
+        self.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+
+    def send(self, line: str) -> None:
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def receive(self, timeout: float = 60) -> dict | None:
+        import select
+
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        return json.loads(self.proc.stdout.readline()) if ready else None
+
+    def call(self, ident: int, tool: str, arguments: str) -> str:
+        params = f'{{"name": "{tool}", "arguments": {arguments}}}'
+        return f'{{"jsonrpc": "2.0", "id": {ident}, "method": "tools/call", "params": {params}}}'
+
+    def end(self) -> tuple[int, str]:
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            pipe.close()
+        code = self.proc.wait(timeout=60)
+        return code, self.proc.stderr.read().decode()
+
+
+@pytest.mark.slow
+def test_a_lone_surrogate_over_stdio_gets_an_answer(tmp_path):
+    """Issue 30 item 9: the SDK's parser refused the line and nobody answered; the client
+    waited forever. Now it is a JSON-RPC parse error for that request, as over HTTP."""
+    raw = RawStdio(tmp_path / "store")
+    raw.send(raw.call(2, "add_memory", '{"content": "a\\ud800"}'))
+    answer = raw.receive(30)
+    assert answer is not None, "no answer"
+    assert answer["id"] == 2 and answer["error"]["code"] == -32700
+    assert "surrogate" in answer["error"]["message"]
+    raw.send(raw.call(3, "add_memory", '{"content": "still serving"}'))
+    assert raw.receive(60)["result"]["isError"] is False
+    assert raw.end()[0] == 0
+
+
+@pytest.mark.slow
+def test_a_client_that_dies_ends_the_server_quietly(tmp_path):
+    """Issue 30 item 11: a client killed while a call was running made the server exit 1 with
+    "unexpected ExceptionGroup" (its answer met a closed pipe). That is the end of a session."""
+    raw = RawStdio(tmp_path / "store")
+    raw.send(raw.call(2, "search_memories", '{"query": "anything"}'))
+    raw.proc.stdout.close()  # nobody reads the answer any more
+    time.sleep(3)
+    raw.proc.stdin.close()
+    code = raw.proc.wait(timeout=60)
+    assert code == 0 and raw.proc.stderr.read().decode().strip() == ""

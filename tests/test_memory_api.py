@@ -84,13 +84,30 @@ def test_update_reembeds_and_records_history(memory):
 
 def test_update_context_changes_the_vector_text(memory):
     item = memory.add("Use a sliding window")
-    memory.update(
-        item.id, context="Relates to API rate limiting", actor="evolution", event="EVOLVE"
-    )
+    memory.update(item.id, context="Relates to API rate limiting")
     got = memory.get(item.id)
     assert got.context == "Relates to API rate limiting"
     assert memory.search("rate limiting", mode="lexical")[0].memory.id == item.id
-    assert memory.history(item.id)[-1].event == "EVOLVE"
+    assert memory.history(item.id)[-1].event == "UPDATE"
+
+
+def test_history_is_not_the_callers_to_write(memory):
+    """Issue 30 item 8: the event, actor and info of a history row are not public arguments
+    (a client could record a PURGE by "system:admin"); the actor is the Memory's own. Code
+    inside localmem (evolution, an importer) writes other events through the kernel."""
+    item = memory.add("Use a sliding window")
+    for forged in ({"event": "PURGE"}, {"actor": "system:admin"}, {"info": {"why": "x"}}):
+        with pytest.raises(TypeError):
+            memory.update(item.id, content="changed", **forged)
+    for method in (memory.delete, memory.restore, memory.purge):
+        with pytest.raises(TypeError):
+            method(item.id, actor="system:admin")
+    memory.update(item.id, content="Use a sliding window of 60 s")
+    assert [(e.event, e.actor) for e in memory.history(item.id)][-1] == ("UPDATE", "user")
+    from localmem.store import memories
+
+    memories.update(memory.kernel, item.id, context="imported", actor="import", event="EVOLVE")
+    assert [(e.event, e.actor) for e in memory.history(item.id)][-1] == ("EVOLVE", "import")
 
 
 def test_delete_restore_purge(memory):
@@ -251,3 +268,29 @@ def test_event_time_accepts_strings_and_epoch(memory):
     assert a.event_time == datetime(2023, 5, 8, 11, 56, tzinfo=UTC)
     assert b.event_time == datetime(1970, 1, 1, tzinfo=UTC)
     assert memory.get(a.id).event_time - memory.get(b.id).event_time > timedelta(days=1)
+
+
+def test_bad_input_is_a_typed_error_on_every_backend(memory):
+    """Issue 30 item 7: what reached the database as a cast error, an encoding error or a
+    PostgreSQL DataError (a NUL byte) is an InputError naming the field; nothing is stored."""
+    cases = [
+        lambda: memory.add("x", user_id="u\x00"),
+        lambda: memory.add("x", agent_id="a\x00"),
+        lambda: memory.add("x", session_id="s\x00"),
+        lambda: memory.add("x", metadata={"k\x00": 1}),
+        lambda: memory.add("x", metadata={"k": ["v\x00"]}),
+        lambda: memory.get("abcd\x00"),
+        lambda: memory.count(user_id=[1]),
+        lambda: memory.run_jobs(job_ids=["x"]),
+        lambda: memory.run_jobs(job_ids=["\ud800"]),
+        lambda: memory.run_jobs(kinds=["\ud800"]),
+        lambda: memory.sources_of(["\ud800"]),
+        lambda: memory.procedures.get("\ud800"),
+        lambda: memory.infer("I like tea", speaker=5),
+    ]
+    for i, case in enumerate(cases):
+        with pytest.raises(InputError):
+            case()
+        assert memory.count() == 0, i
+    (said,) = memory.infer("I like green tea", speaker="DOMAIN\\user")  # not a regex template
+    assert said.memory.content == "DOMAIN\\user likes green tea"

@@ -295,3 +295,59 @@ def test_a_streamed_read_left_open_neither_holds_nor_undoes_the_threads_writes(p
         other.close()
     finally:
         db.close()
+
+
+# -- issue 30 items 1 and 2: racing writers in two processes' worth of stores ------------------
+def test_two_stores_racing_update_and_delete_keep_the_postings_in_step(pg_url, embedder):
+    """Two open stores on one database (as two processes): an update racing a delete of one
+    memory waits for the delete's row lock and sees it (FOR UPDATE), so no posting is left for
+    a deleted memory and the update is a NotFoundError."""
+    from test_races import call, race
+
+    from localmem import NotFoundError
+
+    with Memory.open(pg_url, embedder=embedder) as a, Memory.open(pg_url, embedder=embedder) as b:
+        ids = [m.id for m in a.add_many([f"memory {i} about apples" for i in range(20)])]
+        for n, memory_id in enumerate(ids):
+            upd, dele = race(call(a, "update", memory_id, n), call(b, "delete", memory_id, n))
+            assert not isinstance(dele, BaseException), dele
+            assert not isinstance(upd, BaseException) or isinstance(upd, NotFoundError), upd
+        assert a.count() == 0
+        db = a.store.db
+        assert db.scalar("SELECT count(*) FROM lex_docs") == 0
+        assert db.scalar("SELECT count(DISTINCT label) FROM lex_postings") == 0
+        assert a.search("bananas", k=5).hits == []
+
+
+def test_two_stores_racing_infer_take_turns_through_the_database(pg_url, embedder):
+    """Inferences of one scope in two open stores (as two processes) take turns under a
+    PostgreSQL advisory lock: one current home after the race."""
+    from test_races import CITIES, current_homes, race
+
+    with Memory.open(pg_url, embedder=embedder) as a, Memory.open(pg_url, embedder=embedder) as b:
+        results = race(
+            *(
+                (lambda m=m, city=city: m.infer(f"I live in {city}", user_id="ann", speaker="Ann"))
+                for m, city in zip([a, b] * 4, CITIES[:8], strict=True)
+            )
+        )
+        assert all(not isinstance(r, BaseException) for r in results), results
+        assert len(current_homes(a, "ann")) == 1, current_homes(a, "ann")
+
+
+def test_doctor_finds_and_repairs_postings_of_a_deleted_memory(pg_url, embedder, capsys):
+    """What the race used to leave (postings and a document of a deleted memory), written here
+    directly: doctor says BAD, doctor --repair mends it (on PostgreSQL, where other processes
+    may be writing, opening does not)."""
+    with Memory.open(pg_url, embedder=embedder) as mem:
+        items = mem.add_many([f"memory {i} about kiwis" for i in range(5)])
+        mem.delete(items[0].id)
+        mem.store.db.execute("INSERT INTO lex_docs VALUES (?, 3)", [items[0].label])
+    code, out, _ = run(capsys, "doctor", "--store", pg_url)
+    assert code == 1 and "BAD  lexical index" in out and "1 of memories not live" in out, out
+    code, out, _ = run(capsys, "doctor", "--store", pg_url, "--repair")
+    assert code == 0 and "lexical index: repaired 1" in out, out
+    code, out, _ = run(capsys, "doctor", "--store", pg_url)
+    assert code == 0, out
+    with Memory.open(pg_url, embedder=embedder) as mem:
+        assert mem.store.db.fetchone("SELECT docs FROM lex_stats") == (4,)

@@ -15,7 +15,6 @@ import pytest
 
 from localmem.discovery import find_server
 from localmem.remote import connect
-from localmem.store.address import redact
 from localmem.store.postgres.store import local_folder
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -30,7 +29,7 @@ def _serve(url: str, home) -> tuple[subprocess.Popen, Path]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    folder = home / "postgres" / local_folder(redact(url)).name
+    folder = home / "postgres" / local_folder(url).name
     deadline = time.monotonic() + 120
     while find_server(folder) is None:
         if proc.poll() is not None:
@@ -92,3 +91,34 @@ def test_a_second_server_from_the_same_home_is_refused(pg_url, tmp_path):
         assert find_server(folder).pid == proc.pid  # the first still serves and is found
     finally:
         _stop(proc)
+
+
+def test_two_servers_started_together_from_one_home_leave_one(pg_url, tmp_path):
+    """Issue 30 item 10: started at the same moment, both passed the check for a running
+    server and ran, sharing one discovery file that stopping either deleted. Now the local
+    folder's lock lets one run; the other says so in one line, and the survivor stays found."""
+    env = dict(os.environ, LOCALMEM_HOME=str(tmp_path / "home"))
+    folder = tmp_path / "home" / "postgres" / local_folder(pg_url).name
+    for _ in range(3):
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "localmem", "serve", pg_url],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        deadline = time.monotonic() + 120
+        while find_server(folder) is None or all(p.poll() is None for p in procs):
+            assert time.monotonic() < deadline, "no server started, or both still run"
+            time.sleep(0.2)
+        running = [p for p in procs if p.poll() is None]
+        refused = [p for p in procs if p.poll() is not None]
+        assert len(running) == 1 and len(refused) == 1
+        lines = refused[0].stderr.read().strip().splitlines()
+        assert len(lines) == 1 and "already served by" in lines[0], lines
+        assert find_server(folder).pid == running[0].pid
+        _stop(running[0])
+        assert find_server(folder) is None

@@ -23,10 +23,8 @@ def store(tmp_path):
 
 
 def run(capsys, *args):
-    if args[0] == "experiment":  # the lab's command (scripts/experiment.py)
-        code = experiment_main(list(args[1:]))
-    else:
-        code = main(list(args))
+    # "experiment" is the lab's command (scripts/experiment.py)
+    code = experiment_main(list(args[1:])) if args[0] == "experiment" else main(list(args))
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -20,22 +20,24 @@ from urllib.parse import urlsplit
 
 import anyio
 import pytest
+from test_mcp import check_tool_schemas
 
 import localmem
-from localmem.discovery import DISCOVERY_FILE, TOKEN_FILE, find_server
+from localmem.discovery import DISCOVERY_FILE, TOKEN_FILE, find_server, proof
 from localmem.errors import InputError, LocalMemError, NotFoundError, StoreError
 from localmem.remote import RemoteMemory
 
 pytestmark = pytest.mark.slow
 
 
-def start_server(store: Path) -> subprocess.Popen:
-    """`localmem serve STORE` in a child process, returned once it is found."""
+def start_server(store: Path, *options: str, env: dict | None = None) -> subprocess.Popen:
+    """`localmem serve STORE [OPTIONS]` in a child process, returned once it is found."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "localmem", "serve", str(store)],
+        [sys.executable, "-m", "localmem", "serve", str(store), *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
     deadline = time.monotonic() + 120
     while find_server(store) is None:
@@ -62,7 +64,7 @@ def stop_server(proc: subprocess.Popen) -> str:
 @pytest.fixture
 def served(tmp_path):
     store = tmp_path / "store"
-    proc = start_server(store)
+    proc = start_server(store, "--ingest-dir", str(tmp_path))
     yield store, proc
     stop_server(proc)
 
@@ -260,11 +262,19 @@ def test_mcp_over_the_servers_http_endpoint(served):
             streamable_http_client(f"{info.url}/mcp", http_client=client) as streams,
             ClientSession(*streams[:2]) as session,
         ):
-            await session.initialize()
+            init = await session.initialize()
+            assert init.server_info.version == localmem.__version__
             tools = await session.list_tools()
-            assert "search_memories" in {t.name for t in tools.tools}
+            check_tool_schemas(tools.tools)  # what stdio shows (tests/test_mcp.py)
             result = await session.call_tool("add_memory", {"content": "over streamable HTTP"})
             assert not result.is_error
+            found = await session.call_tool("search_memories", {"query": "streamable", "k": 3})
+            hit = json.loads(found.content[0].text)["hits"][0]
+            assert set(hit) == {"id", "content", "score", "kind", "time", "source"}
+            bad = await session.call_tool("search_memories", {"query": "x", "k": "many"})
+            assert bad.is_error and bad.content[0].text.startswith("InputError: search_memories")
+            resource = await session.read_resource(f"memory://{hit['id']}")
+            assert resource.contents[0].mime_type == "application/json"
 
     anyio.run(scenario, info.token)
     with localmem.connect(store) as mem:
@@ -326,7 +336,7 @@ def test_a_stale_discovery_file_is_never_trusted(tmp_path, embedder):
         mem.add("written before the crash")
     (store / TOKEN_FILE).write_text("stolen-if-sent")
     (store / DISCOVERY_FILE).write_text(
-        json.dumps({"pid": os.getpid(), "url": "http://127.0.0.1:9", "instance": "gone"})
+        json.dumps({"pid": os.getpid(), "url": "http://127.0.0.1:9"})
     )
     assert find_server(store) is None
     from localmem.cli import main
@@ -346,9 +356,15 @@ def test_paths_and_parts_that_are_not_the_api(served):
     info = find_server(store)
     parts = urlsplit(info.url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
-    conn.request("GET", "/v1/health")  # the one answer without the token: the instance name
+    conn.request("GET", "/v1/health")  # the one answer without the token: a proof, if asked
     health = conn.getresponse()
-    assert health.status == 200 and set(json.loads(health.read())["result"]) == {"instance"}
+    assert health.status == 200 and json.loads(health.read())["result"] == {}
+    conn.request("GET", "/v1/health?challenge=00ff")
+    answer = json.loads(conn.getresponse().read())["result"]["proof"]
+    assert answer == proof(info.token, "00ff") and info.token not in answer
+    conn.request("GET", "/v1/health?challenge=not-hex")
+    refused = conn.getresponse()
+    assert refused.status == 400 and json.loads(refused.read())["error"]["type"] == "InputError"
     auth = {"Authorization": f"Bearer {info.token}"}
     for method, path, status in (("GET", "/v1/add", 404), ("POST", "/nowhere", 404)):
         conn.request(method, path, headers=auth)
@@ -415,3 +431,227 @@ def test_inference_and_as_of_behave_the_same_served(api):
     assert [h.memory.id for h in then.hits] == [old.id]
     again = api.add("Ann moved to Rome.", user_id="u", infer=True)
     assert again.id == applied.memory.id and api.count() == 2
+
+
+def test_a_client_cannot_forge_history(served):
+    """Issue 30 item 8: `event`, `actor` and `info` are not arguments a client may give; a
+    served change is recorded as the server's."""
+    store, _ = served
+    with localmem.connect(store) as mem:
+        item = mem.add("The backup runs at 2 am")
+        forged = {"memory_id": item.id, "content": "x", "event": "PURGE", "actor": "system:admin"}
+        status, body = raw(store, "update", json.dumps(forged).encode())
+        assert status == 400 and body["error"]["type"] == "InputError"
+        status, body = raw(
+            store, "delete", json.dumps({"memory_id": item.id, "actor": "x"}).encode()
+        )
+        assert status == 400 and body["error"]["type"] == "InputError"
+        with pytest.raises(TypeError):
+            mem.update(item.id, content="x", info={"reason": "forged"})
+        mem.update(item.id, content="The backup runs at 3 am")
+        mem.delete(item.id)
+        events = [(e.event, e.actor) for e in mem.history(item.id)]
+        assert events[1:] == [("UPDATE", "server"), ("DELETE", "server")]
+        assert mem.get(item.id, include_deleted=True).content == "The backup runs at 3 am"
+
+
+def test_every_bad_request_of_the_fuzzing_list_is_typed(served):
+    """Issue 30 item 7: each of these was an untyped 500 (one with SQL in its text); each is
+    a typed 4xx now (503 when a model was asked for and none is configured), naming the field,
+    with no SQL, and the server keeps serving."""
+    store, _ = served
+    with localmem.connect(store) as mem:  # something to rerank, so the reranker runs
+        mem.add("The deploy runs on Fridays")
+    surrogate = "\ud800"
+    cases = [
+        ("add", b"[" * 200_000, 400, "nests too deeply"),
+        ("procedures.get", {"procedure_id": surrogate}, 400, "procedure_id"),
+        ("procedures.versions", {"procedure_id": surrogate}, 400, "procedure_id"),
+        ("search", {"query": "x", "kinds": [surrogate]}, 400, "kinds[0]"),
+        ("run_jobs", {"job_ids": [surrogate]}, 400, "job_ids[0]"),
+        ("run_jobs", {"job_ids": ["x"]}, 400, "job_ids[0]"),
+        ("run_jobs", {"kinds": [surrogate]}, 400, "kinds[0]"),
+        ("sources_of", {"memory_ids": [surrogate]}, 400, "memory_ids[0]"),
+        ("list", {"session_id": surrogate}, 400, "session_id"),
+        ("count", {"user_id": ["a", "b"]}, 400, "user_id"),
+        ("infer", {"content": "I like tea", "speaker": 5}, 400, "speaker"),
+        ("search", {"query": "deploy", "rerank": "engine"}, 503, "no engine"),
+        ("search", {"query": "deploy", "expand": "engine"}, 503, "no engine"),
+        ("add", {"content": "x", "user_id": "u\x00"}, 400, "user_id"),
+        ("get", {"memory_id": "abcd\x00"}, 400, "memory id"),
+    ]
+    for method, args, status, field_named in cases:
+        body = args if isinstance(args, bytes) else json.dumps(args).encode()
+        got_status, got = raw(store, method, body)
+        message = got["error"]["message"]
+        assert got_status == status, (method, args, got)
+        assert got["error"]["type"] != "LocalMemError" and field_named in message, message
+        assert "SELECT" not in message and "FROM" not in message
+    status, body = raw(
+        store, "infer", json.dumps({"content": "I like tea", "speaker": "D\\u"}).encode()
+    )
+    assert status == 200 and body["result"][0]["memory"]["content"] == "D\\u likes tea"
+
+
+def test_a_replaying_stranger_on_the_old_port_gets_no_token_and_no_request(tmp_path):
+    """Issue 30 item 5: after a crash, a local program on the old port (its pid reused) that
+    recorded what the live server said without the token replays it. The client sends a
+    fresh challenge first; the stranger cannot answer it, and sees neither the token nor a
+    request, whether the client came through the discovery file or a URL."""
+    import http.server
+
+    seen: list[tuple[str, str, str]] = []
+    recorded = {"instance": "a1b2", "proof": proof("the-token", "00" * 16)}
+
+    class Stranger(http.server.BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            seen.append((self.command, self.path, self.headers.get("Authorization", "")))
+            body = json.dumps({"result": recorded}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *args) -> None:
+            pass
+
+    stranger = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stranger)
+    threading.Thread(target=stranger.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{stranger.server_address[1]}"
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / TOKEN_FILE).write_text("the-token")
+    (store / DISCOVERY_FILE).write_text(json.dumps({"pid": os.getpid(), "url": url, **recorded}))
+    try:
+        assert find_server(store) is None
+        with pytest.raises(StoreError, match="did not prove"):
+            RemoteMemory(url, "the-token").count()
+    finally:
+        stranger.shutdown()
+    assert seen and all(method == "GET" and auth == "" for method, _, auth in seen)
+    assert all(path.startswith("/v1/health?challenge=") for _, path, _ in seen)
+
+
+def test_ingest_through_the_server_reads_only_the_named_folders(tmp_path):
+    """Issue 30 item 6: a client could have the server read any file its user can (key files
+    with no extension, /etc/shadow as root). By default it reads files under the home folder
+    only, never hidden ones (links resolved first); --ingest-dir names others instead;
+    --no-ingest reads none."""
+    home = tmp_path / "home"
+    (home / "notes").mkdir(parents=True)
+    (home / ".ssh").mkdir()
+    (home / "notes" / "deploys.md").write_text("The deploy runs on Fridays.\n")
+    (home / ".ssh" / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    (home / "notes" / "key.md").symlink_to(home / ".ssh" / "id_ed25519")
+    (home / "notes" / ".env").write_text("TOKEN=secret\n")
+    outside = tmp_path / "outside.md"
+    outside.write_text("Not under the home folder.\n")
+    env = {**os.environ, "HOME": str(home)}
+
+    def ingest(store: Path, path: Path) -> str | None:
+        with localmem.connect(store) as mem:
+            try:
+                mem.ingest_file(str(path))
+            except InputError as exc:
+                return str(exc)
+        return None
+
+    store = tmp_path / "store"
+    proc = start_server(store, env=env)  # the default: the home folder
+    try:
+        assert ingest(store, home / "notes" / "deploys.md") is None
+        assert "hidden" in ingest(store, home / ".ssh" / "id_ed25519")
+        assert "hidden" in ingest(store, home / "notes" / "key.md")  # a link into .ssh
+        assert "hidden" in ingest(store, home / "notes" / ".env")
+        assert "only under" in ingest(store, outside)
+        with localmem.connect(store) as mem:
+            contents = " ".join(m.content for m in mem.list(limit=100))
+        assert "Fridays" in contents and "PRIVATE KEY" not in contents and "secret" not in contents
+    finally:
+        stop_server(proc)
+    proc = start_server(store, "--ingest-dir", str(tmp_path / "home" / "notes"), env=env)
+    try:
+        assert ingest(store, outside) is not None
+        assert ingest(store, home / "notes" / "deploys.md") is None  # already stored: nothing new
+    finally:
+        stop_server(proc)
+    proc = start_server(store, "--no-ingest", env=env)
+    try:
+        assert "reads no files" in ingest(store, home / "notes" / "deploys.md")
+    finally:
+        stop_server(proc)
+
+
+def test_mcp_answers_on_any_loopback_address_and_still_refuses_strangers(tmp_path):
+    """Issue 30 item 11: `serve --host 127.1.2.3` was accepted, then every /mcp request got
+    421 (the SDK's allow-list knew 127.0.0.1, localhost and ::1 only). A foreign Host or
+    Origin is still refused."""
+    import httpx2
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    store = tmp_path / "store"
+    proc = start_server(store, "--host", "127.1.2.3")
+    try:
+        info = find_server(store)
+        assert urlsplit(info.url).hostname == "127.1.2.3"
+
+        async def scenario():
+            headers = {"Authorization": f"Bearer {info.token}"}
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=60) as client,
+                streamable_http_client(f"{info.url}/mcp", http_client=client) as streams,
+                ClientSession(*streams[:2]) as session,
+            ):
+                await session.initialize()
+                result = await session.call_tool("add_memory", {"content": "on 127.1.2.3"})
+                assert not result.is_error, result.content[0].text
+
+        anyio.run(scenario)
+        parts = urlsplit(info.url)
+        hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+        for extra, status in (({"Host": "evil.example"}, 421), ({"Origin": "http://evil"}, 403)):
+            conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+            headers = {
+                "Authorization": f"Bearer {info.token}",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                **extra,
+            }
+            conn.request("POST", "/mcp", body=hello, headers=headers)
+            assert conn.getresponse().status == status, extra
+            conn.close()
+    finally:
+        stop_server(proc)
+
+
+def test_a_slow_header_sender_is_cut_off_and_others_are_served(served):
+    """Issue 30 item 11: connections that send their headers a byte at a time were held for as
+    long as they kept sending; now a request's headers have 10 s."""
+    import socket
+
+    store, _ = served
+    parts = urlsplit(find_server(store).url)
+    slow = []
+    for _ in range(10):
+        sock = socket.create_connection((parts.hostname, parts.port), timeout=60)
+        sock.sendall(b"POST /v1/count HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        slow.append(sock)
+    started = time.monotonic()
+    cut = set()
+    while len(cut) < len(slow) and time.monotonic() - started < 40:
+        for i, sock in enumerate(slow):
+            if i in cut:
+                continue
+            try:
+                sock.sendall(b"X")  # one more header byte, now and then
+            except OSError:
+                cut.add(i)
+        assert raw(store, "count", b"{}")[0] == 200  # the server keeps serving
+        time.sleep(1)
+    elapsed = time.monotonic() - started
+    for sock in slow:
+        sock.close()
+    assert len(cut) == len(slow) and elapsed < 30, (len(cut), elapsed)

@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Input, OptionList, ProgressBar
 from tui_helpers import copy_store, drive, press, settle, static_text, type_text
 
 from localmem.demo import load_demo
+from localmem.store import memories
 
 
 @pytest.fixture(scope="module")
@@ -208,7 +209,8 @@ def test_links_jump_and_history_shows_every_change(demo):
     key = session_key(demo, "API rate limiting")
     thoughts = demo.thoughts(key[2:])
     first, last = thoughts[0].memory, thoughts[-1].memory
-    demo.update(
+    memories.update(
+        demo.kernel,
         first.id,
         context="Rate limits protect /search; see the sliding-window decision.",
         actor="evolution",

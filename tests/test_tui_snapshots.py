@@ -14,6 +14,7 @@ from localmem_tui.detail import MemoryScreen
 from tui_helpers import SIZE, copy_store, freeze, settle, type_text
 
 from localmem.demo import CONVERSATION, SESSIONS
+from localmem.store import memories
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +34,8 @@ def steady_store(tmp_path_factory, embedder):
         session = next(s for s in memory.sessions() if s.title.startswith("API rate limiting"))
         thoughts = memory.thoughts(session.id)
         first, last = thoughts[0].memory, thoughts[-1].memory
-        memory.update(
+        memories.update(
+            memory.kernel,
             first.id,
             context="Per-client limits for /search; settled on a sliding window in Redis.",
             actor="evolution",

@@ -102,7 +102,9 @@ def queue_mining(
     miner: str | None = None,
     limit: int | None = None,
 ) -> list[int]:
-    """Queue a ``mine`` job for memories that need one; returns the job ids.
+    """Queue a ``mine`` job for memories that need one; returns the ids of every job that
+    will mine them: the new ones, and those already waiting (queued when the memory was added,
+    or left pending by a crash), so running the ids mines every memory asked for.
 
     Args:
         which: ``missing`` (never mined), ``stale`` (text changed since), ``outdated`` (both)
@@ -116,10 +118,19 @@ def queue_mining(
     if miner is not None:
         miner_for(kernel, miner)  # fail now on an unknown or unavailable miner
     ids = rows.to_mine(kernel.db, which=which, limit=limit)
-    pending = rows.queued_for_mining(kernel.db)
+    waiting = rows.pending_mining(kernel.db)
     payload = {"miner": miner} if miner else {}
+    jobs: list[int] = []
     with kernel.writing() as write:
-        return [write.enqueue(KIND, mid, payload) for mid in ids if mid not in pending]
+        for mid in ids:
+            job = waiting.get(mid)
+            if job is not None and job[1].get("miner") == payload.get("miner"):
+                jobs.append(job[0])  # already queued as asked: run that one
+                continue
+            if job is not None:  # queued with another miner: this run's choice replaces it
+                kernel.store.jobs.drop(job[0], f"replaced by a mine job with miner {miner}")
+            jobs.append(write.enqueue(KIND, mid, payload))
+    return jobs
 
 
 def mine_pending(

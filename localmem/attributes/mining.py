@@ -14,7 +14,9 @@ embeddings, phrase embeddings and mined queries are cached inside it.
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -27,18 +29,43 @@ from localmem.attributes.mined import MODEL_FREE, Attribute, Mined, Miner, prior
 from localmem.attributes.modelfree import _LRU, ModelFreeMiner
 from localmem.attributes.normalise import display_value, entity_terms, merged_aliases
 from localmem.config import AttributeConfig
-from localmem.errors import EngineUnavailableError, InputError, SchemaError
+from localmem.errors import (
+    EngineCrashedError,
+    EngineUnavailableError,
+    InputError,
+    SchemaError,
+)
 from localmem.store.kernel import HasKernel, Kernel, kernel_of
+
+log = logging.getLogger("localmem.attributes")
 
 
 # -- model engine ------------------------------------------------------------------------------
-class EngineMiner:
-    """The ``attributes`` task of the model engine, normalised like the model-free miner."""
+ENGINE_ATTEMPTS = 2
+"""Calls a text gets when the engine was asked for explicitly and its host died during the
+call: the second runs in a fresh host; then the error stands (a job fails, and is not run
+again until ``localmem jobs retry``), so a text that kills the model cannot make a crash loop."""
 
-    def __init__(self, engine, labels: LabelSet, config: AttributeConfig) -> None:
+
+class EngineMiner:
+    """The ``attributes`` task of the model engine, normalised like the model-free miner.
+
+    Args:
+        engine: The model engine.
+        labels: The label set.
+        config: The attribute settings.
+        fallback: The miner of a text the engine cannot serve (its host crashed, hung or is
+            unhealthy) when the miner is ``auto``; None when the engine was asked for
+            explicitly: then a crash is retried once (:data:`ENGINE_ATTEMPTS`) and raised.
+    """
+
+    def __init__(
+        self, engine, labels: LabelSet, config: AttributeConfig, *, fallback: Miner | None = None
+    ) -> None:
         self.engine = engine
         self.labels = labels
         self.config = config
+        self.fallback = fallback
         self.aliases = merged_aliases(config.aliases)
         self.name = str(getattr(engine, "name", "engine"))
         self._queries = _LRU(config.query_cache_size)
@@ -51,10 +78,36 @@ class EngineMiner:
         return True
 
     def mine(self, text: str, *, vector: np.ndarray | None = None, query: bool = False) -> Mined:
+        """Mine with the engine; see the class for what happens when it cannot serve."""
         if query:
             cached = self._queries.get(text)
             if cached is not None:
                 return cached
+        try:
+            mined = self._with_retry(text, query)
+        except EngineUnavailableError as exc:
+            if self.fallback is None:
+                raise
+            log.warning("attribute mining: %s; this text is mined model-free", exc)
+            return self.fallback.mine(text, vector=vector, query=query)
+        if query:
+            self._queries.put(text, mined)
+        return mined
+
+    def _with_retry(self, text: str, query: bool) -> Mined:
+        tries = 0
+        while True:
+            try:
+                return self._mine(text, query)
+            except EngineCrashedError as exc:
+                if self.fallback is not None:
+                    raise
+                tries += exc.in_flight  # a call refused during a back-off did not run
+                if tries >= ENGINE_ATTEMPTS:
+                    raise
+                time.sleep(exc.retry_after)
+
+    def _mine(self, text: str, query: bool) -> Mined:
         from localmem.llm.tasks import run_task
 
         result = run_task(
@@ -73,12 +126,9 @@ class EngineMiner:
             max_tokens=self.config.max_tokens,
         )
         self.last_usage = result.usage
-        mined = from_model_output(
+        return from_model_output(
             result.value, self.labels, miner=result.served_by, aliases=self.aliases
         )
-        if query:
-            self._queries.put(text, mined)
-        return mined
 
 
 def from_model_output(value: Any, labels: LabelSet, *, miner: str, aliases) -> Mined:
@@ -152,16 +202,19 @@ def miner_for(store: Kernel | HasKernel, which: str | None = None) -> Miner:
             "attribute mining was asked to use a model but no engine is configured "
             "(put an instruct GGUF in models/ or set engine.model_path), or use miner=model-free"
         )
-    kind = "engine" if engine is not None else MODEL_FREE
+    kind = which if engine is not None else MODEL_FREE  # auto and engine differ on a crash
     with _PER_STORE_LOCK:
         miners = _PER_STORE.setdefault(kernel, {})
         miner = miners.get(kind)
         if miner is None:
             labels = label_set_for(cfg)
-            miner = (
-                EngineMiner(engine, labels, cfg)
-                if kind == "engine"
-                else ModelFreeMiner(kernel.embedder, labels, cfg)
-            )
+            model_free = miners.get(MODEL_FREE)
+            if model_free is None:
+                model_free = miners[MODEL_FREE] = ModelFreeMiner(kernel.embedder, labels, cfg)
+            if kind == MODEL_FREE:
+                miner = model_free
+            else:  # auto falls back to the model-free miner for a text the engine cannot serve
+                fallback = model_free if kind == "auto" else None
+                miner = EngineMiner(engine, labels, cfg, fallback=fallback)
             miners[kind] = miner
     return miner

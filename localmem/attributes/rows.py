@@ -7,6 +7,7 @@ label_set, source_hash, mined_at)``. Matching a query against candidates is one 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -120,14 +121,15 @@ def queued_texts(db: Database, limit: int) -> list[str]:
     return [r[0] for r in rows]
 
 
-def queued_for_mining(db: Database) -> set[str]:
-    """Memories that have a ``mine`` job waiting or running."""
-    return {
-        r[0]
-        for r in db.fetchall(
-            "SELECT memory_id FROM jobs WHERE kind = 'mine' AND status IN ('pending', 'running')"
-        )
-    }
+def pending_mining(db: Database) -> dict[str, tuple[int, dict[str, Any]]]:
+    """The waiting ``mine`` job of each memory that has one: ``{memory: (job id, payload)}``."""
+    found: dict[str, tuple[int, dict[str, Any]]] = {}
+    for memory_id, job_id, payload in db.fetchall(
+        "SELECT memory_id, id, payload FROM jobs WHERE kind = 'mine' AND status = 'pending' "
+        "ORDER BY id"
+    ):
+        found.setdefault(memory_id, (int(job_id), json.loads(payload) if payload else {}))
+    return found
 
 
 def counts(db: Database) -> dict[str, Any]:

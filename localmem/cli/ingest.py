@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_ingest(args: argparse.Namespace) -> int:
     """localmem ingest"""
     from localmem.chunking import check_sizes
-    from localmem.ingest import IngestReport, ingest_file
+    from localmem.ingest import ingest_file
     from localmem.remote import RemoteMemory
 
     check_sizes(args.chunk_tokens, args.overlap_tokens)  # before opening the store
@@ -83,10 +83,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 **defaults,
             )
             if isinstance(mem, RemoteMemory):  # a served store: its server reads the file
-                served = mem.call(
-                    "ingest_file", path=str(Path(path).expanduser().absolute()), **options
-                )
-                report = IngestReport(**served)
+                report = mem.ingest_file(str(Path(path).expanduser().absolute()), **options)
             else:
                 bar = Progress(f"ingest {path}", enabled=None if not args.json else False)
                 report = ingest_file(mem, path, progress=bar, **options)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from localmem.console import CommandError
 
@@ -44,16 +43,17 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     given = args.store if args.store is not None else args.store_option
     if given is not None and not given.strip():
         raise CommandError("the store path is empty")
-    from localmem.store.address import is_postgres
+    from localmem.store.address import StoreAddress
 
-    if is_postgres(given):  # a database serves any number of processes: open it directly
-        with Memory.open(given.strip()) as memory:
+    address = StoreAddress.parse(given if given is not None else default_store_path())
+    if address.is_postgres:  # a database serves any number of processes: open it directly
+        with Memory.open(address, actor="mcp") as memory:
             serve_stdio(memory)
         return 0
-    path = Path(given).expanduser() if given else default_store_path()
+    path = address.folder
     if find_server(path) is not None:  # `localmem serve` holds the store: go through it
         serve_stdio(connect(path))
         return 0
-    with Memory.open(path) as memory:
+    with Memory.open(path, actor="mcp") as memory:
         serve_stdio(memory)
     return 0

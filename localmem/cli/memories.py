@@ -75,27 +75,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.set_defaults(func=func)
 
 
-def _item_dict(item) -> dict:
-    return {
-        "id": item.id,
-        "kind": item.kind,
-        "content": item.content,
-        "context": item.context,
-        "level": item.level,
-        "user_id": item.user_id,
-        "agent_id": item.agent_id,
-        "session_id": item.session_id,
-        "created_at": item.created_at,
-        "event_time": item.event_time,
-        "updated_at": item.updated_at,
-        "metadata": item.metadata,
-        "deleted": item.deleted,
-        "valid_from": item.valid_from,
-        "valid_to": item.valid_to,
-        "superseded_by": item.superseded_by,
-    }
-
-
 def cmd_add(args: argparse.Namespace) -> int:
     """localmem add"""
     metadata = json_option(args.metadata, "--metadata")
@@ -124,7 +103,7 @@ def cmd_add(args: argparse.Namespace) -> int:
             raise CommandError("--speaker needs --infer")
         item = mem.add(content, dedupe=args.dedupe, infer=False, **fields)
         if args.json:
-            print_json(_item_dict(item))
+            print_json(item)
         else:
             print(item.id)
     return 0
@@ -132,18 +111,7 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 def _print_applied(applied, as_json: bool) -> None:
     if as_json:
-        print_json(
-            [
-                {
-                    "event": a.event,
-                    "memory": _item_dict(a.memory),
-                    "target": a.target.id if a.target else None,
-                    "reason": a.reason,
-                    "decider": a.decider,
-                }
-                for a in applied
-            ]
-        )
+        print_json(applied)  # the one encoding of a decision (localmem.wire)
         return
     for a in applied:
         touched = f" (was {a.target.id}: {short(a.target.content, 50)})" if a.target else ""
@@ -200,7 +168,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     with open_memory(args, create=False) as mem:
         item = mem.get(args.id, include_deleted=True)
         if args.json:
-            print_json(_item_dict(item))
+            print_json(item)
         else:
             print_item(mem, item)
     return 0
@@ -213,7 +181,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             kind=args.kind, session_id=args.session_id, user_id=args.user_id, limit=args.limit
         )
         if args.json:
-            print_json([_item_dict(i) for i in items])
+            print_json(items)
             return 0
         for item in items:
             ended = "  [superseded]" if item.valid_to is not None else ""

@@ -23,11 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _address(text: str) -> str | Path:
-    from localmem.store.address import is_postgres
+    from localmem.store.address import StoreAddress
 
     if not text.strip():
         raise CommandError("a store address is empty")
-    return text.strip() if is_postgres(text) else Path(text).expanduser()
+    address = StoreAddress.parse(text)
+    return text.strip() if address.is_postgres else address.folder
 
 
 def cmd_migrate_store(args: argparse.Namespace) -> int:

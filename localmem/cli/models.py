@@ -119,11 +119,12 @@ def _verify(path: Path, *, load: bool, as_json: bool) -> int:
 
 
 def _try_load(info) -> dict[str, Any]:
-    from localmem.llm.llama import LlamaEngine
+    from localmem.llm.host import HostEngine
 
-    # A file without a template is still loadable: ChatML is enough for a smoke test.
+    # A file without a template is still loadable: ChatML is enough for a smoke test. In the
+    # model host: a file that crashes llama.cpp is reported, typed, by this command.
     template = None if info.chat_template else "chatml"
-    engine = LlamaEngine(info.path, n_ctx=512, max_tokens=16, chat_template=template, info=info)
+    engine = HostEngine(info.path, n_ctx=512, max_tokens=16, chat_template=template, info=info)
     gen = engine.generate_text([{"role": "user", "content": "Say hello."}], max_tokens=16)
     return {
         "completion_tokens": gen.usage.completion_tokens,

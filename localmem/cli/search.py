@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from localmem.console import json_option, open_memory, print_json, short, store_options
+from localmem.api import operations
+from localmem.console import (
+    json_option,
+    open_memory,
+    print_json,
+    short,
+    store_options,
+    to_jsonable,
+)
 from localmem.retrieval.options import EXPANSIONS, FUSIONS, MODES, RERANKERS, STRATEGIES
 from localmem.types import KINDS, LEVELS
 
@@ -38,7 +46,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="attribute axes to match, comma-separated (default entities,intent,topic)",
     )
     p.add_argument(
-        "--no-priority", dest="priority", action="store_false", help="ignore priority ranking"
+        "--no-priority",
+        dest="priority",
+        action="store_const",
+        const=False,
+        help="ignore priority ranking",
     )
     p.add_argument("--strategy", choices=STRATEGIES, help="refined (default) or comprehensive")
     p.add_argument(
@@ -46,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action=argparse.BooleanOptionalAction,
         help="temporal attention (on by default: the store's search.temporal)",
     )
-    p.add_argument("--links", action="store_true", help="add linked memories (A-Mem)")
+    p.add_argument("--links", action="store_const", const=True, help="add linked memories (A-Mem)")
     p.add_argument(
         "--rerank", choices=RERANKERS, help="reranker (default: the store's, model-free)"
     )
@@ -57,70 +69,28 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """localmem search"""
-    metadata = json_option(args.where, "--where")
+    # every option named as a parameter of the declared search is passed on when given (the
+    # contract test holds the parser's names and choices to the declaration)
+    declared = {p.name for p in operations()["search"].params} - {"query", "k"}
     options = {
-        name: getattr(args, name)
-        for name in (
-            "mode",
-            "fusion",
-            "user_id",
-            "agent_id",
-            "session_id",
-            "kinds",
-            "levels",
-            "since",
-            "until",
-            "as_of",
-            "expand",
-            "attributes",
-            "min_matches",
-            "strategy",
-            "rerank",
-            "budget_tokens",
-        )
-        if getattr(args, name) is not None
+        name: value for name, value in vars(args).items() if name in declared and value is not None
     }
-    if metadata is not None:
-        options["metadata"] = metadata
-    if args.temporal is not None:
-        options["temporal"] = args.temporal
-    if args.links:
-        options["links"] = True
+    options.pop("axes", None)  # given as one comma-separated text
     if args.axes:
         options["axes"] = tuple(a.strip() for a in args.axes.split(",") if a.strip())
-    if not args.priority:
-        options["priority"] = False
+    metadata = json_option(args.where, "--where")
+    if metadata is not None:
+        options["metadata"] = metadata
     with open_memory(args, create=False) as mem:
         result = mem.search(args.query, k=args.k, **options)
         derived = _provenance(mem, result.hits)
         if args.json:
-            print_json(
-                {
-                    "query": result.query,
-                    "hits": [
-                        {
-                            "id": h.memory.id,
-                            "score": h.score,
-                            "rank": h.rank,
-                            "kind": h.memory.kind,
-                            "level": h.memory.level,
-                            "derived_from": derived.get(h.memory.id, []),
-                            "content": h.memory.content,
-                            "context": h.memory.context,
-                            "event_time": h.memory.event_time,
-                            "valid_from": h.memory.valid_from,
-                            "valid_to": h.memory.valid_to,
-                            "superseded_by": h.memory.superseded_by,
-                            "evidence": h.evidence,
-                            "flags": list(h.flags),
-                        }
-                        for h in result.hits
-                    ],
-                    "stages": result.stages,
-                    "total_ms": result.total_ms,
-                    "packed_tokens": result.packed_tokens,
-                }
-            )
+            # the one encoding of a search result (localmem.wire), each hit with the memories
+            # a consolidated one came from
+            out = to_jsonable(result)
+            for hit in out["hits"]:
+                hit["derived_from"] = derived.get(hit["id"], [])
+            print_json(out)
             return 0
         for h in result.hits:
             flags = f" [{', '.join(h.flags)}]" if h.flags else ""

@@ -21,6 +21,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("store", nargs="?", metavar="STORE", help="the store folder (default store)")
     p.add_argument("--host", default="127.0.0.1", help="a loopback address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=0, help="the port (default: any free one)")
+    p.add_argument(
+        "--ingest-dir",
+        dest="ingest_dirs",
+        action="append",
+        metavar="DIR",
+        help="a folder whose files clients may have the server ingest (repeatable; default: "
+        "your home folder; hidden files and folders are never read)",
+    )
+    p.add_argument(
+        "--no-ingest", action="store_true", help="read no files for clients (ingest in process)"
+    )
     p.set_defaults(func=cmd_serve)
 
 
@@ -39,14 +50,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     loopback_socket(args.host, 0).close()  # refuse a non-loopback host before opening the store
     if args.store is not None and not args.store.strip():
         raise InputError("the store path is empty")
-    from localmem.store.address import is_postgres, redact
+    from localmem.store.address import StoreAddress
 
-    postgres = is_postgres(args.store)
-    path = (
-        args.store.strip()
-        if postgres
-        else (Path(args.store).expanduser() if args.store else default_store_path())
-    )
+    address = StoreAddress.parse(args.store if args.store else default_store_path())
+    postgres = address.is_postgres
+    path = args.store.strip() if postgres else address.folder
     # a PostgreSQL store may have any number of servers (on several machines, or with their
     # own LOCALMEM_HOME), but one discovery file per home: a second would take it over
     if postgres:
@@ -58,16 +66,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if running is not None:
         beside = " (from this LOCALMEM_HOME: give another server its own)" if postgres else ""
         raise StoreError(
-            f"store {redact(path)} is already served by process {running.pid} at "
+            f"store {address.shown} is already served by process {running.pid} at "
             f"{running.url}{beside}"
         )
-    with Memory.open(path) as memory:
+    if args.no_ingest and args.ingest_dirs:
+        raise InputError("give --ingest-dir or --no-ingest, not both")
+    roots = None
+    if args.no_ingest:
+        roots = []
+    elif args.ingest_dirs:
+        roots = [Path(d).expanduser().resolve() for d in args.ingest_dirs]
+        missing = [str(d) for d in roots if not d.is_dir()]
+        if missing:
+            raise InputError(f"--ingest-dir {missing[0]} is not a folder")
+    with Memory.open(path, actor="server") as memory:
         serve(
             memory,
+            ingest_roots=roots,
             host=args.host,
             port=args.port,
             ready=lambda url: print(
-                f"localmem: serving {redact(path)} at {url}", file=sys.stderr, flush=True
+                f"localmem: serving {address.shown} at {url}", file=sys.stderr, flush=True
             ),
         )
     return 0

@@ -51,10 +51,11 @@ def choose_store(store: str | None, *, demo: bool) -> tuple[Path | str, bool, li
     if demo:
         return demo_store_path(), True, []
     if store:
-        from localmem.store.address import is_postgres
+        from localmem.store.address import StoreAddress
 
         # a PostgreSQL store is opened by its address (its database serves several processes)
-        return (store.strip() if is_postgres(store) else Path(store).expanduser()), False, []
+        address = StoreAddress.parse(store)
+        return (store.strip() if address.is_postgres else address.folder), False, []
     from localmem.config import default_store_path
 
     default = default_store_path()

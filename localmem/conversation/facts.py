@@ -70,7 +70,9 @@ def self_contained(sentence: str, speaker: str | None, when: str | None) -> str:
             if repl == "CONJ":
                 sentence = pattern.sub(lambda m: _third_person(m.group(0), speaker), sentence)
             else:
-                sentence = pattern.sub(repl.format(s=speaker), sentence)
+                # a function, not a template: a name such as DOMAIN\\user is not a regex escape
+                said = repl.format(s=speaker)
+                sentence = pattern.sub(lambda _, said=said: said, sentence)
     anchor = parse_date(when)
     if anchor is not None:
         phrase = resolve_relative(sentence, anchor)

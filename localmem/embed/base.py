@@ -16,7 +16,8 @@ class Embedder(ABC):
     """Turns texts into L2-normalised float32 vectors.
 
     Subclasses implement :meth:`embed_batch` (and say their ``name`` and ``dim``); caching,
-    batching and query handling are shared.
+    batching and query handling are shared. :meth:`embed_batch` embeds what is stored
+    (memories, chunks); :meth:`embed_query` and :meth:`embed_queries` what is searched for.
     """
 
     #: identifies the model in a store; a store refuses vectors from another model
@@ -45,6 +46,14 @@ class Embedder(ABC):
         """Longest input the model reads; longer text is truncated by the model."""
         return 512
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of search queries, uncached.
+
+        The same as :meth:`embed_batch` for a symmetric model; a model that embeds a query
+        differently from the text it should find (E5's "query: " and "passage: ") overrides it.
+        """
+        return self.embed_batch(texts)
+
     def embed_query(self, text: str) -> np.ndarray:
         """The vector of one query, cached by its hash so a repeated query costs nothing."""
         key = content_hash(text)
@@ -53,7 +62,7 @@ class Embedder(ABC):
             if hit is not None:
                 self._query_cache.move_to_end(key)
                 return hit
-        vec = self.embed_batch([text])[0]
+        vec = self.embed_queries([text])[0]
         if self._query_cache_size:
             with self._cache_lock:
                 self._query_cache[key] = vec

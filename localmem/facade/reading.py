@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from localmem import validate
+from localmem.api import Time
 from localmem.errors import InputError
 from localmem.retrieval.pipeline import search as run_search
 from localmem.retrieval.stages import StageSpec
 from localmem.store import memories
 from localmem.store.kernel import Kernel
 from localmem.store.links import Link, links_of
-from localmem.types import HistoryEvent, MemoryItem, SearchResult
+from localmem.types import (
+    AttributeMode,
+    Axis,
+    Expansion,
+    Fusion,
+    HistoryEvent,
+    Kind,
+    Level,
+    MemoryItem,
+    Mode,
+    Reranker,
+    SearchResult,
+    Strategy,
+)
 
 
 class Reading:
@@ -104,7 +118,9 @@ class Reading:
         """For each consolidated (semantic, meta) memory, the memories it came from."""
         from localmem.consolidation import sources_of
 
-        return sources_of(self.kernel, list(memory_ids))
+        if isinstance(memory_ids, (str, bytes)) or not isinstance(memory_ids, Sequence):
+            raise InputError("memory_ids must be a list of memory ids")
+        return sources_of(self.kernel, [_memory_id(x) for x in memory_ids])
 
     def history(self, memory_id: str) -> list[HistoryEvent]:
         """Every change of a memory, oldest first (ADD, UPDATE, EVOLVE, DELETE, ...)."""
@@ -112,28 +128,56 @@ class Reading:
 
     def count(self, *, include_deleted: bool = False, user_id: str | None = None) -> int:
         """How many memories the store holds (of one user)."""
+        validate.scope_id(user_id, "user_id")
         return memories.count(self.kernel, include_deleted=include_deleted, user_id=user_id)
 
-    def search(self, query: str, *, k: int = 5, **options: Any) -> SearchResult:
-        """Find memories for a query; see :class:`localmem.retrieval.SearchOptions`.
-
-        Args:
-            query: what to look for.
-            k: how many hits to return.
-            **options: ``mode`` (hybrid|dense|lexical), filters (``user_id``, ``agent_id``,
-                ``session_id``, ``kinds``, ``levels``, ``since``, ``until``, ``metadata``),
-                ``as_of`` (answer for a past moment: the memories true then; by default a
-                search answers for now and leaves superseded memories out) and the switches
-                of the later stages.
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 5,
+        mode: Mode | None = None,
+        fusion: Fusion | None = None,
+        rrf_k: int | None = None,
+        dense_weight: float | None = None,
+        candidates: int | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        kinds: Sequence[Kind] | None = None,
+        levels: Sequence[Level] | None = None,
+        since: Time | None = None,
+        until: Time | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        as_of: Time | None = None,
+        expand: Expansion | None = None,
+        attributes: AttributeMode | None = None,
+        min_matches: int | None = None,
+        axes: Sequence[Axis] | None = None,
+        priority: bool | None = None,
+        strategy: Strategy | None = None,
+        temporal: bool | None = None,
+        links: bool | None = None,
+        rerank: Reranker | None = None,
+        budget_tokens: int | None = None,
+        now: Time | None = None,
+    ) -> SearchResult:
+        """Find memories for a query (:meth:`localmem.api.MemoryAPI.search` says what each
+        option does; one left out, or None, takes the store's setting).
 
         Returns:
             The hits, best first, each with its score and per-stage evidence, plus a report of
             every stage (candidates in/out, milliseconds, implementation).
         """
+        options = {
+            name: value
+            for name, value in locals().items()
+            if name not in ("self", "query", "k") and value is not None
+        }
         return run_search(self.kernel, query, stages=self.stages, k=k, **options)
 
 
 def _memory_id(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise InputError(f"a memory id is a non-empty string, not {value!r}")
-    return validate.no_surrogates(value, "a memory id")
+    return validate.no_nul(validate.no_surrogates(value, "a memory id"), "a memory id")

@@ -3,6 +3,8 @@ consolidation of a scope."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from localmem import sessions
@@ -53,9 +55,22 @@ class Sessions:
             dry_run=dry_run,
         )
 
-    def start_session(self, title: str, **kwargs: Any) -> Session:
+    def start_session(
+        self,
+        title: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Session:
         """Open a session of thoughts (a reasoning episode); see :mod:`localmem.sessions`."""
-        return sessions.start_session(self.kernel, title, **kwargs)
+        return sessions.start_session(
+            self.kernel,
+            title,
+            user_id=user_id,
+            agent_id=agent_id,
+            metadata=metadata,
+        )
 
     def add_thought(
         self,
@@ -64,11 +79,25 @@ class Sessions:
         *,
         mine: str | None = None,
         evolve: bool | None = None,
-        **kwargs: Any,
+        branch_id: str | None = None,
+        branch_from: int | None = None,
+        revises: int | None = None,
+        event_time: datetime | str | float | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> Thought:
         """Add the next numbered thought to an open session (``evolve``: A-Mem evolution)."""
         jobs = add_jobs(self.plugins, self.kernel, {"mine": mine, "evolve": evolve})
-        return sessions.add_thought(self.kernel, session_id, content, jobs=jobs, **kwargs)
+        return sessions.add_thought(
+            self.kernel,
+            session_id,
+            content,
+            jobs=jobs,
+            branch_id=branch_id,
+            branch_from=branch_from,
+            revises=revises,
+            event_time=event_time,
+            metadata=metadata,
+        )
 
     def complete_session(
         self,

@@ -8,8 +8,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from localmem import validate
 from localmem.errors import InputError
 from localmem.infer import apply as infer_apply
@@ -20,7 +18,7 @@ from localmem.store import duplicates, memories
 from localmem.store.kernel import Kernel
 from localmem.store.memories import JobRequest
 from localmem.store.records import NewMemory
-from localmem.types import MemoryItem
+from localmem.types import Kind, Level, MemoryItem
 
 
 class Writing:
@@ -28,6 +26,9 @@ class Writing:
 
     kernel: Kernel
     plugins: tuple[Plugin, ...]
+    #: who the history names for the changes made through this object: the process's
+    #: identity ("user" by default; "mcp" for `localmem mcp`, "server" for `localmem serve`)
+    actor: str
 
     @property
     def add_options(self) -> tuple[str, ...]:
@@ -177,9 +178,16 @@ class Writing:
         content: str | Mapping[str, Any] | Sequence[Mapping[str, Any]],
         *,
         speaker: str | None = None,
+        kind: Kind = "thought",
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        event_time: datetime | str | float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        context: str | None = None,
+        level: Level = "episodic",
         mine: str | None = None,
         evolve: bool | None = None,
-        **fields: Any,
     ) -> list[Applied]:
         """Add with inference: extract the facts of ``content`` and reconcile each with what
         the same scope already holds, all in one unit.
@@ -191,21 +199,38 @@ class Writing:
         untrue (that memory gets ``valid_to`` and ``superseded_by`` and stays findable with
         ``search(..., as_of=...)``), or is NONE (already stored). The decisions are made by the
         engine when one is configured (``infer.extractor`` / ``infer.decider``), else by rules; each
-        is recorded in the history with its reason and decider. Fields are those of :meth:`add`
-        (scope, kind, event time, metadata) and apply to every stored fact.
+        is recorded in the history with its reason and decider. The other parameters are those of
+        :meth:`add` (scope, kind, event time, metadata) and apply to every stored fact.
 
         Returns:
             One :class:`~localmem.infer.apply.Applied` per fact (at least one: a text with no
             fact in it, or a model whose output stayed malformed, stores the text as given).
         """
+        fields = _fields(
+            {
+                "kind": kind,
+                "user_id": user_id,
+                "agent_id": agent_id,
+                "session_id": session_id,
+                "event_time": event_time,
+                "metadata": metadata,
+                "context": context,
+                "level": level,
+            }
+        )
         texts = conversation_texts(
             content, speaker, max_chars=self.kernel.config.store.max_content_chars
         )
         base = memories.prepare(self.kernel, {**fields, "content": texts[0][0]})
         when = base.event_time.date().isoformat() if base.event_time else None
-        decisions = infer_plan.plan(self.kernel, texts, scope=fields, when=when, at=base.event_time)
         jobs = self.jobs_for_add(mine=mine, evolve=evolve)
-        return infer_apply.apply(self.kernel, decisions, base, jobs=jobs)
+        # decided and written in turn with the other inferences of the scope: two at once both
+        # decided from a store without the other's fact (several current homes, duplicates)
+        with self.kernel.serialised(infer_plan.scope_key(fields)):
+            decisions = infer_plan.plan(
+                self.kernel, texts, scope=fields, when=when, at=base.event_time
+            )
+            return infer_apply.apply(self.kernel, decisions, base, jobs=jobs)
 
     def jobs_for_add(
         self, *, mine: str | None = None, evolve: bool | None = None
@@ -222,20 +247,15 @@ class Writing:
         context: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         event_time: datetime | str | float | None = None,
-        actor: str = "user",
-        event: str = "UPDATE",
-        info: Mapping[str, Any] | None = None,
-        also: Callable[[], None] | None = None,
-        embedded: Mapping[str, np.ndarray] | None = None,
     ) -> MemoryItem:
         """Change a memory; a new content or context is re-embedded and re-indexed.
 
-        Every changed field is recorded in the history (``event``: UPDATE, or EVOLVE and REVERT
-        for the evolution mechanism) with its old and new value. ``also`` runs inside the same
-        transaction (even when nothing changes), so a mechanism's own rows (a link, a job's
-        progress) commit together with the change or not at all. ``embedded`` maps texts to
-        vectors this store's embedder already made (a caller that updates several memories
-        embeds them in one batch); the text to embed is looked up there first.
+        Every changed field is recorded in the history as an UPDATE by :attr:`actor`, with its
+        old and new value. Who and what the history records is not the caller's to say (issue
+        30: a client could forge a PURGE by "system:admin"); code inside localmem that writes
+        other events (evolution, an importer carrying another system's history) goes through
+        the kernel: :func:`localmem.store.memories.update` or ``kernel.writing()``'s
+        ``write.record``.
         """
         if metadata is not None:
             validate.metadata(metadata)
@@ -246,28 +266,24 @@ class Writing:
             context=context,
             metadata=metadata,
             event_time=event_time,
-            actor=actor,
-            event=event,
-            info=info,
-            also=also,
-            embedded=embedded,
+            actor=self.actor,
         )
 
-    def delete(self, memory_id: str, *, actor: str = "user") -> MemoryItem:
+    def delete(self, memory_id: str) -> MemoryItem:
         """Hide a memory from search (soft delete, recorded; :meth:`restore` undoes it)."""
-        return memories.delete(self.kernel, memory_id, actor=actor)
+        return memories.delete(self.kernel, memory_id, actor=self.actor)
 
-    def restore(self, memory_id: str, *, actor: str = "user") -> MemoryItem:
+    def restore(self, memory_id: str) -> MemoryItem:
         """Bring a soft-deleted memory back."""
-        return memories.restore(self.kernel, memory_id, actor=actor)
+        return memories.restore(self.kernel, memory_id, actor=self.actor)
 
-    def purge(self, memory_id: str, *, actor: str = "user") -> None:
+    def purge(self, memory_id: str) -> None:
         """Remove a memory's text for real (privacy): content, context, vector, history values.
 
         A tombstone row and a PURGE history event remain, so links and counts stay explainable;
         the database is checkpointed so the removed text leaves the file.
         """
-        memories.purge(self.kernel, memory_id, actor=actor)
+        memories.purge(self.kernel, memory_id, actor=self.actor)
 
 
 def _fields(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -289,6 +305,8 @@ def conversation_texts(
     Raises:
         InputError: not a non-empty text, a message with text, nor a non-empty list of them.
     """
+    if speaker is not None:
+        validate.scope_id(speaker, "speaker")
     if isinstance(content, Mapping):  # one chat message
         content = [content]
     if isinstance(content, str):

@@ -63,12 +63,14 @@ def apply(
     ended: set[str] = set()  # memories superseded by this plan (a second fact just adds)
     with kernel.writing() as write:
         for d in decisions:
+            d = _still_there(write, d)
             if isinstance(d, Skip):
                 write.record(d.target.id, "REPEAT", new=d.fact.text, actor=ACTOR, info=_info(d))
                 done.append(Applied("NONE", d.target, d.target, d.reason, d.decider))
                 continue
             if isinstance(d, Update):
-                current = memories.get(kernel, d.target.id)
+                current = write.current(d.target.id)
+                assert current is not None  # _still_there
                 if d.text != current.content:
                     text = embedding_text(d.text, current.context)
                     write.update_fields(
@@ -96,7 +98,7 @@ def apply(
                 job = write.enqueue(kind, item.id, payload)
                 if mode == "inline":
                     inline.append(job)
-            if isinstance(d, Add) or d.target.id in ended or not _current(kernel, d.target):
+            if isinstance(d, Add) or d.target.id in ended or not _current(write, d.target):
                 # an already superseded memory keeps the successor it has
                 write.record(item.id, "INFER", new="ADD", actor=ACTOR, info=_info(d))
                 done.append(Applied("ADD", item, None, d.reason, d.decider))
@@ -104,6 +106,9 @@ def apply(
             assert isinstance(d, Invalidate)
             ended.add(d.target.id)
             item = _supersede(write, d, item)
+            for other in d.also:  # other current values of the slot end too
+                if other.id not in ended and _current(write, other) and _end(write, d, item, other):
+                    ended.add(other.id)
             done.append(Applied("INVALIDATE", item, d.target, d.reason, d.decider))
     if inline:
         kernel.run_jobs(job_ids=inline)
@@ -113,8 +118,31 @@ def apply(
     return [replace(a, memory=memories.get(kernel, a.memory.id)) for a in done]
 
 
-def _current(kernel: Kernel, item: MemoryItem) -> bool:
-    return memories.get(kernel, item.id).valid_to is None
+def _current(write: Write, item: MemoryItem) -> bool:
+    """Whether a memory is live and still true, as the unit reads it."""
+    now = write.current(item.id)
+    return now is not None and not now.deleted and now.valid_to is None
+
+
+def _still_there(write: Write, d: Decision) -> Decision:
+    """The decision, or an Add of its fact when the memory it was about was deleted after it
+    was taken (by another writer: the decision was taken before this unit)."""
+    if isinstance(d, Add):
+        return d
+    now = write.current(d.target.id)
+    if now is not None and not now.deleted:
+        return d
+    return Add(d.fact, f"{d.reason}; its memory was deleted meanwhile: added", d.decider)
+
+
+def _end(write: Write, d: Invalidate, item: MemoryItem, other: MemoryItem) -> bool:
+    """End ``other`` too (another current value the fact contradicts), unless it began after
+    the fact did; whether it ended."""
+    new_from = item.valid_from or item.when
+    if not _current(write, item) or new_from < (other.valid_from or other.when):
+        return False  # the fact itself came late (it ended), or ``other`` is newer than it
+    write.supersede(other.id, item.id, new_from, actor=ACTOR, info=_info(d, also=True))
+    return True
 
 
 def _supersede(write: Write, d: Invalidate, item: MemoryItem) -> MemoryItem:

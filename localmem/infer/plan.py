@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -68,12 +68,14 @@ class Update:
 
 @dataclass(frozen=True)
 class Invalidate:
-    """Store the fact and end ``target``'s validity: the fact supersedes it."""
+    """Store the fact and end ``target``'s validity: the fact supersedes it (and ``also``,
+    other current memories it contradicts the same way)."""
 
     fact: Candidate
     target: MemoryItem
     reason: str
     decider: str
+    also: tuple[MemoryItem, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.fact.text.strip():
@@ -147,6 +149,14 @@ def extract(
     if not found:
         return [as_said(text, speaker)], result.served_by, "no fact extracted: stored as given"
     return found, result.served_by, None
+
+
+def scope_key(scope: Mapping[str, Any]) -> str:
+    """The name inferences that may decide about the same memories take turns under
+    (``Kernel.serialised``): the scope :func:`neighbours` searches, a user and an agent.
+    An inference with no user searches every user's memories; it takes turns only with
+    others that have none."""
+    return "infer\0" + "\0".join(str(scope.get(name) or "") for name in ("user_id", "agent_id"))
 
 
 def neighbours(
@@ -284,5 +294,28 @@ def plan(
         fact = Candidate(text, vec, speaker, served, note)
         stored: dict[str, np.ndarray] = {}
         near = neighbours(kernel, fact, scope, at, stored)
-        out.append(decide(kernel, fact, near, stored))
+        decision = decide(kernel, fact, near, stored)
+        if isinstance(decision, Invalidate):
+            decision = every_current(kernel, decision, near, stored)
+        out.append(decision)
     return out
+
+
+def every_current(
+    kernel: Kernel,
+    first: Invalidate,
+    near: Sequence[tuple[MemoryItem, float]],
+    vectors: Mapping[str, np.ndarray] | None = None,
+) -> Invalidate:
+    """A fact that ends one memory ends every other current one it contradicts the same way
+    (several current values of one slot: what racing inferences left before issue 30). The
+    decider is asked again without the memories it already ended, until it ends no more."""
+    ended = [first.target]
+    rest = [(m, cos) for m, cos in near if m.id != first.target.id and m.valid_to is None]
+    while rest:
+        again = decide(kernel, first.fact, rest, vectors)
+        if not isinstance(again, Invalidate):
+            break
+        ended.append(again.target)
+        rest = [(m, cos) for m, cos in rest if m.id != again.target.id]
+    return replace(first, also=tuple(ended[1:]))

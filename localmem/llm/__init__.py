@@ -2,13 +2,15 @@
 
 - :class:`Engine` (``base``): ``generate_json(messages, schema)`` -> a validated object,
   ``generate_text``, ``count_tokens``; every call reports tokens and seconds.
-- :class:`LlamaEngine` (``llama``): a local GGUF through llama.cpp; :class:`HttpEngine`
-  (``http``): an OpenAI-compatible server.
+- :class:`HostEngine` (``host``): a local GGUF through llama.cpp in a supervised child process
+  (what :func:`make_engine` builds: a native crash there is a typed error, not a dead caller);
+  :class:`LlamaEngine` (``llama``): the same in process (what the host runs);
+  :class:`HttpEngine` (``http``): an OpenAI-compatible server.
 - :func:`make_engine` (``registry``): the engine the config asks for, or None (model-free).
 - :func:`run_task` (``tasks``): run a registered task (prompt + schema, or its model-free
   implementation); prompts live in ``localmem/llm/prompts/``.
 
-Heavy imports (llama_cpp) happen only when a model is loaded.
+``llama_cpp`` is imported only in the model host (and the CPU probe), never here.
 """
 
 from __future__ import annotations

@@ -315,6 +315,20 @@ def _shorten_next(
     return with_prefix(low)
 
 
+def text_generation(
+    engine_name: str, text: str, finish: str, usage: Usage, fit: FitResult
+) -> Generation[str]:
+    """What ``generate_text`` hands back: the text stripped, with what the fit cut."""
+    return Generation(
+        text.strip(),
+        usage,
+        engine_name,
+        finish_reason=finish,
+        memories_dropped=fit.memories_dropped,
+        warnings=tuple(fit.warnings),
+    )
+
+
 RETRY_TEMPERATURE = 0.7
 """Sampling temperature of the retry: a greedy retry would repeat the invalid output."""
 

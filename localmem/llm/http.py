@@ -38,6 +38,7 @@ from localmem.llm.base import (
     as_messages,
     log,
     retry_temperature,
+    text_generation,
     validated,
 )
 from localmem.llm.grammar import grammar_for_model
@@ -298,14 +299,7 @@ class HttpEngine(Engine):
             seed=self.seed,
             stop=stop or (),
         )
-        return Generation(
-            text.strip(),
-            usage,
-            self.name,
-            finish_reason=finish,
-            memories_dropped=fit.memories_dropped,
-            warnings=tuple(fit.warnings),
-        )
+        return text_generation(self.name, text, finish, usage, fit)
 
     def describe(self) -> dict[str, Any]:
         """Where the server is and how it is used; sends nothing."""

@@ -17,11 +17,7 @@
 
 from __future__ import annotations
 
-import atexit
-import os
-import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +33,13 @@ from localmem.llm.base import (
     Usage,
     as_messages,
     retry_temperature,
+    text_generation,
     validated,
 )
-from localmem.llm.decode import Decoded, byte_tokens, complete_json, decode
+from localmem.llm.decode import Decoded, complete_json, decode
 from localmem.llm.gguf_header import GGUFInfo, read_gguf
 from localmem.llm.grammar import Grammar, grammar_for_model
+from localmem.llm.loaded import Loaded, load_model
 from localmem.llm.templates import (
     base_model_warning,
     choose_template,
@@ -49,71 +47,6 @@ from localmem.llm.templates import (
     missing_template_message,
     warn_once,
 )
-
-
-@dataclass
-class _Loaded:
-    """One loaded model, shared by every engine that uses the same file and settings."""
-
-    llama: Any
-    lock: threading.RLock = field(default_factory=threading.RLock)
-    checked_grammars: set[str] = field(default_factory=set)
-    byte_tokens: Any = None  # the single-byte tokens, for fast-forwarding forced text
-
-
-_LOADED: dict[tuple, _Loaded] = {}
-_LOADED_LOCK = threading.Lock()
-
-
-def default_threads() -> int:
-    """Threads llama.cpp uses when none are configured: half the logical CPUs, at least one.
-
-    Both for generation and for prompt evaluation. llama.cpp's threads wait for each other at
-    every layer by spinning, so more threads than free cores is far slower, not a little: on
-    the shared 2-core machine, 40 tokens took 1.2 s with one thread and 16-28 s with two
-    (docs/benchmarks.md, ``engine-real``). Half the CPUs is llama.cpp's own default for
-    generation; its default for prompts (every CPU) is the one that crawled.
-    """
-    return max(1, (os.cpu_count() or 2) // 2)
-
-
-def _load(path: Path, *, n_ctx: int, n_threads: int | None, n_gpu_layers: int) -> _Loaded:
-    n_threads = n_threads or default_threads()
-    key = (str(path.resolve()), n_ctx, n_threads, n_gpu_layers)
-    with _LOADED_LOCK:
-        if key in _LOADED:
-            return _LOADED[key]
-        try:
-            import llama_cpp
-        except ImportError as exc:  # pragma: no cover - a core dependency
-            raise ModelError(
-                f"llama-cpp-python is not installed ({exc}); install localmem with its defaults"
-            ) from None
-        try:
-            llama = llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_threads=n_threads,
-                n_threads_batch=n_threads,  # see default_threads()
-                n_gpu_layers=n_gpu_layers,
-                verbose=False,
-            )
-        except (ValueError, RuntimeError, OSError) as exc:
-            raise ModelError(f"llama.cpp could not load {path}: {exc}") from None
-        _LOADED[key] = loaded = _Loaded(llama, byte_tokens=byte_tokens(llama))
-        return loaded
-
-
-def unload_all() -> None:
-    """Forget every loaded model (tests and long-running tools that switch models)."""
-    with _LOADED_LOCK:
-        for loaded in _LOADED.values():
-            with loaded.lock:
-                loaded.llama.close()
-        _LOADED.clear()
-
-
-atexit.register(unload_all)  # before llama_cpp's globals go, or Llama.__del__ prints a traceback
 
 
 class LlamaEngine(Engine):
@@ -131,6 +64,7 @@ class LlamaEngine(Engine):
         max_tokens: int = 512,
         chat_template: str | None = None,
         info: GGUFInfo | None = None,
+        extra_buffer_types: bool = True,
     ) -> None:
         """Check the file now; load the weights on the first call.
 
@@ -146,6 +80,9 @@ class LlamaEngine(Engine):
                 Jinja template; it wins over the file's own. None or ``auto``: the file's own,
                 else one guessed from the architecture.
             info: The already-read header (saves reading it again).
+            extra_buffer_types: Let llama.cpp repack weights for the CPU's widest kernels
+                (its default); False avoids the path that dies with SIGILL where a VM does not
+                grant an instruction the CPU advertises (AMX).
 
         Raises:
             ModelError: The file is not a valid GGUF, or it has no chat template and none is
@@ -168,9 +105,10 @@ class LlamaEngine(Engine):
         trained = self.info.context_length
         self.context_window = min(n_ctx, trained) if trained else n_ctx
         self.n_threads, self.n_gpu_layers = n_threads, n_gpu_layers
+        self.extra_buffer_types = extra_buffer_types
         self.temperature, self.seed, self.max_tokens = temperature, seed, max_tokens
         self.name = f"llama:{self.path.stem.lower()}"
-        self._loaded: _Loaded | None = None
+        self._loaded: Loaded | None = None
         self._formatter: Any = None
 
     @classmethod
@@ -190,13 +128,14 @@ class LlamaEngine(Engine):
 
     # -- loading -------------------------------------------------------------------------
 
-    def _model(self) -> _Loaded:
+    def _model(self) -> Loaded:
         if self._loaded is None:
-            self._loaded = _load(
+            self._loaded = load_model(
                 self.path,
                 n_ctx=self.context_window,
                 n_threads=self.n_threads,
                 n_gpu_layers=self.n_gpu_layers,
+                extra_buffer_types=self.extra_buffer_types,
             )
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
@@ -216,7 +155,7 @@ class LlamaEngine(Engine):
         return self._loaded
 
     @staticmethod
-    def _token_text(loaded: _Loaded, token: int) -> str:
+    def _token_text(loaded: Loaded, token: int) -> str:
         if token < 0:
             return ""
         return loaded.llama.detokenize([token], special=True).decode("utf-8", errors="ignore")
@@ -335,6 +274,33 @@ class LlamaEngine(Engine):
         cost = Usage(out.prompt_tokens, len(out.tokens), timer.seconds)
         return text, out.finish_reason, cost
 
+    def complete(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        grammar: Grammar | None = None,
+        stop: Sequence[str] = (),
+    ) -> tuple[str, str, Usage]:
+        """One run of the model on messages that already fit: ``(text, finish_reason, usage)``.
+
+        The unit of work the model host serves: the template, the tokenizer, the grammar and
+        the prompt cache all stay here, next to the model.
+        """
+        if grammar is not None:
+            self._check_grammar(grammar)
+        tokens = self.prompt_tokens(self.render(messages))
+        return self._complete(
+            tokens,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+            grammar=grammar,
+            stop=stop,
+        )
+
     def generate_json(
         self, messages: Sequence[MessageLike], schema: type[M], *, max_tokens: int | None = None
     ) -> Generation[M]:
@@ -371,14 +337,7 @@ class LlamaEngine(Engine):
         text, finish, usage = self._complete(
             tokens, max_tokens=limit, temperature=self.temperature, seed=self.seed, stop=stops
         )
-        return Generation(
-            text.strip(),
-            usage,
-            self.name,
-            finish_reason=finish,
-            memories_dropped=fit.memories_dropped,
-            warnings=tuple(fit.warnings),
-        )
+        return text_generation(self.name, text, finish, usage, fit)
 
     def describe(self) -> dict[str, Any]:
         """Which model, its header facts and settings; does not load the weights."""
@@ -396,5 +355,6 @@ class LlamaEngine(Engine):
             "notices": list(self.notices),
             "temperature": self.temperature,
             "seed": self.seed,
+            "extra_buffer_types": self.extra_buffer_types,
             "loaded": self._loaded is not None,
         }

@@ -12,20 +12,31 @@
 
 from __future__ import annotations
 
+import importlib.util
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from localmem.config import Config, EngineConfig
-from localmem.errors import EngineUnavailableError, InputError, LocalMemError
+from localmem.errors import EngineUnavailableError, InputError, LocalMemError, MissingExtraError
+from localmem.extras import missing
 from localmem.llm.base import Engine
+
+log = logging.getLogger("localmem.llm")
 
 
 def _llama(config: EngineConfig) -> Engine | None:
+
     from localmem.llm.discovery import select_gguf
-    from localmem.llm.llama import LlamaEngine
 
     info = select_gguf(config)
-    return LlamaEngine.from_config(config, info) if info else None
+    if info is None:
+        return None
+    if importlib.util.find_spec("llama_cpp") is None:  # the llama extra is not installed
+        raise missing(f"the GGUF model {info.path} was found, but running it", "llama")
+    from localmem.llm.host import HostEngine  # llama.cpp itself loads in the host process
+
+    return HostEngine.from_config(config, info)
 
 
 def _http(config: EngineConfig) -> Engine:
@@ -68,13 +79,17 @@ def _engine_config(config: Config | EngineConfig) -> EngineConfig:
     return config.engine if isinstance(config, Config) else config
 
 
-def make_engine(config: Config | EngineConfig) -> Engine | None:
+def make_engine(config: Config | EngineConfig, *, strict: bool = False) -> Engine | None:
     """The engine the config asks for, or None when the model-free implementations serve.
 
-    Nothing heavy happens here: a llama.cpp model loads on its first call.
+    Nothing heavy happens here: a llama.cpp model loads on its first call. With ``auto``, a
+    GGUF found while llama.cpp is not installed is reported (a warning; with ``strict``, a
+    :class:`MissingExtraError`) and the model-free implementations serve.
 
     Raises:
         EngineUnavailableError: ``kind = "llama"`` and no usable GGUF was found.
+        MissingExtraError: a GGUF was found but llama.cpp (the ``llama`` extra) is not
+            installed, with ``kind = "llama"`` (or ``strict``).
         ModelError: ``engine.model_path`` names a missing or invalid GGUF, or one without a
             chat template.
         InputError: ``kind = "http"`` without ``engine.http_url``.
@@ -83,7 +98,13 @@ def make_engine(config: Config | EngineConfig) -> Engine | None:
     if cfg.kind == "none":
         return None
     if cfg.kind == "auto":
-        return ENGINES.get("llama")(cfg)
+        try:
+            return ENGINES.get("llama")(cfg)
+        except MissingExtraError as exc:
+            if strict:
+                raise
+            log.warning("%s; the model-free implementations serve meanwhile", exc)
+            return None
     engine = ENGINES.get(cfg.kind)(cfg)
     if engine is None:
         raise EngineUnavailableError(
@@ -102,18 +123,24 @@ def describe_engines(config: Config | EngineConfig) -> list[dict[str, Any]]:
     Returns:
         One dict per task: ``task``, ``version``, ``served_by`` (an engine name such as
         ``llama:qwen2.5-1.5b-instruct-q4_k_m``, ``model-free`` or ``unavailable``), ``ok``
-        (False only when a configured engine cannot be built), ``engine`` (one line for a
-        person), ``model_free`` (whether a model-free implementation exists), ``engine_info``
-        (the engine's :meth:`~localmem.llm.base.Engine.describe`, or None) and ``problem``.
+        (False when a configured engine cannot be built, or its model host crashed or is
+        unhealthy), ``engine`` (one line for a person), ``model_free`` (whether a model-free
+        implementation exists), ``engine_info`` (the engine's
+        :meth:`~localmem.llm.base.Engine.describe`, or None), ``problem`` and ``state`` (the
+        model host's: ``idle``, ``running``, ``crashed``, ``unhealthy``; None without one).
     """
     from localmem.llm.tasks import all_tasks
 
     problem = None
     try:
-        engine = make_engine(config)
+        engine = make_engine(config, strict=True)
     except LocalMemError as exc:
         engine, problem = None, str(exc)
     info = engine.describe() if engine else None
+    host = (info or {}).get("host") or {}
+    state = host.get("state")
+    if state in ("crashed", "unhealthy") and problem is None:
+        problem = f"model host {state}: {host.get('reason')}"
     rows = []
     for spec in all_tasks():
         if engine is not None:
@@ -135,6 +162,7 @@ def describe_engines(config: Config | EngineConfig) -> list[dict[str, Any]]:
                 "model_free": spec.model_free is not None,
                 "engine_info": info,
                 "problem": problem,
+                "state": state,
             }
         )
     return rows

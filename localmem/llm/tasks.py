@@ -19,6 +19,7 @@ configured; ``localmem doctor`` shows it as ``unavailable``.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ from localmem.llm.base import Engine, Message, Usage
 
 I = TypeVar("I", bound=BaseModel)  # noqa: E741 - the inputs of a task
 O = TypeVar("O", bound=BaseModel)  # noqa: E741 - the output of a task
+
+log = logging.getLogger("localmem.llm")
 
 MODEL_FREE = "model-free"
 Implementation = Literal["auto", "model", "model-free"]
@@ -163,8 +166,10 @@ def run_task(
         inputs: The task's input model, or a dict of its fields.
         engine: The engine, or None for model-free.
         context: Embedder, config and ``now`` for a model-free implementation.
-        implementation: ``auto`` (the engine if given, else model-free), ``model`` (the engine
-            only) or ``model-free`` (never the engine, e.g. to compare the two).
+        implementation: ``auto`` (the engine if given, else model-free; model-free also when
+            the engine cannot serve this call: its host crashed, hung or is unhealthy, and the
+            result's ``warnings`` say so), ``model`` (the engine only) or ``model-free`` (never
+            the engine, e.g. to compare the two).
         max_tokens: Output budget (default: the task's, else the engine's).
 
     Raises:
@@ -182,8 +187,15 @@ def run_task(
             f"task {name!r} was asked to use a model but no engine is configured "
             "(put an instruct GGUF in models/ or set engine.model_path)"
         )
+    fallback: tuple[str, ...] = ()
     if use_model:
-        return _run_with_engine(spec, data, engine, max_tokens=max_tokens)
+        try:
+            return _run_with_engine(spec, data, engine, max_tokens=max_tokens)
+        except EngineUnavailableError as exc:  # crashed, hung, unhealthy, unreachable
+            if implementation != "auto" or spec.model_free is None:
+                raise
+            fallback = (f"the engine could not serve ({exc}); served model-free",)
+            log.warning("task %s: %s", name, fallback[0])
     if spec.model_free is None:
         why = "no engine is configured" if engine is None else "it was asked to run model-free"
         raise EngineUnavailableError(
@@ -196,7 +208,9 @@ def run_task(
     seconds = time.perf_counter() - start
     if not isinstance(value, spec.output):
         raise TypeError(f"model-free {name} returned {type(value).__name__}, not {spec.output}")
-    return TaskResult(name, spec.version, value, MODEL_FREE, Usage(seconds=seconds))
+    return TaskResult(
+        name, spec.version, value, MODEL_FREE, Usage(seconds=seconds), warnings=fallback
+    )
 
 
 def _run_with_engine(

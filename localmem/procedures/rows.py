@@ -52,9 +52,7 @@ def to_procedure(row: Sequence[Any]) -> Procedure:
 
 def get(db: Database, procedure_id: Any) -> Procedure:
     """A procedure by id or unique prefix (3 characters or more)."""
-    if not isinstance(procedure_id, str) or not procedure_id.strip():
-        raise InputError("a procedure id must be a non-empty string")
-    pid = procedure_id.strip()
+    pid = validate.identifier(procedure_id, "a procedure id")
     rows = db.fetchall(f"SELECT {COLUMNS} FROM procedures WHERE id = ?", [pid])
     if not rows and len(pid) >= 3:
         rows = db.fetchall(

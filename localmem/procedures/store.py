@@ -87,7 +87,15 @@ class ProcedureStore:
         return rows.events(self.kernel.db, proc.id)
 
     # -- finding -----------------------------------------------------------------------------
-    def matches(self, task: str, *, k: int = 10, **options: Any) -> list[ProcedureMatch]:
+    def matches(
+        self,
+        task: str,
+        *,
+        k: int = 10,
+        task_type: str | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> list[ProcedureMatch]:
         """Active procedures scored for ``task``, best first, with no threshold applied.
 
         The score is the cosine of task and trigger, plus ``type_weight`` when the task's type
@@ -96,22 +104,39 @@ class ProcedureStore:
         Args:
             task: the task about to be solved, as a person would describe it.
             k: how many to return.
-            **options: ``task_type`` (the task's type if known; "any" ignores types; default:
-                classified model-free), ``user_id``, ``agent_id`` (scope filters).
+            task_type: the task's type if known ("any" ignores types; default: classified
+                model-free).
+            user_id: only the procedures of this user.
+            agent_id: only the procedures of this agent.
         """
-        return finding.matches(self.kernel, task, k=k, **options)
+        return finding.matches(
+            self.kernel, task, k=k, task_type=task_type, user_id=user_id, agent_id=agent_id
+        )
 
     def find(
-        self, task: str, *, threshold: float | None = None, **options: Any
+        self,
+        task: str,
+        *,
+        threshold: float | None = None,
+        task_type: str | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
     ) -> ProcedureMatch | None:
         """The best procedure for ``task`` if its score reaches the threshold, else None.
 
         Args:
             task: the task about to be solved.
             threshold: least score (default ``config.procedures.threshold``).
-            **options: as in :meth:`matches`.
+            task_type, user_id, agent_id: as in :meth:`matches`.
         """
-        return finding.find(self.kernel, task, threshold=threshold, **options)
+        return finding.find(
+            self.kernel,
+            task,
+            threshold=threshold,
+            task_type=task_type,
+            user_id=user_id,
+            agent_id=agent_id,
+        )
 
     def find_many(
         self, task: str, *, k: int = 3, threshold: float | None = None, **options: Any

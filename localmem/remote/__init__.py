@@ -22,28 +22,27 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from localmem import wire
-from localmem.attributes.rows import StoredAttributes
+from localmem.api import MemoryAPI, ServedAPI
+from localmem.api.declaration import MineMode
 from localmem.config import Config
-from localmem.consolidation.model import ConsolidationReport
 from localmem.discovery import (
     TOKEN_HEADER,
     ServerInfo,
     find_server,
     loopback_url,
+    proves_token,
 )
 from localmem.errors import InputError, StoreError
-from localmem.infer.apply import Applied
+from localmem.remote.calls import install
 from localmem.remote.procedures import RemoteProcedures
 from localmem.remote.transport import IDLE_S, NeedsLocalStore
-from localmem.store.kernel import JobsReport
-from localmem.store.links import Link
-from localmem.types import HistoryEvent, MemoryItem, SearchResult, Session, Thought
+from localmem.types import MemoryItem
 
 
 def connect(
@@ -76,8 +75,14 @@ def connect(
     return RemoteMemory(info.url, info.token, timeout=timeout, server=info)
 
 
-class RemoteMemory:
-    """The API of ``Memory`` over a server's HTTP interface (see :func:`connect`)."""
+class RemoteMemory(ServedAPI, MemoryAPI):
+    """The API of ``Memory`` over a server's HTTP interface (see :func:`connect`).
+
+    Its methods are made from the declaration (:mod:`localmem.api`): each binds its arguments
+    to the declared signature, sends them and decodes the answer into the declared type, so
+    nothing here repeats the API. The few written by hand do more on this side (``add_many``
+    sends batches; ``infers`` reads the store's config once).
+    """
 
     def __init__(
         self, url: str, token: str, *, timeout: float = 120.0, server: ServerInfo | None = None
@@ -100,7 +105,12 @@ class RemoteMemory:
             LocalMemError: the same class the server raised; StoreError when the server cannot
                 be reached or answers nonsense.
         """
-        body = json.dumps(wire.encode(args)).encode("utf-8")
+        try:
+            body = json.dumps(wire.encode(args)).encode("utf-8")
+        except RecursionError:
+            raise InputError(f"the arguments of {method} nest too deeply") from None
+        except (TypeError, ValueError, UnicodeEncodeError) as exc:
+            raise InputError(f"the arguments of {method} are not JSON: {exc}") from None
         try:
             conn = self._connection()
             conn.request(
@@ -144,6 +154,14 @@ class RemoteMemory:
             conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
             conn.connect()
             conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            # nothing secret and no request goes out before the server proves it holds the
+            # token: after a crash another program may listen on the old port
+            if not proves_token(conn, self._token):
+                conn.close()
+                raise StoreError(
+                    f"the server at {self.url} did not prove that it holds the store's token; "
+                    "nothing was sent (a stale address? start `localmem serve` again)"
+                )
             self._local.conn, self._local.used = conn, time.monotonic()
         return conn
 
@@ -171,7 +189,7 @@ class RemoteMemory:
     # -- what the store is -------------------------------------------------------------------
     def _facts(self) -> dict[str, Any]:
         if self._described is None:
-            self._described = self.call("describe")
+            self._described = self.describe()
         return self._described
 
     @property
@@ -199,34 +217,6 @@ class RemoteMemory:
         """The search stages of the served store, in order."""
         return tuple(self._facts()["stage_names"])
 
-    def status(self) -> dict[str, Any]:
-        """As :meth:`Memory.status`."""
-        return self.call("status")
-
-    def users(self, *, limit: int = 200) -> list[tuple[str, int]]:
-        """As :meth:`Memory.users`."""
-        return [tuple(pair) for pair in self.call("users", limit=limit)]
-
-    def links(self, memory_id: str) -> list[Link]:
-        """As :meth:`Memory.links`."""
-        return wire.decode(list[Link], self.call("links", memory_id=memory_id))
-
-    def thought_of(self, memory_id: str) -> dict[str, Any] | None:
-        """As :meth:`Memory.thought_of`."""
-        return self.call("thought_of", memory_id=memory_id)
-
-    def attributes_of(self, memory_ids: Iterable[str]) -> dict[str, StoredAttributes]:
-        """As :meth:`Memory.attributes_of`."""
-        if isinstance(memory_ids, (str, bytes)):
-            raise InputError("memory_ids must be a list of memory ids")
-        data = self.call("attributes_of", memory_ids=list(memory_ids))
-        return {key: wire.decode(StoredAttributes, value) for key, value in data.items()}
-
-    # -- the Memory API ---------------------------------------------------------------------
-    def add(self, content: str, **fields: Any) -> MemoryItem:
-        """As :meth:`Memory.add`."""
-        return wire.decode(MemoryItem, self.call("add", content=content, **fields))
-
     def infers(self, infer: bool | None) -> bool:
         """As :meth:`Memory.infers`."""
         if infer is None:
@@ -235,17 +225,17 @@ class RemoteMemory:
             raise InputError(f"infer must be true or false, not {infer!r}")
         return infer
 
-    def infer(self, content: Any, **fields: Any) -> list[Applied]:
-        """As :meth:`Memory.infer`."""
-        return wire.decode(list[Applied], self.call("infer", content=content, **fields))
-
     def add_many(
         self,
-        items: Iterable[str | Mapping[str, Any]],
+        items: Sequence[str | Mapping[str, Any]],
         *,
         batch_size: int = 256,
         progress: Callable[[int], None] | None = None,
-        **options: Any,
+        mine: MineMode | None = None,
+        evolve: bool | None = None,
+        dedupe: bool = False,
+        infer: bool | None = None,
+        **defaults: Any,
     ) -> list[MemoryItem]:
         """As :meth:`Memory.add_many`: one request (and one transaction) per batch, so a long
         import reports progress, stays under the request size limit, and keeps the batches
@@ -254,6 +244,10 @@ class RemoteMemory:
             raise InputError("items must be a list of texts or dicts")
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise InputError(f"batch_size must be a positive integer, not {batch_size!r}")
+        given = {"mine": mine, "evolve": evolve, "infer": infer}
+        options = {k: v for k, v in given.items() if v is not None} | defaults
+        if dedupe:
+            options["dedupe"] = True
         items, stored = list(items), []
         for start in range(0, len(items), batch_size):
             batch = items[start : start + batch_size]
@@ -263,91 +257,5 @@ class RemoteMemory:
                 progress(len(stored))
         return stored
 
-    def get(self, memory_id: str, *, include_deleted: bool = False) -> MemoryItem:
-        """As :meth:`Memory.get`."""
-        return wire.decode(
-            MemoryItem, self.call("get", memory_id=memory_id, include_deleted=include_deleted)
-        )
 
-    def get_many(self, ids: Iterable[str]) -> list[MemoryItem]:
-        """As :meth:`Memory.get_many`."""
-        return wire.decode(list[MemoryItem], self.call("get_many", ids=list(ids)))
-
-    def update(self, memory_id: str, **fields: Any) -> MemoryItem:
-        """As :meth:`Memory.update` (content, context, metadata, event_time, actor)."""
-        return wire.decode(MemoryItem, self.call("update", memory_id=memory_id, **fields))
-
-    def delete(self, memory_id: str, *, actor: str = "user") -> MemoryItem:
-        """As :meth:`Memory.delete`."""
-        return wire.decode(MemoryItem, self.call("delete", memory_id=memory_id, actor=actor))
-
-    def restore(self, memory_id: str, *, actor: str = "user") -> MemoryItem:
-        """As :meth:`Memory.restore`."""
-        return wire.decode(MemoryItem, self.call("restore", memory_id=memory_id, actor=actor))
-
-    def purge(self, memory_id: str, *, actor: str = "user") -> None:
-        """As :meth:`Memory.purge`."""
-        self.call("purge", memory_id=memory_id, actor=actor)
-
-    def history(self, memory_id: str) -> list[HistoryEvent]:
-        """As :meth:`Memory.history`."""
-        return wire.decode(list[HistoryEvent], self.call("history", memory_id=memory_id))
-
-    def list(self, **options: Any) -> list[MemoryItem]:
-        """As :meth:`Memory.list`."""
-        return wire.decode(list[MemoryItem], self.call("list", **options))
-
-    def count(self, **options: Any) -> int:
-        """As :meth:`Memory.count`."""
-        return int(self.call("count", **options))
-
-    def search(self, query: str, *, k: int = 5, **options: Any) -> SearchResult:
-        """As :meth:`Memory.search`."""
-        return wire.decode(SearchResult, self.call("search", query=query, k=k, **options))
-
-    def start_session(self, title: str, **options: Any) -> Session:
-        """As :meth:`Memory.start_session`."""
-        return wire.decode(Session, self.call("start_session", title=title, **options))
-
-    def add_thought(self, session_id: str, content: str, **options: Any) -> Thought:
-        """As :meth:`Memory.add_thought`."""
-        return wire.decode(
-            Thought, self.call("add_thought", session_id=session_id, content=content, **options)
-        )
-
-    def complete_session(
-        self, session_id: str, outcome: str = "success", **options: Any
-    ) -> Session:
-        """As :meth:`Memory.complete_session`."""
-        return wire.decode(
-            Session,
-            self.call("complete_session", session_id=session_id, outcome=outcome, **options),
-        )
-
-    def thoughts(self, session_id: str) -> list[Thought]:
-        """As :meth:`Memory.thoughts`."""
-        return wire.decode(list[Thought], self.call("thoughts", session_id=session_id))
-
-    def get_session(self, session_id: str) -> Session:
-        """As :meth:`Memory.get_session`."""
-        return wire.decode(Session, self.call("get_session", session_id=session_id))
-
-    def sessions(self, **options: Any) -> list[Session]:
-        """As :meth:`Memory.sessions`."""
-        return wire.decode(list[Session], self.call("sessions", **options))
-
-    def consolidate(self, **options: Any) -> ConsolidationReport:
-        """As :meth:`Memory.consolidate`."""
-        return wire.decode(ConsolidationReport, self.call("consolidate", **options))
-
-    def stats(self) -> dict[str, Any]:
-        """As :meth:`Memory.stats`: counts and sizes."""
-        return self.call("stats")
-
-    def sources_of(self, memory_ids: Iterable[str]) -> dict[str, list[str]]:
-        """As :meth:`Memory.sources_of`: the sources of consolidated memories."""
-        return self.call("sources_of", memory_ids=list(memory_ids))
-
-    def run_jobs(self, **options: Any) -> JobsReport:
-        """Run queued jobs now, on the server (which also runs them in the background)."""
-        return wire.decode(JobsReport, self.call("run_jobs", **options))
+install(RemoteMemory, ("memory", "served"))

@@ -4,7 +4,7 @@ long a kept-alive connection may rest."""
 from __future__ import annotations
 
 from localmem.discovery import ServerInfo
-from localmem.errors import StoreError
+from localmem.errors import InputError, StoreError
 
 #: seconds a kept-alive connection may rest before it is replaced (the server's limit is 5)
 IDLE_S = 2.0
@@ -20,3 +20,8 @@ class NeedsLocalStore(StoreError, AttributeError):
             f"{name!r} needs the store in this process, and a localmem server holds it{who}; "
             "stop the server first"
         )
+
+
+class BadArguments(InputError, TypeError):
+    """Arguments a declared operation does not take, found before anything is sent: an
+    InputError, and a TypeError as Python's own for a wrong call (what ``Memory`` raises)."""

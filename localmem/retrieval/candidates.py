@@ -6,7 +6,6 @@ import numpy as np
 
 from localmem.retrieval.context import Candidate, SearchContext
 from localmem.retrieval.fusion import FUSERS, RankedList
-from localmem.store.lexical import LexicalIndex
 from localmem.store.vectors import exact_search
 
 
@@ -33,7 +32,7 @@ def lexical(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarr
     """Top-n labels by BM25."""
     return ctx.once(
         ("bm25", text, n),
-        lambda: LexicalIndex.top(ctx.bm25_scores(text), n, allowed=ctx.allowed),
+        lambda: ctx.bm25_scores(text).top(n, ctx.allowed),
     )
 
 

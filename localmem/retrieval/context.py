@@ -12,6 +12,7 @@ import numpy as np
 from localmem.retrieval.options import SearchOptions
 from localmem.retrieval.query import ParsedQuery
 from localmem.store import memories, records
+from localmem.store.scores import Scores
 from localmem.types import MemoryItem, StageReport
 
 if TYPE_CHECKING:
@@ -83,15 +84,16 @@ class SearchContext:
             vec = self._vectors[text] = self.kernel.embedder.embed_query(text)
         return vec
 
-    def bm25_scores(self, text: str) -> np.ndarray:
-        """The BM25 score of every memory for a query text, by label (scored once per text)."""
-        return self.once(("bm25-scores", text), lambda: self.kernel.store.lexical.scores(text))
+    def bm25_scores(self, text: str) -> Scores:
+        """The BM25 scores of a query text: its best labels and any label's score (scored once
+        per text)."""
+        return self.once(("bm25-scores", text), lambda: self.kernel.store.lexical.scored(text))
 
     def allowed_vectors(self) -> np.ndarray:
         """The stored vectors of the allowed labels, in their order (fetched once per search)."""
         if self._allowed_vectors is None:
             assert self.allowed is not None, "no filter: every label is allowed"
-            self._allowed_vectors = self.kernel.store.vectors.get(self.allowed)
+            self._allowed_vectors = self.kernel.store.vectors_of(self.allowed)
         return self._allowed_vectors
 
     def label_vectors(self, labels) -> np.ndarray:
@@ -103,7 +105,7 @@ class SearchContext:
             at = np.searchsorted(self.allowed, labels).clip(0, len(self.allowed) - 1)
             if bool(np.all(self.allowed[at] == labels)):
                 return self._allowed_vectors[at]
-        return self.kernel.store.vectors.get(labels)
+        return self.kernel.store.vectors_of(labels)
 
     def items(self, labels, *, placed=()) -> dict[int, MemoryItem]:
         """Memories by label, fetched from the store once and kept for later stages.
@@ -116,7 +118,11 @@ class SearchContext:
             int(x) for x in placed if int(x) not in self._placed and int(x) not in self._items
         ]
         if missing or wanted:
-            rows, places = memories.by_labels_with_placement(self.kernel, missing, wanted)
+            mirror = self.kernel.rows()  # held in memory where this process alone writes
+            if mirror is not None:
+                rows, places = mirror.items(missing), mirror.placement(wanted)
+            else:
+                rows, places = memories.by_labels_with_placement(self.kernel, missing, wanted)
             self._items.update(rows)
             self._placed.update({x: places.get(x) for x in wanted})
         return {int(x): self._items[int(x)] for x in labels if int(x) in self._items}
@@ -146,7 +152,13 @@ class SearchContext:
         if missing:
             for s in missing:
                 self._sessions[s] = []
-            for label, session in records.session_order(self.kernel.db, missing):
+            mirror = self.kernel.rows()
+            order = (
+                mirror.session_order(missing)
+                if mirror is not None
+                else records.session_order(self.kernel.db, missing)
+            )
+            for label, session in order:
                 self._sessions[session].append(label)
         return {s: self._sessions[s] for s in sessions}
 

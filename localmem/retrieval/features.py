@@ -132,10 +132,7 @@ def _cosine(pool: Pool) -> np.ndarray:
 
 def _bm25(pool: Pool) -> np.ndarray:
     scores = pool.ctx.bm25_scores(pool.ctx.query)  # scored once, by the candidate stage
-    out = np.zeros(len(pool.labels), dtype=np.float64)
-    inside = pool.labels < len(scores)
-    out[inside] = scores[pool.labels[inside]]
-    return out
+    return scores.at(pool.labels).astype(np.float64)
 
 
 def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
@@ -254,8 +251,8 @@ def f_context_bm25(pool: Pool) -> np.ndarray:
     scores = pool.ctx.bm25_scores(pool.ctx.query)
     out = pool.cached("bm25", lambda: _bm25(pool)).copy()
     for side in (prev, nxt):
-        at = np.flatnonzero((side >= 0) & (side < len(scores)))
-        out[at] += NEIGHBOUR_WEIGHT * scores[side[at]].astype(np.float64)
+        at = np.flatnonzero(side >= 0)
+        out[at] += NEIGHBOUR_WEIGHT * scores.at(side[at]).astype(np.float64)
     return zscore(out)
 
 
@@ -313,16 +310,22 @@ def f_other_speaker(pool: Pool) -> np.ndarray:
 
 
 @lru_cache(maxsize=100_000)
+def _terms_of(text: str) -> tuple[int, frozenset[str]]:
+    """How many index terms a text holds and which (stop-words left out), tokenised once for
+    both features that read them; kept: a memory is read again by every search whose pool it
+    enters."""
+    found = terms(text)
+    return len(found), frozenset(found)
+
+
 def term_set(text: str) -> frozenset[str]:
-    """The distinct index terms of a text (stop-words left out; kept: a memory is read again
-    by every search whose pool it enters)."""
-    return frozenset(terms(text))
+    """The distinct index terms of a text (stop-words left out)."""
+    return _terms_of(text)[1]
 
 
-@lru_cache(maxsize=100_000)
 def word_count(text: str) -> int:
     """Index terms in a text (stop-words left out)."""
-    return len(terms(text))
+    return _terms_of(text)[0]
 
 
 def f_length(pool: Pool) -> np.ndarray:

@@ -101,10 +101,14 @@ def near_time(
     kernel: Kernel, window: Window, limit: int, allowed: np.ndarray | None = None
 ) -> list[int]:
     """:func:`localmem.store.timeline.labels_near_time` (``allowed``: sorted labels). Where this
-    process is the only writer, from a copy of the store's timeline kept until its next unit of
-    writing: the query scans every memory when the window holds them all (~3 ms at 100k), the
-    copy costs as much to read once and then answers in microseconds. PostgreSQL is asked (a
-    copy read on every search would cost more than the query)."""
+    process is the only writer, from the rows held in memory (:mod:`localmem.store.mirror`), or
+    with those off from a copy of the store's timeline kept until its next unit of writing: the
+    query scans every memory when the window holds them all (~3 ms at 100k), a copy answers in
+    microseconds. PostgreSQL is asked (a copy read on every search would cost more than the
+    query)."""
+    mirror = kernel.rows()
+    if mirror is not None:
+        return mirror.near_time(window, limit, allowed)
     if not kernel.db.one_writer:
         return timeline.labels_near_time(kernel.db, window, limit, allowed)
     times, labels = kernel.kept("timeline", lambda: timeline.timeline(kernel.db))

@@ -4,22 +4,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from localmem import validate
 from localmem.errors import InputError
-from localmem.types import KINDS, LEVELS
+from localmem.types import (
+    KINDS,
+    LEVELS,
+    AttributeMode,
+    Axis,
+    Expansion,
+    Fusion,
+    Mode,
+    Reranker,
+    Strategy,
+)
 
 if TYPE_CHECKING:  # the CLI imports the option names; pydantic (config) would slow its start
     from localmem.config import SearchConfig
 
-MODES = ("hybrid", "dense", "lexical")
-FUSIONS = ("rrf", "zscore", "minmax")
-ATTRIBUTE_MODES = ("off", "filter", "boost")
-ATTRIBUTE_AXES = ("entities", "intent", "topic")
-STRATEGIES = ("refined", "comprehensive")
-EXPANSIONS = ("off", "auto", "prf", "engine")
-RERANKERS = ("off", "auto", "model-free", "engine")
+MODES: tuple[str, ...] = get_args(Mode)
+FUSIONS: tuple[str, ...] = get_args(Fusion)
+ATTRIBUTE_MODES: tuple[str, ...] = get_args(AttributeMode)
+ATTRIBUTE_AXES: tuple[str, ...] = get_args(Axis)
+STRATEGIES: tuple[str, ...] = get_args(Strategy)
+EXPANSIONS: tuple[str, ...] = get_args(Expansion)
+RERANKERS: tuple[str, ...] = get_args(Reranker)
 
 
 @dataclass(frozen=True)

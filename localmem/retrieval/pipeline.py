@@ -81,6 +81,7 @@ def start(kernel: Kernel, query: str, *, k: int = 5, **kwargs: Any) -> SearchCon
     text = validate.content(query, max_chars=kernel.config.store.max_content_chars, what="query")
     options = SearchOptions.build(kernel.config.search, k=k, **kwargs)
     now = options.now or aware(utcnow())
+    kernel.searches += 1  # the rows held in memory start after a few (Kernel.rows)
     return SearchContext(kernel, text, options, now, queries=[Query(text)])
 
 

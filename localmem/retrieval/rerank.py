@@ -26,6 +26,16 @@ from localmem.retrieval.features import feature_matrix
 from localmem.retrieval.joining import scored_pool
 
 WEIGHTS_FILE = Path(__file__).with_name("reranker.json")
+#: weights fitted on another embedder's vectors (its dense features mean other things), by the
+#: name a store records for its vectors; any other embedder takes WEIGHTS_FILE (fitted on MiniLM)
+WEIGHTS_BY_EMBEDDER = {
+    "multilingual-e5-small+q4": Path(__file__).with_name("reranker-e5.json"),
+}
+
+
+def weights_for(embedder_name: str) -> Path:
+    """The shipped weights for vectors made by ``embedder_name``."""
+    return WEIGHTS_BY_EMBEDDER.get(embedder_name, WEIGHTS_FILE)
 
 
 @dataclass(frozen=True)
@@ -93,14 +103,19 @@ def _reorder(ctx: SearchContext, scored: list[tuple[Candidate, float]]) -> None:
 
 def _model_free_rerank(ctx: SearchContext) -> dict:
     cfg = ctx.kernel.config.search
-    model = load_reranker(cfg.reranker_weights)
+    model = load_reranker(cfg.reranker_weights or str(weights_for(ctx.kernel.embedder.name)))
     pool, joined = scored_pool(ctx)
     scores = model.score(feature_matrix(pool, model.names))
     scored = list(zip(pool.cands, scores.tolist(), strict=True))
     _reorder(ctx, scored)
     for cand, value in scored:
         cand.evidence["rerank"] = float(value)
-    return {"implementation": "model-free", "scored": len(pool.cands), "joined": joined}
+    return {
+        "implementation": "model-free",
+        "scored": len(pool.cands),
+        "joined": joined,
+        "weights": Path(model.source).name,
+    }
 
 
 def _engine_rerank(ctx: SearchContext) -> dict:

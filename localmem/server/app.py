@@ -11,12 +11,12 @@ writes itself (its kernel's lock), reads run beside them. ``/mcp`` serves the MC
 from __future__ import annotations
 
 import contextlib
-import functools
 import hmac
-import inspect
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from string import hexdigits
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -25,11 +25,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
-from localmem import wire
-from localmem.discovery import TOKEN_HEADER
+from localmem import api, wire
+from localmem.api import Operation
+from localmem.discovery import MAX_CHALLENGE, TOKEN_HEADER, proof
 from localmem.errors import InputError, LocalMemError, NotFoundError
-from localmem.ingest import ingest_file
 from localmem.mcp_server import build_server
+from localmem.server.files import confined_ingest, default_roots
 
 if TYPE_CHECKING:
     from localmem.memory import Memory
@@ -39,95 +40,32 @@ log = logging.getLogger("localmem.server")
 #: the largest request body accepted (a batch of add_many included)
 MAX_BODY = 32 * 1024 * 1024
 
-#: the Memory methods a client may call, by the name in the URL
-METHODS: dict[str, Callable[[Memory], Callable[..., Any]]] = {
-    name: (lambda n: lambda m: getattr(m, n))(name)
-    for name in (
-        "add",
-        "add_many",
-        "infer",
-        "get",
-        "get_many",
-        "update",
-        "delete",
-        "restore",
-        "purge",
-        "history",
-        "list",
-        "count",
-        "search",
-        "start_session",
-        "add_thought",
-        "complete_session",
-        "thoughts",
-        "get_session",
-        "sessions",
-        "consolidate",
-        "run_jobs",
-        "stats",
-        "status",
-        "users",
-        "links",
-        "thought_of",
-        "attributes_of",
-        "sources_of",
-    )
+
+def method_table(
+    memory: Memory, extensions: Mapping[str, Callable[..., Any]]
+) -> dict[str, tuple[Operation, Callable[..., Any]]]:
+    """Every operation the declaration says a server answers (:func:`localmem.api.served`),
+    with the callable that answers it: a method of ``memory`` or of ``memory.procedures``, or
+    one of the server's own ``extensions`` (reading a file on this machine)."""
+    table = {}
+    for name, op in api.served().items():
+        if op.owner == "memory":
+            fn = getattr(memory, op.attribute)
+        elif op.owner == "procedures":
+            fn = getattr(memory.procedures, op.attribute)
+        else:
+            fn = extensions[name]
+        table[name] = (op, fn)
+    return table
+
+
+_STATUS = {
+    "InputError": 400,
+    "NotFoundError": 404,
+    "StoreLockedError": 409,
+    # the store is fine; what the call asked for (a model) is not there: a 503, not a fault
+    "EngineUnavailableError": 503,
 }
-for _name in (
-    "find",
-    "record",
-    "list",
-    "matches",
-    "versions",
-    "history",
-    "get",
-    "retire",
-    "restore",
-):
-    METHODS[f"procedures.{_name}"] = (lambda n: lambda m: getattr(m.procedures, n))(_name)
-# properties and facts of the store, for clients that show it (the TUI)
-METHODS["describe"] = lambda m: (
-    lambda: {
-        "path": str(m.path),
-        "add_options": list(m.add_options),
-        "stage_names": list(m.stage_names),
-        "config": m.config.model_dump(mode="json"),
-    }
-)
-# a file on this machine, read by the server (its path made absolute by the client)
-METHODS["ingest_file"] = lambda m: functools.partial(ingest_file, m)
-
-#: methods that never write (the job worker need not look at the queue after them)
-_READS = {
-    "get",
-    "get_many",
-    "history",
-    "list",
-    "count",
-    "search",
-    "stats",
-    "status",
-    "users",
-    "links",
-    "thought_of",
-    "attributes_of",
-    "describe",
-    "thoughts",
-    "get_session",
-    "sessions",
-    "procedures.find",
-    "procedures.list",
-    "procedures.matches",
-    "procedures.versions",
-    "procedures.history",
-    "procedures.get",
-    "sources_of",
-}
-
-#: arguments that are Python callables or in-process values: never from a client
-_LOCAL_ONLY = {"progress", "also", "embedded", "on_write"}
-
-_STATUS = {"InputError": 400, "NotFoundError": 404, "StoreLockedError": 409}
 
 
 def _error(exc: LocalMemError, status: int | None = None) -> JSONResponse:
@@ -137,22 +75,65 @@ def _error(exc: LocalMemError, status: int | None = None) -> JSONResponse:
     )
 
 
+class _TooLarge(InputError):
+    """A request body over :data:`MAX_BODY`: answered 413, as an InputError."""
+
+
+async def _arguments(request: Request, op: Operation) -> dict[str, Any]:
+    """The request's JSON arguments for ``op``, checked against its declared parameters.
+
+    Raises:
+        InputError: the body is too large (:class:`_TooLarge`), not a JSON object, holds an
+            in-process value (a callable's name) or an argument of the wrong kind.
+    """
+    size = request.headers.get("content-length")
+    if size is not None and (not size.isdigit() or int(size) > MAX_BODY):
+        raise _TooLarge(f"request body over {MAX_BODY} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise _TooLarge(f"request body over {MAX_BODY} bytes")
+    try:
+        args = json.loads(body or b"{}")
+    except RecursionError:  # [[[[... nested deeper than the parser recurses
+        raise InputError("the request body nests too deeply") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"the request body is not JSON: {exc}") from None
+    if not isinstance(args, dict):
+        raise InputError("the arguments must be a JSON object of plain values")
+    local = {p.name for p in op.params if p.local} & set(args)
+    if local:
+        raise InputError(f"{', '.join(sorted(local))}: an in-process value, never sent over HTTP")
+    api.check_arguments(op, args)  # the declared types, before anything reaches the store
+    return args
+
+
 def build_app(
     memory: Memory,
     token: str,
     *,
-    instance: str = "",
     on_write: Callable[[], None] | None = None,
+    ingest_roots: Sequence[Path] | None = None,
+    host: str = "127.0.0.1",
 ) -> Starlette:
     """The ASGI app serving ``memory`` to clients that present ``token``.
 
-    ``instance`` is this server's random name, the one answer given without the token (at
-    ``GET /v1/health``): a client checks it against the discovery file before it sends the
-    token, so a stale file whose pid or port now belongs to another program is never trusted.
+    The one answer given without the token is ``GET /v1/health?challenge=HEX``: the proof that
+    this server holds the token (:func:`localmem.discovery.proof`), which a client checks
+    before it sends the token or a request, so a stale discovery file whose pid or port now
+    belongs to another program is never trusted.
     ``on_write`` is called after every method that may have queued jobs (to wake the worker).
+    ``ingest_roots``: the folders whose files a client may have the server ingest (default:
+    the home folder; :mod:`localmem.server.files`). ``host``: the loopback address it listens
+    on, which MCP clients name in their Host header.
     """
+    roots = default_roots() if ingest_roots is None else tuple(ingest_roots)
+    methods = method_table(memory, {"ingest_file": confined_ingest(memory, roots)})
     mcp = build_server(memory)
-    mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp")
+    mcp_app = mcp.streamable_http_app(
+        streamable_http_path="/mcp", transport_security=_rebinding_guard(host)
+    )
     expected = f"Bearer {token}".encode()
 
     def authorised(request: Request) -> bool:
@@ -161,42 +142,36 @@ def build_app(
 
     async def call(request: Request) -> Response:
         name = request.path_params["method"]
-        if name not in METHODS:
-            return _error(NotFoundError(f"no method {name!r} (methods: {', '.join(METHODS)})"))
-        size = request.headers.get("content-length")
-        if size is not None and (not size.isdigit() or int(size) > MAX_BODY):
-            return _error(InputError(f"request body over {MAX_BODY} bytes"), 413)
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_BODY:
-                return _error(InputError(f"request body over {MAX_BODY} bytes"), 413)
+        if name not in methods:
+            return _error(NotFoundError(f"no method {name!r} (methods: {', '.join(methods)})"))
+        op, fn = methods[name]
         try:
-            args = json.loads(body or b"{}")
-        except (ValueError, UnicodeDecodeError) as exc:
-            return _error(InputError(f"the request body is not JSON: {exc}"))
-        if not isinstance(args, dict) or _LOCAL_ONLY & set(args):
-            return _error(InputError("the arguments must be a JSON object of plain values"))
-        fn = METHODS[name](memory)
-        try:
-            inspect.signature(fn).bind(**args)
-        except TypeError as exc:
-            return _error(InputError(f"bad arguments for {name}: {exc}"))
+            args = await _arguments(request, op)
+        except _TooLarge as exc:
+            return _error(InputError(str(exc)), 413)
+        except InputError as exc:
+            return _error(exc)
         try:
             result = await anyio.to_thread.run_sync(lambda: fn(**args))
         except LocalMemError as exc:
             return _error(exc)
-        except TypeError as exc:  # an argument of the wrong kind the method did not check
+        except (TypeError, RecursionError) as exc:  # an argument the method did not check
             return _error(InputError(f"bad arguments for {name}: {exc}"))
-        except Exception as exc:  # a fault of ours: say so, keep serving
+        except Exception as exc:  # a fault of ours: say so (never its text), keep serving
             log.exception("unexpected error in %s", name)
-            return _error(LocalMemError(f"unexpected {type(exc).__name__} in {name}: {exc}"), 500)
-        if on_write is not None and name not in _READS:
+            fault = f"unexpected {type(exc).__name__} in {name}; the server's log has the details"
+            return _error(LocalMemError(fault), 500)
+        if on_write is not None and op.writes:
             on_write()
         return JSONResponse({"result": wire.encode(result)})
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"result": {"instance": instance}})
+        challenge = request.query_params.get("challenge", "")
+        if not challenge:
+            return JSONResponse({"result": {}})
+        if len(challenge) > MAX_CHALLENGE or not all(c in hexdigits for c in challenge):
+            return _error(InputError(f"a challenge is at most {MAX_CHALLENGE} hex digits"))
+        return JSONResponse({"result": {"proof": proof(token, challenge)}})
 
     async def elsewhere(scope: dict, receive: Any, send: Any) -> None:
         """/mcp goes to the MCP app; any other path is a typed 404."""
@@ -247,3 +222,20 @@ def build_app(
     )
     app.add_middleware(TokenGate)
     return app
+
+
+def _rebinding_guard(host: str) -> Any:
+    """The MCP endpoint's DNS-rebinding check: Host and Origin must name a loopback name or
+    the address the server listens on (the SDK's default knows 127.0.0.1, localhost and ::1
+    only, so ``--host 127.1.2.3`` answered every MCP request 421)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = ["127.0.0.1", "localhost", "[::1]"]
+    bound = f"[{host}]" if ":" in host else host
+    if bound not in names:
+        names.append(bound)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in names],
+        allowed_origins=[f"http://{name}:*" for name in names],
+    )

@@ -17,12 +17,15 @@ import secrets
 import signal
 import socket
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from localmem.atomic import write_private
 from localmem.discovery import DISCOVERY_FILE, TOKEN_FILE
-from localmem.errors import InputError, StoreError
+from localmem.errors import InputError, StoreError, StoreLockedError
+from localmem.store.address import is_postgres
+from localmem.store.lock import StoreLock
 
 if TYPE_CHECKING:
     from localmem.memory import Memory
@@ -62,20 +65,31 @@ def loopback_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(memory: Memory, *, host: str = "127.0.0.1", port: int = 0, ready=None) -> None:
-    """Serve ``memory`` until SIGINT or SIGTERM; ``ready(url)`` is called once it listens."""
+def serve(
+    memory: Memory,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    ready=None,
+    ingest_roots: Sequence[Path] | None = None,
+) -> None:
+    """Serve ``memory`` until SIGINT or SIGTERM; ``ready(url)`` is called once it listens.
+    ``ingest_roots``: the folders clients may have it read files from (default: home)."""
     import uvicorn
 
     from localmem.server.app import build_app
     from localmem.worker import JobWorker
 
     folder = Path(memory.kernel.store.folder)
-    # the store is open here, so its lock is ours: a discovery file left in the folder is from
-    # a server that died, and is replaced below
+    # a folder store is open here, so its lock is ours: a discovery file left in the folder is
+    # from a server that died, and is replaced below. A database has no lock of ours: the
+    # local folder's own lock keeps a second server of this LOCALMEM_HOME out, even one
+    # started at the same moment (which would share, then delete, the discovery files)
+    home_lock = _one_server_per_home(memory, folder)
     sock = loopback_socket(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     url = f"http://{'[' + bound_host + ']' if ':' in bound_host else bound_host}:{bound_port}"
-    token, instance = secrets.token_urlsafe(32), secrets.token_hex(8)
+    token = secrets.token_urlsafe(32)
     workers = [JobWorker(memory).start()]
 
     def wake_jobs() -> None:
@@ -85,11 +99,15 @@ def serve(memory: Memory, *, host: str = "127.0.0.1", port: int = 0, ready=None)
             workers.append(JobWorker(memory).start())
         workers[-1].wake()
 
-    app = build_app(memory, token, instance=instance, on_write=wake_jobs)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    app = build_app(
+        memory, token, on_write=wake_jobs, ingest_roots=ingest_roots, host=str(bound_host)
+    )
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", access_log=False, http=_bounded_headers()
+    )
     server = uvicorn.Server(config)
     write_private(folder / TOKEN_FILE, token, fsync=True)
-    discovery = {"pid": os.getpid(), "url": url, "instance": instance, "token_file": TOKEN_FILE}
+    discovery = {"pid": os.getpid(), "url": url, "token_file": TOKEN_FILE}
     write_private(folder / DISCOVERY_FILE, json.dumps(discovery), fsync=True)
     if ready is not None:
         ready(url)
@@ -99,8 +117,81 @@ def serve(memory: Memory, *, host: str = "127.0.0.1", port: int = 0, ready=None)
     finally:
         signal.signal(signal.SIGTERM, previous)
         workers[-1].stop()
-        for name in (DISCOVERY_FILE, TOKEN_FILE):
-            with contextlib.suppress(OSError):
-                (folder / name).unlink()
+        if _ours(folder / DISCOVERY_FILE):  # never another server's files
+            for name in (DISCOVERY_FILE, TOKEN_FILE):
+                with contextlib.suppress(OSError):
+                    (folder / name).unlink()
         sock.close()
+        if home_lock is not None:
+            home_lock.release()
         print("localmem: server stopped", file=sys.stderr)
+
+
+def _one_server_per_home(memory: Memory, folder: Path) -> StoreLock | None:
+    """For a store on a database, the lock of its local folder, held while serving.
+
+    Raises:
+        StoreError: another server of this store runs from this LOCALMEM_HOME.
+    """
+    location = memory.kernel.store.location
+    if not is_postgres(location):
+        return None  # the store's own lock, held since it was opened, does this
+    lock = StoreLock(folder)
+    try:
+        lock.acquire()
+    except StoreLockedError as exc:
+        who = f"process {exc.pid}" if exc.pid else "another process"
+        raise StoreError(
+            f"store {location} is already served by {who} from this LOCALMEM_HOME "
+            "(give another server its own)"
+        ) from None
+    return lock
+
+
+def _ours(discovery: Path) -> bool:
+    """Whether a discovery file names this process."""
+    try:
+        return int(json.loads(discovery.read_text(encoding="utf-8"))["pid"]) == os.getpid()
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+#: seconds a connection may take to send a request's headers (a slow sender holds a connection)
+HEADER_TIMEOUT_S = 10.0
+
+
+def _bounded_headers() -> type:
+    """uvicorn's HTTP/1.1 protocol with a limit on how long a request's headers may take:
+    uvicorn has none (its keep-alive timer restarts with every byte), so 30 connections sending
+    a header byte now and then were held for as long as they liked."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class BoundedHeaders(H11Protocol):
+        def connection_made(self, transport) -> None:  # type: ignore[no-untyped-def]
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()  # the next request on a kept-alive connection gets its own time
+
+        def connection_lost(self, exc) -> None:  # type: ignore[no-untyped-def]
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            waiting_for = self.cycle  # the request before the one whose headers are awaited
+            self._deadline = self.loop.call_later(HEADER_TIMEOUT_S, lambda: self._late(waiting_for))
+
+        def _disarm(self) -> None:
+            deadline = getattr(self, "_deadline", None)
+            if deadline is not None:
+                deadline.cancel()
+                self._deadline = None
+
+        def _late(self, waiting_for) -> None:  # type: ignore[no-untyped-def]
+            if self.cycle is waiting_for and not self.transport.is_closing():
+                self.transport.close()  # no new request's headers in time
+
+    return BoundedHeaders

@@ -90,6 +90,9 @@ class Database(MetaTable):
     #: only this process writes the file (DuckDB allows one read-write process): what it read
     #: stays true until it writes (``Kernel.generation``)
     one_writer = True
+    #: what locks a row read to write it (``records.fetch_locked``): one writing process and
+    #: its store lock need none
+    row_lock = ""
 
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path

@@ -19,6 +19,7 @@ composes; the kernel itself knows no mechanism.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -29,8 +30,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from localmem.config import Config
 from localmem.errors import StoreReadOnlyError
+from localmem.store import mirror
 from localmem.store.db import Database
 from localmem.store.jobs import Job
+from localmem.store.mirror import RowMirror
 from localmem.store.unit import Write
 
 if TYPE_CHECKING:
@@ -123,6 +126,10 @@ class Kernel:
         #: until the next, where this process is the store's only writer (``db.one_writer``)
         self.generation = 0
         self._kept: dict[str, tuple[int, Any]] = {}  # see kept()
+        self._mirror: RowMirror | None = None  # see rows()
+        #: searches started on this kernel (the read pipeline counts them; see rows())
+        self.searches = 0
+        self._turns = [threading.Lock() for _ in range(64)]  # see serialised()
 
     def kept(self, name: str, read: Callable[[], Any]) -> Any:
         """A value ``read`` from the store, kept until this kernel's next committed unit of
@@ -135,6 +142,23 @@ class Kernel:
         if known is None or known[0] != self.generation:
             known = self._kept[name] = (self.generation, read())
         return known[1]
+
+    def rows(self) -> RowMirror | None:
+        """The memory rows held in memory (:mod:`localmem.store.mirror`), brought up to this
+        kernel's last committed unit of writing; None where searches must ask the database:
+        another process may write (``db.one_writer`` false), the calling thread is inside its
+        own unit (the mirror would hold rows that may roll back), ``search.rows_in_memory``
+        is off, or this kernel has served fewer than ``mirror.WARM_AFTER`` searches (a process
+        that searches once, as ``localmem search`` does, never pays the whole read)."""
+        if not (self.db.one_writer and self.config.search.rows_in_memory):
+            return None
+        if self._mirror is None and self.searches <= mirror.WARM_AFTER:
+            return None
+        if self._unit is not None and self._unit_owner == threading.get_ident():
+            return None
+        if self._mirror is None:
+            self._mirror = RowMirror(self.db)
+        return self._mirror.follow(self.generation)
 
     @property
     def db(self) -> Database:
@@ -160,6 +184,24 @@ class Kernel:
                 self._state[key] = make()
             return self._state[key]
 
+    @contextmanager
+    def serialised(self, name: str) -> Iterator[None]:
+        """Take turns with every caller of the same ``name``, in this process and, where other
+        processes write the store (PostgreSQL), in those too (an advisory lock).
+
+        For work that reads the store, decides, then writes (inference reconciling one
+        scope's facts): two such callers at once both decided from a store without the
+        other's write (issue 30: racing ``infer`` left several current homes). Names share 64
+        locks by hash, so unrelated names may wait for each other, never deadlock (a caller
+        holds one at a time)."""
+        digest = hashlib.blake2b(name.encode("utf-8"), digest_size=8).digest()
+        with self._turns[digest[0] % len(self._turns)]:
+            if self.db.one_writer:
+                yield
+                return
+            with self.db.advisory_lock(int.from_bytes(digest, "big", signed=True)):
+                yield
+
     # -- the write rule ---------------------------------------------------------------------
     @contextmanager
     def writing(self) -> Iterator[Write]:
@@ -177,6 +219,8 @@ class Kernel:
                 "writable): it cannot be changed"
             )
         with self.store.write_lock:
+            if self.store.suspects:
+                self._repair_suspects()
             unit = Write(self.store, on_delete=self.hooks.on_delete)
             self._unit, self._unit_owner = unit, threading.get_ident()
             try:
@@ -184,13 +228,24 @@ class Kernel:
                     with self.db.transaction():
                         yield unit
                 except BaseException:
-                    self.store.lexical.rollback()  # its in-memory rows saw uncommitted postings
+                    if unit.indexed:  # its in-memory rows saw uncommitted postings
+                        self.store.lexical.rollback()
                     raise
                 self._unit = self._unit_owner = None
                 self.generation += 1  # after the commit: a read from before it is stale now
                 unit.finish()
             finally:
                 self._unit = self._unit_owner = None
+
+    def _repair_suspects(self) -> None:
+        """The labels a search found out of step with the table, mended in a unit of their
+        own before the next one (:meth:`Write.mend`)."""
+        labels = sorted(self.store.suspects)
+        self.store.suspects.clear()
+        with self.writing() as write:
+            fixed = write.mend(labels)
+        if fixed:
+            log.warning("repaired %d index entries a search found out of step", fixed)
 
     # -- background jobs --------------------------------------------------------------------
     def run_jobs(

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from localmem.store.db import Database
+from localmem.store.scores import ArrayScores, Scores, best
 from localmem.text import term_counts, terms
 
 K1 = 1.2
@@ -54,7 +55,9 @@ class LexicalIndex:
     def _ensure_loaded(self) -> None:
         if self._loaded:
             return
-        with self._lock:
+        # the database's lock first, in the order a writer takes them (it holds it for its
+        # transaction, then indexes): the other order deadlocked a first search against an add
+        with self.db.lock, self._lock:
             if self._loaded:
                 return
             ids = self._ensure_terms()
@@ -226,26 +229,17 @@ class LexicalIndex:
                 scores[labels] += idf * tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * dl / avgdl))
             return scores
 
+    def scored(self, query: str) -> Scores:
+        """The query's scores as a search reads them (:mod:`localmem.store.scores`)."""
+        return ArrayScores(self.scores(query))
+
     @staticmethod
     def top(
         scores: np.ndarray, k: int, *, allowed: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The ``k`` best labels of a :meth:`scores` array, best first (only ``allowed`` ones
-        if given; documents that do not match are never returned)."""
-        if allowed is not None:
-            allowed = allowed[allowed < len(scores)]
-            sub = scores[allowed]
-            nz = np.flatnonzero(sub > 0)
-            cand_labels, cand_scores = allowed[nz], sub[nz]
-        else:
-            cand_labels = np.flatnonzero(scores > 0)
-            cand_scores = scores[cand_labels]
-        if len(cand_labels) == 0:
-            return np.empty(0, np.int64), np.empty(0, np.float32)
-        n = min(k, len(cand_labels))
-        top = np.argpartition(-cand_scores, n - 1)[:n]
-        top = top[np.argsort(-cand_scores[top], kind="stable")]
-        return cand_labels[top].astype(np.int64), cand_scores[top]
+        """The ``k`` best labels of a :meth:`scores` array, best first, ties by label (only
+        ``allowed`` ones if given; documents that do not match are never returned)."""
+        return best(scores, k, allowed=allowed)
 
     def search(
         self, query: str, k: int, *, allowed: np.ndarray | None = None

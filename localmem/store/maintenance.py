@@ -12,7 +12,8 @@ import pyarrow as pa
 from localmem.config import CONFIG_FILE, Config, EmbedderConfig
 from localmem.embed import make_embedder
 from localmem.errors import StoreError
-from localmem.store.address import is_postgres
+from localmem.store import repair as repairs
+from localmem.store.address import StoreAddress
 from localmem.store.opening import open_store
 from localmem.store.store import Store
 from localmem.store.vectors import INDEX_FILE, SIDECAR_FILE
@@ -80,21 +81,26 @@ def reembed(
     return {"from": old, "to": embedder.name, "dim": embedder.dim, "memories": len(rows)}
 
 
-def check_store(path: str | Path) -> dict[str, Any]:
+def check_store(path: str | Path | StoreAddress, *, repair: bool = False) -> dict[str, Any]:
     """Integrity facts of a store without loading its embedding model.
 
-    Opening repairs what can be rebuilt (the vector index, a creation cut short); then every
+    Opening repairs what can be rebuilt (the vector index, a creation cut short, a BM25 index
+    whose count is off, a successor link a crash lost); ``repair`` also mends what only a full
+    comparison finds (:func:`localmem.store.repair.repair`: ``facts["repaired"]``). Then every
     column of every table is read, so DuckDB checks the checksum of every block it stores
     (``facts["damage"]`` lists what it refused: the truth itself is damaged).
     """
-    if is_postgres(path):
-        store = open_store(path, model=None, dim=None, create=False)
+    address = StoreAddress.parse(path)
+    if address.is_postgres:
+        store = open_store(address, model=None, dim=None, create=False)
     else:
-        folder = Path(path).expanduser()
+        folder = address.folder
         config = Config.load(folder / CONFIG_FILE)
         store = Store.open(folder, config=config.store, model=None, dim=None, create=False)
     try:
-        facts = store.check()
+        repaired = repairs.repair(store) if repair and not store.read_only else []
+        facts = store.check(deep=True)
+        facts["repaired"] = repaired
         facts["damage"] = store.db.read_all()
         facts["read_only"] = store.read_only
         facts["notices"] = list(store.notices)

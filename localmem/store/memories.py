@@ -21,6 +21,7 @@ from localmem.errors import InputError, NotFoundError
 from localmem.store import embedcache, records
 from localmem.store import history as history_rows
 from localmem.store.db import utcnow
+from localmem.store.fields import changed_fields, text_after, wanted_fields
 from localmem.store.kernel import Kernel
 from localmem.store.records import NewMemory
 from localmem.store.unit import Write
@@ -249,6 +250,12 @@ def stored_vector(kernel: Kernel, memory_id: str) -> np.ndarray | None:
 
 
 # -- changing -------------------------------------------------------------------------------
+# Each change reads the memory again inside its unit (``Write.current``) and decides from that:
+# a read from before the unit may be stale (a delete, restore or purge committed meanwhile by
+# another thread, or another process on PostgreSQL), and deciding from it used to put a deleted
+# memory's postings and vector back, or a purged memory's text (issue 30).
+
+
 def update(
     kernel: Kernel,
     memory_id: str,
@@ -263,40 +270,36 @@ def update(
     also: Callable[[], None] | None = None,
     embedded: Mapping[str, np.ndarray] | None = None,
 ) -> MemoryItem:
-    """Change a memory; see :meth:`localmem.Memory.update` (``also`` runs in the unit)."""
+    """Change a memory; see :meth:`localmem.Memory.update` (``also`` runs in the unit).
+
+    Raises:
+        NotFoundError: no such memory, or it is deleted (also when a delete commits while
+            this update is being prepared: the update then changes nothing).
+    """
     item = get(kernel, memory_id)
-    limit = kernel.config.store.max_content_chars
-    changes: dict[str, tuple[Any, Any]] = {}
-    if content is not None:
-        new = validate.content(content, max_chars=limit)
-        if new != item.content:
-            changes["content"] = (item.content, new)
-    if context is not None:
-        new_ctx = validate.optional_text(context, max_chars=limit, what="context")
-        if new_ctx != item.context:
-            changes["context"] = (item.context, new_ctx)
-    if metadata is not None:
-        meta = validate.metadata(dict(metadata))
-        if meta != item.metadata:
-            changes["metadata"] = (item.metadata, meta)
-    if event_time is not None:
-        when = validate.timestamp(event_time)
-        if when != item.event_time:
-            changes["event_time"] = (item.event_time, when)
-    if not changes:
-        if also is not None:
-            with kernel.writing():
-                also()
+    asked = {"content": content, "context": context, "metadata": metadata}
+    wanted = wanted_fields(kernel, {**asked, "event_time": event_time})
+    changes = changed_fields(item, wanted)
+    if not changes and also is None:
         return item
-    new_content = changes.get("content", (None, item.content))[1]
-    new_context = changes.get("context", (None, item.context))[1]
-    text = embedding_text(new_content, new_context)
-    vector = None
-    if "content" in changes or "context" in changes:
-        known = embedded.get(text) if embedded else None
-        vector = known if known is not None else kernel.embedder.embed_batch([text])[0]
+    # embedded before the unit (the lock is not held for the model), checked again inside it
+    vectors = dict(embedded or {})
+    text = text_after(item, changes)
+    if text is not None and text not in vectors:
+        vectors[text] = kernel.embedder.embed_batch([text])[0]
     with kernel.writing() as write:
-        write.update_fields(item, changes, vector, text, actor=actor, event=event, info=info)
+        current = write.current(item.id)
+        if current is None or current.deleted:
+            raise NotFoundError(f"memory {item.id} was deleted before this update committed")
+        changes = changed_fields(current, wanted)
+        text = text_after(current, changes)
+        if text is not None and text not in vectors:  # another update changed it meanwhile
+            vectors[text] = kernel.embedder.embed_batch([text])[0]
+        if changes:
+            vector = vectors[text] if text is not None else None
+            write.update_fields(
+                current, changes, vector, text or "", actor=actor, event=event, info=info
+            )
         if also is not None:
             also()
     if "content" in changes:
@@ -305,31 +308,49 @@ def update(
 
 
 def delete(kernel: Kernel, memory_id: str, *, actor: str = "user") -> MemoryItem:
-    """Hide a memory from search (soft delete, recorded; :meth:`restore` undoes it)."""
+    """Hide a memory from search (soft delete, recorded; :meth:`restore` undoes it).
+
+    Raises:
+        NotFoundError: no such memory, or it is deleted already (also by a delete that
+            committed meanwhile).
+    """
     item = get(kernel, memory_id)
     with kernel.writing() as write:
-        write.soft_delete(item.id, item.label, actor=actor)
+        current = write.current(item.id)
+        if current is None or current.deleted:
+            raise NotFoundError(f"memory {item.id} is deleted (restore it or pass include_deleted)")
+        write.soft_delete(current.id, current.label, actor=actor)
     return get(kernel, item.id, include_deleted=True)
 
 
 def restore(kernel: Kernel, memory_id: str, *, actor: str = "user") -> MemoryItem:
-    """Bring a soft-deleted memory back."""
+    """Bring a soft-deleted memory back (a live one is returned as it is).
+
+    Raises:
+        NotFoundError: no such memory, or it was purged (also by a purge that committed
+            meanwhile).
+    """
     item = lookup(kernel, memory_id)
     if not item.deleted:
         return item
-    vector = stored_vector(kernel, item.id)
-    if vector is None:
-        raise NotFoundError(f"memory {item.id} was purged and cannot be restored")
     with kernel.writing() as write:
-        write.db.execute(
-            "UPDATE memories SET deleted = false, updated_at = ?, "
-            "vec_seq = nextval('vec_seq') WHERE id = ?",
-            [utcnow(), item.id],
-        )
-        write.index([item.label], [item.text_for_embedding])
-        write.record(item.id, "RESTORE", actor=actor)
-        write.add_vectors([item.label], vector[None, :])
-    kernel.changed(item.id, "restore")  # what was derived from it went with the delete
+        current = write.current(item.id)
+        if current is None:
+            raise NotFoundError(f"no memory with id {item.id!r}")
+        vector = stored_vector(kernel, item.id)  # read in the unit: a purge clears it
+        if current.deleted:
+            if vector is None:
+                raise NotFoundError(f"memory {item.id} was purged and cannot be restored")
+            write.db.execute(
+                "UPDATE memories SET deleted = false, updated_at = ?, "
+                "vec_seq = nextval('vec_seq') WHERE id = ?",
+                [utcnow(), item.id],
+            )
+            write.index([current.label], [current.text_for_embedding])
+            write.record(item.id, "RESTORE", actor=actor)
+            write.add_vectors([current.label], vector[None, :])
+    if current.deleted:
+        kernel.changed(item.id, "restore")  # what was derived from it went with the delete
     return get(kernel, item.id)
 
 
@@ -340,7 +361,6 @@ def purge(kernel: Kernel, memory_id: str, *, actor: str = "user") -> None:
     removed text leaves the file, and the index is saved so the vector leaves it too.
     """
     item = lookup(kernel, memory_id)
-    kernel = kernel
     for hook in kernel.hooks.before_purge:
         hook(kernel, item.id)
     with kernel.writing() as write:
@@ -355,7 +375,7 @@ def purge(kernel: Kernel, memory_id: str, *, actor: str = "user") -> None:
             "UPDATE history SET old_value = NULL, new_value = NULL WHERE memory_id = ?",
             [item.id],
         )
-        write.unindex([item.label])
+        write.unindex([item.label])  # a deleted memory has none left: a no-op then
         write.forget_derived(item.id)
         db.execute("DELETE FROM links WHERE src = ? OR dst = ?", [item.id, item.id])
         for hook in kernel.hooks.on_purge:

@@ -5,15 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from localmem.store.address import is_postgres
+from localmem.store.address import StoreAddress
 from localmem.store.store import Store
 
 
-def open_store(address: str | Path, **options: Any) -> Store:
+def open_store(address: str | Path | StoreAddress, **options: Any) -> Store:
     """:meth:`Store.open` for a folder, :meth:`PgStore.open_address` for a PostgreSQL address
     (imported only then: psycopg is an optional dependency, the ``postgres`` extra)."""
-    if not is_postgres(address):
-        return Store.open(address, **options)
+    parsed = StoreAddress.parse(address)
+    if not parsed.is_postgres:
+        return Store.open(parsed.folder, **options)
     try:
         from localmem.store.postgres.store import PgStore
     except ImportError as exc:
@@ -22,4 +23,4 @@ def open_store(address: str | Path, **options: Any) -> Store:
         raise StoreError(
             f"a PostgreSQL store needs the postgres extra (pip install 'localmem[postgres]'): {exc}"
         ) from None
-    return PgStore.open_address(str(address), **options)
+    return PgStore.open_address(parsed, **options)

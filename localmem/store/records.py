@@ -15,6 +15,15 @@ import pyarrow as pa
 from localmem.store.db import Database, utcnow
 from localmem.types import MemoryItem
 
+#: Set in an UPDATE of ``memories`` that turns a text column from NULL to a value without
+#: changing the embedding (``superseded_by``, ``metadata``): a list column in the SET makes
+#: DuckDB rewrite the row (delete + insert) rather than update the column in place. DuckDB
+#: 2.0.1 loses such an in-place update when it replays its WAL after a crash, if an earlier
+#: transaction of the WAL rewrote a row of the table (the column reads NULL again; a
+#: supersession kept its ``valid_to`` and lost its successor: issue 30,
+#: ``scripts/duckdb_wal_update.py``). PostgreSQL writes a new row version either way.
+REWRITE_ROW = "embedding = embedding"
+
 MEMORY_COLUMNS = (
     "id, label, kind, user_id, agent_id, session_id, content, context, level, created_at, "
     "event_time, updated_at, metadata, content_hash, deleted, valid_from, valid_to, superseded_by"
@@ -181,6 +190,14 @@ def fetch(
     """Memories matching a WHERE clause."""
     sql = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {where} {order}"
     return [row_to_item(r) for r in db.fetchall(sql, list(params))]
+
+
+def fetch_locked(db: Database, memory_id: str) -> MemoryItem | None:
+    """A memory by exact id, read inside the caller's transaction with its row locked until
+    the commit (``FOR UPDATE`` on PostgreSQL, where several processes write; DuckDB has one
+    writing process, whose store lock already keeps its writers apart)."""
+    found = fetch(db, "id = ?", [memory_id], order=db.row_lock)
+    return found[0] if found else None
 
 
 def fetch_by_labels(db: Database, labels: Sequence[int]) -> dict[int, MemoryItem]:

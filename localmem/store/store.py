@@ -11,7 +11,7 @@ import numpy as np
 
 from localmem.config import StoreConfig
 from localmem.errors import StoreError, StoreReadOnlyError
-from localmem.store import files
+from localmem.store import files, repair
 from localmem.store.db import DB_FILE, Database, list_migrations
 from localmem.store.jobs import JobQueue
 from localmem.store.lexical import LexicalIndex
@@ -47,6 +47,8 @@ class Store:
         self.notices: list[str] = []
         self._changes_since_save = 0
         self.write_lock = threading.RLock()  # held by every write (units, index saves)
+        #: labels a search found out of step with the table; the next unit repairs them
+        self.suspects: set[int] = set()
         self._closed = False
 
     # -- opening -----------------------------------------------------------------------------
@@ -180,6 +182,7 @@ class Store:
         self._open_index()
         if self.read_only:
             return
+        repair.mend_on_open(self)
         recovered = self.jobs.recover()
         if recovered:
             self.notice(f"{recovered} background job(s) interrupted by a crash will run again")
@@ -243,7 +246,7 @@ class Store:
             return
         caught_up = self._catch_up(int(sidecar.get("vec_seq", 0)))
         if self.vectors.live_count != live:
-            fixed = self._reconcile()
+            fixed = self.reconcile_vectors()
             self.notice(f"vector index was out of step with DuckDB; repaired {fixed} entries")
         elif caught_up:
             self.notice(
@@ -286,7 +289,7 @@ class Store:
         self._changes_since_save += len(rows)
         return len(rows)
 
-    def _reconcile(self) -> int:
+    def reconcile_vectors(self) -> int:
         """Make the index hold exactly the live labels of DuckDB."""
         live = self.live_labels()
         in_index = self.vectors.labels()
@@ -338,32 +341,29 @@ class Store:
         tbl = self.db.arrow(f"SELECT label FROM memories WHERE {LIVE} ORDER BY label")
         return tbl.column(0).to_numpy().astype(np.int64)
 
-    def check(self) -> dict:
-        """Integrity facts for `localmem doctor`: counts and whether the indexes agree."""
-        live = self.live_count()
-        lex_docs = int(self.db.scalar("SELECT count(*) FROM lex_docs"))
-        vectors_live = self.vectors.live_count if self.vectors else 0  # a query on PostgreSQL
-        return {
-            "memories": int(self.db.scalar("SELECT count(*) FROM memories")),
-            "live": live,
-            "vectors_live": vectors_live,
-            "lexical_docs": lex_docs,
-            "vectors_in_step": vectors_live == live,
-            "lexical_in_step": lex_docs == live,
-            "jobs": self.jobs.counts(),
-            "embed_model": self.model,
-            "embed_dim": self.dim,
-            "migrations": self.db.applied_migrations(),
-        }
+    def check(self, *, deep: bool = False) -> dict:
+        """Integrity facts (:func:`localmem.store.repair.facts`; ``deep`` for doctor)."""
+        return repair.facts(self, deep=deep)
+
+    def vectors_of(self, labels: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Stored vectors of labels for a search, in order; a label the index lacks gets a zero
+        vector and joins :attr:`suspects` (the next unit repairs it), never an error."""
+        try:
+            return self.vectors.get(labels)
+        except KeyError:
+            out = np.zeros((len(labels), self.dim), dtype=np.float32)
+        for i, label in enumerate(int(x) for x in labels):
+            try:
+                out[i] = self.vectors.get([label])[0]
+            except KeyError:
+                self.suspects.add(label)
+        return out
 
     def stats(self) -> dict:
         """Counts and sizes: memories (live, deleted, by kind), links, waiting jobs, bytes."""
         db = self.db
-        by_kind = dict(
-            db.fetchall(
-                "SELECT kind, count(*) FROM memories WHERE NOT deleted GROUP BY 1 ORDER BY 1"
-            )
-        )
+        sql = "SELECT kind, count(*) FROM memories WHERE NOT deleted GROUP BY 1 ORDER BY 1"
+        by_kind = dict(db.fetchall(sql))
         return {
             "memories": sum(by_kind.values()),
             "deleted": int(db.scalar("SELECT count(*) FROM memories WHERE deleted")),

@@ -85,11 +85,13 @@ def nearest(
     window: Window,
     limit: int,
     allowed: np.ndarray | None = None,
+    excluded: np.ndarray | None = None,
 ) -> list[int]:
-    """:func:`labels_near_time` over a :func:`timeline` (``allowed``: sorted labels)."""
-    at = _us(window.centre())
-    lo, mid = np.searchsorted(times, [_us(window.start), at]).tolist()
-    hi = int(np.searchsorted(times, _us(window.end), side="right"))
+    """:func:`labels_near_time` over a :func:`timeline` (``allowed``: sorted labels;
+    ``excluded``: sorted labels left out, as if not in the timeline)."""
+    at = micros(window.centre())
+    lo, mid = np.searchsorted(times, [micros(window.start), at]).tolist()
+    hi = int(np.searchsorted(times, micros(window.end), side="right"))
     width = max(8 * limit, 64)
     while True:
         # a stretch around the middle, widened to whole runs of equal times
@@ -99,8 +101,12 @@ def nearest(
         a = max(lo, int(np.searchsorted(times, times[a], side="left")))
         b = min(hi, int(np.searchsorted(times, times[b - 1], side="right")))
         inside, distance = labels[a:b], np.abs(times[a:b] - at)
+        keep = np.ones(len(inside), dtype=bool)
         if allowed is not None:
-            keep = members(allowed, inside)
+            keep &= members(allowed, inside)
+        if excluded is not None and len(excluded):
+            keep &= ~members(excluded, inside)
+        if not keep.all():
             inside, distance = inside[keep], distance[keep]
         order = np.lexsort((inside, distance))[:limit]
         beyond = min(
@@ -121,7 +127,7 @@ def members(sorted_labels: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return sorted_labels[at] == labels
 
 
-def _us(moment: datetime) -> int:
+def micros(moment: datetime) -> int:
     """A moment as naive UTC microseconds since the epoch (as :func:`timeline` gives them)."""
     return int(np.datetime64(to_db_time(moment), "us").astype(np.int64))
 

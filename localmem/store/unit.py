@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from localmem.store import history as history_rows
-from localmem.store import records
+from localmem.store import records, repair
 from localmem.store.db import Database, utcnow
 from localmem.store.records import NewMemory
 from localmem.text import content_hash
@@ -44,8 +44,20 @@ class Write:
         self._on_delete = list(on_delete)
         self._vector_ops: list[tuple[str, list[int], np.ndarray | None]] = []
         self._after: list[Callable[[], None]] = []
+        #: whether the unit wrote postings (only then must a failed unit reload them: a change
+        #: refused before it wrote any, a racing update of a deleted memory, costs nothing)
+        self.indexed = False
 
     # -- memory rows ---------------------------------------------------------------------------
+    def current(self, memory_id: str) -> MemoryItem | None:
+        """The memory as this unit sees it, its row held until the commit (None: no such id).
+
+        A change decides from this, never from a read made before the unit: another thread or
+        process may have deleted, restored or rewritten the memory since, and a decision from
+        the old state put a deleted memory's postings and vector back (issue 30).
+        """
+        return records.fetch_locked(self.db, memory_id)
+
     def insert(self, rows: Sequence[NewMemory], vectors: np.ndarray) -> datetime:
         """Write new memories (labelled), their ADD history, postings and (after the commit)
         vectors; returns the time they were stored."""
@@ -123,6 +135,8 @@ class Write:
         if vector is not None:
             sets += ["embedding = ?::FLOAT[]", "embed_hash = ?", "vec_seq = nextval('vec_seq')"]
             params += [vector.tolist(), content_hash(text)]
+        else:
+            sets.append(records.REWRITE_ROW)  # metadata may go from NULL to a value
         self.db.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", [*params, item.id])
         if vector is not None:
             self.unindex([item.label])
@@ -163,7 +177,8 @@ class Write:
         if not successor_id:
             raise ValueError("a memory is superseded only by another memory")
         self.db.execute(
-            "UPDATE memories SET valid_to = ?, superseded_by = ?, updated_at = ? WHERE id = ?",
+            "UPDATE memories SET valid_to = ?, superseded_by = ?, updated_at = ?, "
+            f"{records.REWRITE_ROW} WHERE id = ?",
             [records.to_db_time(valid_to), successor_id, utcnow(), memory_id],
         )
         self.record(
@@ -175,6 +190,32 @@ class Write:
             info={**(info or {}), "superseded_by": successor_id},
         )
 
+    def mend(self, labels: Sequence[int]) -> int:
+        """Make the indexes agree with the table for these labels (a search found them out of
+        step, :meth:`localmem.store.store.Store.vectors_of`); returns the entries changed."""
+        labels = [int(x) for x in labels]
+        rows = self.db.fetchall(
+            "SELECT label, NOT deleted AND embedding IS NOT NULL, embedding FROM memories "
+            "WHERE label IN (SELECT unnest(?::BIGINT[])) ORDER BY label",
+            [labels],
+        )
+        live = {int(r[0]): r[2] for r in rows if r[1]}
+        dead = sorted(set(labels) - set(live))
+        docs = self.db.fetchall(
+            "SELECT label FROM lex_docs WHERE label IN (SELECT unnest(?::BIGINT[]))", [labels]
+        )
+        unindexed = sorted(set(live) - {int(r[0]) for r in docs})
+        in_index = repair.vector_labels(self.store)
+        vectorless = sorted(set(live) - in_index)
+        self.unindex(dead + unindexed)
+        for label, text in repair.texts(self.db, unindexed):
+            self.index([label], [text])
+        self.drop_vectors([x for x in dead if x in in_index])
+        if vectorless:
+            vectors = np.asarray([live[x] for x in vectorless], dtype=np.float32)
+            self.add_vectors(vectorless, vectors)
+        return len(dead) + len(unindexed) + len(vectorless)
+
     def enqueue(self, kind: str, memory_id: str | None = None, payload: dict | None = None) -> int:
         """Queue a background job that commits with this unit; returns its id."""
         return self.store.jobs.enqueue(kind, memory_id, payload)
@@ -182,10 +223,12 @@ class Write:
     # -- side indexes ---------------------------------------------------------------------------
     def index(self, labels: Sequence[int], texts: Sequence[str]) -> None:
         """BM25 postings for these memories (in this transaction)."""
+        self.indexed = True
         self.store.lexical.add(list(labels), list(texts))
 
     def unindex(self, labels: Sequence[int]) -> None:
         """Remove these memories' postings (in this transaction)."""
+        self.indexed = True
         self.store.lexical.remove(list(labels))
 
     def add_vectors(self, labels: Sequence[int], vectors: np.ndarray) -> None:

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from lab.report import provenance, write_section
     from localmem.config import Config
     from localmem.memory import Memory
-    from localmem.store.address import is_postgres
+    from localmem.store.address import StoreAddress
 
     if args.list_configs:
         for cfg in bench.CONFIGS.values():
@@ -97,13 +97,7 @@ def run(args: argparse.Namespace) -> int:
     load_before = _load()
     with tempfile.TemporaryDirectory(prefix="localmem-locomo-") as tmp:
         # --store may name a PostgreSQL database: the same pipeline on the other backend
-        folder = (
-            args.store.strip()
-            if is_postgres(args.store)
-            else Path(args.store).expanduser()
-            if args.store
-            else Path(tmp) / "store"
-        )
+        folder = StoreAddress.parse(args.store) if args.store else Path(tmp) / "store"
         with Memory.open(folder, config=config) as memory:
             results = bench.run_retrieval(
                 memory,

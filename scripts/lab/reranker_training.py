@@ -174,14 +174,15 @@ def rank_metrics(examples: Sequence[Example], scores: Sequence[np.ndarray]) -> d
 
 
 def heldout_weights(
-    examples: Sequence[Example], names: Sequence[str], *, l2: float = 1.0
+    examples: Sequence[Example], names: Sequence[str], *, l2: float = 1.0, with_all: bool = False
 ) -> dict[str, dict[str, float]]:
-    """For each conversation, weights fitted on every *other* conversation (by sample id)."""
+    """For each conversation, weights fitted on every *other* conversation (by sample id);
+    ``with_all``: also ``"none"``, the weights fitted on all of them (what would ship)."""
     convs = sorted({ex.sample_id for ex in examples})
     if len(convs) < 2:
         raise ValueError("held-out weights need questions from at least two conversations")
     out = {}
-    for held in convs:
+    for held in ["none"] * with_all + convs:
         beta = fit([ex for ex in examples if ex.sample_id != held], l2=l2)
         out[held] = {n: float(b) for n, b in zip(names, beta, strict=True)}
     return out

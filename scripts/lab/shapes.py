@@ -34,6 +34,14 @@ from typing import Any
 import numpy as np
 
 DATA = Path(__file__).with_name("data")
+STORE_CONFIG: Any = None  # new stores' config (None: MiniLM; --embedder); a store keeps its own
+
+
+def _open(folder: Path):
+    from localmem.memory import Memory
+
+    return Memory.open(folder, config=None if folder.exists() else STORE_CONFIG)
+
 
 #: configuration name -> search options (baselines switch every later stage off explicitly)
 BASELINES: dict[str, dict[str, Any]] = {
@@ -105,15 +113,13 @@ def _search(memory, query: str, options: dict[str, Any], key: str, k: int = 10, 
 
 def _fresh(folder: Path, expected: int, make: Callable[[Any], None]):
     """A store at ``folder`` holding ``expected`` memories (reused when it does)."""
-    from localmem.memory import Memory
-
     if folder.exists():
-        memory = Memory.open(folder)
+        memory = _open(folder)
         if memory.count() == expected:
             return memory
         memory.close()
         shutil.rmtree(folder)
-    memory = Memory.open(folder)
+    memory = _open(folder)
     make(memory)
     return memory
 
@@ -125,20 +131,19 @@ def heldout_weights(work: Path, locomo: Path, progress) -> dict[str, str]:
     Returns ``{sample_id: weights file}``."""
     from lab import reranker_training as training
     from lab.locomo import load_locomo
-    from localmem.memory import Memory
 
     convs = load_locomo(locomo)
     names = list(training.DEFAULT_FEATURES)
     examples = []
     for shape, plain in (("locomo", False), ("locomo-plain", True)):
-        with Memory.open(work / shape) as memory:
+        with _open(work / shape) as memory:
             examples += training.collect(
                 memory, convs, names, training.PIPELINE, progress=progress, plain=plain
             )
     folder = work / "heldout-weights"
     folder.mkdir(parents=True, exist_ok=True)
     out = {}
-    for sample_id, weights in training.heldout_weights(examples, names).items():
+    for sample_id, weights in training.heldout_weights(examples, names, with_all=True).items():
         path = folder / f"reranker-without-{sample_id}.json"
         path.write_text(json.dumps({"weights": weights}, indent=2) + "\n", encoding="utf-8")
         out[sample_id] = str(path)
@@ -152,11 +157,10 @@ def _reranks(options: dict[str, Any]) -> bool:
 def _locomo(folder: Path, configs, *, locomo: Path, plain: bool, held, progress, **_):
     from lab.locomo import asked_at, ensure_ingested, load_locomo
     from lab.locomo_bench import reranker_weights
-    from localmem.memory import Memory
 
     convs = load_locomo(locomo)
     out: dict[str, list[Scored]] = {}
-    with Memory.open(folder) as memory:
+    with _open(folder) as memory:
         for conv in convs:
             ensure_ingested(memory, conv, plain=plain)
         for name, options in configs.items():
@@ -358,8 +362,7 @@ def guard(results: dict[str, Any], config: str, *, slack: float = 0.01) -> list[
         scores = [by_config[b]["overall"][metric] for b in BASELINES if b in by_config]
         if not scores or config not in by_config:
             continue  # nothing to compare with
-        best = max(scores)
-        mine = by_config[config]["overall"][metric]
+        best, mine = max(scores), by_config[config]["overall"][metric]
         if mine < best - slack:
             failures.append(f"{shape}: {config} {mine:.3f} < best baseline {best:.3f} - {slack}")
     return failures

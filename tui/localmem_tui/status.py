@@ -47,6 +47,15 @@ def gather(memory: Memory) -> StatusReport:
         ),
         ("migrations", True, ", ".join(facts["migrations"])),
     ]
+    host = next(
+        (r["engine_info"].get("host") for r in status["engines"] if r.get("engine_info")), None
+    )
+    if host:  # the model host: running, idle, or crashed / unhealthy with the reason
+        state = str(host.get("state"))
+        detail = state if not host.get("reason") else f"{state}: {host['reason']}"
+        if host.get("extra_buffer_types") is False:
+            detail += " (llama.cpp's extra buffer types off, after the CPU probe)"
+        checks.append(("engine", state in ("idle", "running"), detail))
     failed = {kind: by.get("failed", 0) for kind, by in facts["jobs"].items()}
     if any(failed.values()):
         detail = ", ".join(f"{k}: {n}" for k, n in failed.items() if n)

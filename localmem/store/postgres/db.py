@@ -33,7 +33,7 @@ from typing import Any
 import pyarrow as pa
 
 from localmem.errors import StoreConnectionError, StoreError, StoreReadOnlyError
-from localmem.store.address import redact, scrub
+from localmem.store.address import StoreAddress
 from localmem.store.db import MetaTable, list_migrations, split_sql, utcnow
 from localmem.store.postgres import arrow
 from localmem.store.postgres.pool import Connections
@@ -52,15 +52,18 @@ class PgDatabase(MetaTable):
 
     backend = "postgres"
     one_writer = False  # any process with the address may write
+    row_lock = " FOR UPDATE"  # a row read to write it waits for another process's change
 
-    def __init__(self, address: str, *, read_only: bool = False, pool_size: int = 4) -> None:
-        self.address = address
-        self.location = redact(address)
+    def __init__(
+        self, address: str | StoreAddress, *, read_only: bool = False, pool_size: int = 4
+    ) -> None:
+        self.address = StoreAddress.parse(address)
+        self.location = self.address.shown
         self.path = Path(self.location)  # what messages name (never the password)
         self.read_only = read_only
         self._sql: dict[tuple[str, bool], str] = {}
         self._with_vector_types: weakref.WeakSet = weakref.WeakSet()
-        self.conns = Connections(address, read_only=read_only, size=pool_size)
+        self.conns = Connections(self.address, read_only=read_only, size=pool_size)
 
     @property
     def pool(self):
@@ -69,7 +72,7 @@ class PgDatabase(MetaTable):
 
     def _scrub(self, exc: BaseException) -> str:
         """The first line of an error, nothing of the address's secret in it."""
-        return scrub(exc, self.address)
+        return self.address.describe(exc)
 
     @contextmanager
     def guarded(self) -> Iterator[Any]:
@@ -261,15 +264,16 @@ class PgDatabase(MetaTable):
             return applied
 
     @contextmanager
-    def advisory_lock(self) -> Iterator[None]:
-        """Hold PostgreSQL's session advisory lock for migrations (one process at a time)."""
+    def advisory_lock(self, key: int = MIGRATION_LOCK) -> Iterator[None]:
+        """Hold PostgreSQL's session advisory lock ``key`` (one process at a time): the
+        migrations', or another (``Kernel.serialised``)."""
         with self.guarded() as con:  # held by this thread until the lock is released
-            con.execute("SELECT pg_advisory_lock(%s)", [MIGRATION_LOCK])
+            con.execute("SELECT pg_advisory_lock(%s)", [key])
             try:
                 yield
             finally:
                 if not (con.closed or con.broken):
-                    con.execute("SELECT pg_advisory_unlock(%s)", [MIGRATION_LOCK])
+                    con.execute("SELECT pg_advisory_unlock(%s)", [key])
 
     def restart_sequence(self, name: str, start: int) -> None:
         """Make sequence ``name`` continue from ``start``."""

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from localmem.errors import StoreConnectionError
-from localmem.store.address import redact, scrub
+from localmem.store.address import StoreAddress
 
 #: seconds to wait for the server to accept a connection, or for a pooled one to come free
 CONNECT_TIMEOUT_S = 10
@@ -41,18 +41,18 @@ class Connections:
     """A psycopg pool of ``size`` connections to ``address`` and the connection each thread
     holds."""
 
-    def __init__(self, address: str, *, read_only: bool, size: int) -> None:
+    def __init__(self, address: str | StoreAddress, *, read_only: bool, size: int) -> None:
         from psycopg_pool import ConnectionPool
 
-        self.address = address
-        self.location = redact(address)
+        self.address = StoreAddress.parse(address)
+        self.location = self.address.shown
         self.read_only = read_only
         self._local = threading.local()  # the connection this thread holds, its transaction depth
         # one connection made now, so a wrong address or password is one clear error here
         # rather than a pool retrying in the background
         self.connect().close()
         self.pool = ConnectionPool(
-            address,
+            self.address.conninfo,
             min_size=1,
             max_size=max(1, int(size)),
             kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S, **KEEPALIVE},
@@ -73,11 +73,14 @@ class Connections:
 
         try:
             con = psycopg.connect(
-                self.address, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S, **KEEPALIVE
+                self.address.conninfo,
+                autocommit=True,
+                connect_timeout=CONNECT_TIMEOUT_S,
+                **KEEPALIVE,
             )
         except psycopg.Error as exc:
             raise StoreConnectionError(
-                f"cannot connect to the store {self.location}: {scrub(exc, self.address)}"
+                f"cannot connect to the store {self.location}: {self.address.describe(exc)}"
             ) from None
         self._configure(con)
         return con

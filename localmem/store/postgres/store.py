@@ -18,11 +18,12 @@ from datetime import timedelta
 
 from localmem.config import StoreConfig, localmem_home
 from localmem.errors import StoreError
-from localmem.store.address import redact, scrub
+from localmem.store.address import StoreAddress
 from localmem.store.db import utcnow
 from localmem.store.jobs import JobQueue
 from localmem.store.postgres.db import PgDatabase
 from localmem.store.postgres.lexical import PgLexicalIndex
+from localmem.store.postgres.settings import advise
 from localmem.store.postgres.vectors import (
     PgVectorIndex,
     build_memory_mb,
@@ -42,11 +43,11 @@ _TABLES = (
 JOB_LEASE = timedelta(minutes=30)
 
 
-def local_folder(address: str):
+def local_folder(address: str | StoreAddress):
     """The local folder of a PostgreSQL store on this machine (its settings, `localmem serve`'s
     discovery and token files): ``$LOCALMEM_HOME/postgres/<hash of the address without its
     password>`` (an address already redacted gives the same folder)."""
-    location = redact(address)
+    location = StoreAddress.parse(address).shown
     return localmem_home() / "postgres" / hashlib.sha256(location.encode("utf-8")).hexdigest()[:16]
 
 
@@ -73,7 +74,7 @@ class PgStore(Store):
     @classmethod
     def open_address(
         cls,
-        address: str,
+        address: str | StoreAddress,
         *,
         config: StoreConfig | None = None,
         model: str | None,
@@ -141,7 +142,7 @@ class PgStore(Store):
             except psycopg.Error as exc:
                 raise StoreError(
                     f"the rows were copied but the vector index could not be built in "
-                    f"{self.location} ({scrub(exc, self.db.address)}); nothing was kept"
+                    f"{self.location} ({self.db.address.describe(exc)}); nothing was kept"
                 ) from None
             tables = [r[0] for r in self.db.fetchall(_TABLES)]
             self.db.execute("ANALYZE " + ", ".join(f'"{t}"' for t in tables))
@@ -163,6 +164,22 @@ class PgStore(Store):
             self.db.execute("SET LOCAL max_parallel_maintenance_workers = 0")
             create_index(self.db, self.dim, m=c.hnsw_m, ef_construction=c.hnsw_ef_construction)
         self.db.execute("RELEASE SAVEPOINT build_index")
+
+    def check(self, *, deep: bool = False) -> dict:
+        """Integrity facts (as the embedded store's), and the server settings the store's
+        size asks for (:mod:`localmem.store.postgres.settings`)."""
+        facts = super().check(deep=deep)
+        facts["server_settings"] = [
+            {
+                "setting": a.name,
+                "ok": a.ok,
+                "current_mb": a.current_mb,
+                "recommended_mb": a.recommended_mb,
+                "detail": a.line(),
+            }
+            for a in advise(self.db, dim=self.dim, m=self.config.hnsw_m, rows=facts["live"])
+        ]
+        return facts
 
     def save_index(self) -> None:
         """Nothing to save: the server keeps the index."""

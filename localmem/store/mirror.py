@@ -1,0 +1,279 @@
+"""The memory rows held in memory, for the searches of a store only this process writes.
+
+A default search reads about a hundred memory rows for its reranker (the pool, the memories
+stored around it, the times of a question's window) and the best ``k`` for its answer. Asked of
+DuckDB, each read is a query that scans the label column: 3-9 ms at 100k memories, more at 1M,
+most of what the default pipeline costs over plain hybrid search (docs/benchmarks.md, issue
+34). :class:`RowMirror` keeps the same rows as Arrow columns indexed by label and answers those
+reads from memory; it is derived data, never written to, and follows the table:
+
+- it is read whole once (``SELECT`` of every row: ~0.15 s and ~25 MB at 100k memories);
+- after a unit of writing commits (the kernel's ``generation`` moved on), the rows changed
+  since are read again: every statement that changes a memory row sets its ``updated_at``
+  (inserts, updates, deletes, restores, purges, supersessions) and a new memory takes a label
+  above every label before it, so ``label > last label OR updated_at >= last change`` finds
+  them (one scan of two columns). Changed rows wait in an overlay until there are enough of
+  them to read the table whole again;
+- it is used only where this process is the only writer (``db.one_writer``: DuckDB) and never
+  inside the calling thread's own unit of writing (it would see rows that may roll back). On
+  PostgreSQL another process's commit carries no order this process could follow, so searches
+  there ask the database, as before.
+
+The answers are those of the queries in :mod:`localmem.store.records` and
+:mod:`localmem.store.timeline` (tests/test_mirror.py holds them side by side under random
+writes).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from localmem.store import timeline as timeline_rows
+from localmem.store.db import Database
+from localmem.store.records import MEMORY_COLUMNS, Placement, aware, row_to_item
+from localmem.store.timeline import Window
+from localmem.types import MemoryItem
+
+_COLUMNS = MEMORY_COLUMNS.split(", ")
+_SELECT = f"SELECT {MEMORY_COLUMNS}, embedding IS NOT NULL AS embedded FROM memories"
+#: changed rows kept aside before the table is read whole again (and at least this many)
+OVERLAY_SHARE = 0.05
+OVERLAY_MIN = 5_000
+#: items kept made (about 1 KB each) before they are made anew
+BUILT_MAX = 50_000
+#: searches a process runs reading DuckDB before the table is read whole (a one-off search
+#: would pay a read of every row, 1-2 s at 100k memories, for one pool)
+WARM_AFTER = 2
+
+
+class RowMirror:
+    """The rows of ``memories`` as of the last :meth:`follow` (see the module docstring)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._lock = threading.RLock()
+        self.generation: int | None = None  # the kernel generation last followed
+        self._base: pa.Table | None = None
+        self._pos = np.zeros(0, dtype=np.int64)  # label -> row of the base (-1: none)
+        self._live = np.zeros(0, dtype=bool)  # by base row: not deleted, embedded
+        self._when = np.zeros(0, dtype=np.int64)  # by base row: its time (naive UTC us)
+        self._over: dict[int, tuple[MemoryItem, bool]] = {}  # label -> (item, embedded)
+        self._last_label = -1
+        self._last_change: datetime | None = None
+        self._sessions: dict[str, np.ndarray] | None = None  # base labels by session, in order
+        self._timeline: tuple[np.ndarray, np.ndarray] | None = None  # of the base
+        self._built: dict[int, MemoryItem] = {}  # items made from base rows (see items())
+        self.reads = 0  # whole reads of the table (tests and benchmarks look)
+
+    # -- following the table --------------------------------------------------------------
+    def follow(self, generation: int) -> RowMirror:
+        """Bring the mirror up to the table as committed at ``generation`` (or later)."""
+        with self._lock:
+            if self._base is None:
+                self._read_whole()
+            elif generation != self.generation:
+                self._catch_up()
+            self.generation = generation
+            return self
+
+    def _read_whole(self) -> None:
+        tbl = self._db.arrow(f"{_SELECT} ORDER BY label").combine_chunks()
+        labels = tbl.column("label").to_numpy().astype(np.int64)
+        self._pos = np.full(int(labels.max()) + 1 if len(labels) else 0, -1, dtype=np.int64)
+        self._pos[labels] = np.arange(len(labels))
+        deleted = tbl.column("deleted").to_numpy(zero_copy_only=False).astype(bool)
+        embedded = tbl.column("embedded").to_numpy(zero_copy_only=False).astype(bool)
+        self._live = ~deleted & embedded
+        self._when = _times(tbl)
+        self._base = tbl
+        self._over = {}
+        self._built = {}
+        self._sessions = self._timeline = None
+        self._last_label = int(labels.max()) if len(labels) else -1
+        changed = tbl.column("updated_at")
+        self._last_change = pc.max(changed).as_py() if len(labels) else None
+        self.reads += 1
+
+    def _catch_up(self) -> None:
+        where = "label > ?" if self._last_change is None else "label > ? OR updated_at >= ?"
+        params: list = [self._last_label]
+        if self._last_change is not None:
+            params.append(self._last_change)
+        rows = self._db.fetchall(f"{_SELECT} WHERE {where}", params)
+        for row in rows:
+            item = row_to_item(row[:-1])
+            self._over[item.label] = (item, bool(row[-1]))
+            self._built.pop(item.label, None)
+            self._last_label = max(self._last_label, item.label)
+            changed = row[_COLUMNS.index("updated_at")]
+            if changed is not None and (self._last_change is None or changed > self._last_change):
+                self._last_change = changed
+        size = len(self._base) if self._base is not None else 0
+        if len(self._over) > max(OVERLAY_MIN, OVERLAY_SHARE * size):
+            self._read_whole()
+
+    @property
+    def nbytes(self) -> int:
+        """What the columns read whole take in memory (the overlay and made items aside)."""
+        return self._base.nbytes if self._base is not None else 0
+
+    def forget_items(self) -> None:
+        """Drop the items made from rows so far (they are made again when read)."""
+        with self._lock:
+            self._built = {}
+
+    # -- reads ----------------------------------------------------------------------------
+    def items(self, labels: Iterable[int]) -> dict[int, MemoryItem]:
+        """Memories by label, live or deleted (unknown labels left out): as
+        :func:`localmem.store.records.fetch_by_labels`. An item made from a row is kept until
+        the row changes (a memory is read again by every search whose pool it enters); items
+        are frozen, and their metadata is the caller's to read, not to change."""
+        with self._lock:
+            out: dict[int, MemoryItem] = {}
+            missing = []
+            for label in labels:
+                label = int(label)
+                held = self._over.get(label)
+                if held is not None:
+                    out[label] = held[0]
+                elif label in self._built:
+                    out[label] = self._built[label]
+                elif 0 <= label < len(self._pos) and self._pos[label] >= 0:
+                    missing.append(label)
+            if missing:
+                assert self._base is not None
+                if len(self._built) > BUILT_MAX:
+                    self._built.clear()
+                rows = self._base.take(pa.array(self._pos[missing]))
+                values = [rows.column(c).to_pylist() for c in _COLUMNS]
+                for row in zip(*values, strict=True):
+                    out[int(row[1])] = self._built[int(row[1])] = row_to_item(row)
+            return out
+
+    def placement(self, labels: Iterable[int]) -> dict[int, Placement]:
+        """Where memories sit, as :func:`localmem.store.records.placement_by_labels` (from the
+        columns it needs, without making whole items)."""
+        with self._lock:
+            out: dict[int, Placement] = {}
+            rows, at = [], []
+            for label in labels:
+                label = int(label)
+                held = self._over.get(label) or (
+                    (self._built[label], True) if label in self._built else None
+                )
+                if held is not None:
+                    item = held[0]
+                    out[label] = (
+                        item.session_id,
+                        item.user_id,
+                        item.agent_id,
+                        item.when,
+                        item.deleted,
+                    )
+                elif 0 <= label < len(self._pos) and self._pos[label] >= 0:
+                    rows.append(int(self._pos[label]))
+                    at.append(label)
+            if rows:
+                assert self._base is not None
+                taken = self._base.select(["session_id", "user_id", "agent_id", "deleted"]).take(
+                    pa.array(rows)
+                )
+                values = [taken.column(i).to_pylist() for i in range(4)]
+                when = (self._when[rows].astype("datetime64[us]")).tolist()
+                for label, session, user, agent, deleted, moment in zip(
+                    at, *values, when, strict=True
+                ):
+                    out[label] = (session, user, agent, aware(moment), bool(deleted))
+            return out
+
+    def session_order(self, sessions: Sequence[str]) -> list[tuple[int, str]]:
+        """(label, session) of the live memories of these sessions in each session's order, as
+        :func:`localmem.store.records.session_order`."""
+        with self._lock:
+            index = self._session_index()
+            out: list[tuple[int, str]] = []
+            for session in sorted(set(sessions)):
+                labels = index.get(session, _NONE)
+                if self._over:
+                    labels = self._with_overlay(labels, session)
+                out += [(label, session) for label in labels.tolist()]
+            return out
+
+    def near_time(self, window: Window, limit: int, allowed: np.ndarray | None = None) -> list[int]:
+        """As :func:`localmem.store.timeline.labels_near_time` (``allowed``: sorted labels)."""
+        with self._lock:
+            times, labels = self._base_timeline()
+            if not self._over:
+                return timeline_rows.nearest(times, labels, window, limit, allowed)
+            # the base's answer without the changed rows, then the changed rows that qualify
+            changed = np.sort(np.fromiter(self._over, dtype=np.int64, count=len(self._over)))
+            found = timeline_rows.nearest(times, labels, window, limit, allowed, changed)
+            mid = timeline_rows.micros(window.centre())
+            start, end = timeline_rows.micros(window.start), timeline_rows.micros(window.end)
+            distance = {x: abs(int(self._when[self._pos[x]]) - mid) for x in found}
+            for label, (item, embedded) in self._over.items():
+                at = timeline_rows.micros(item.when)
+                if embedded and not item.deleted and start <= at <= end:
+                    distance[label] = abs(at - mid)
+            chosen = np.array(sorted(distance), dtype=np.int64)
+            if allowed is not None:
+                chosen = chosen[timeline_rows.members(allowed, chosen)]
+            return sorted(chosen.tolist(), key=lambda x: (distance[x], x))[:limit]
+
+    # -- derived indexes of the base (made on first use) ---------------------------------
+    def _session_index(self) -> dict[str, np.ndarray]:
+        """The live base labels of each session, in the session's order (event time, then
+        label)."""
+        if self._sessions is None:
+            assert self._base is not None
+            sessions = self._base.column("session_id").to_numpy(zero_copy_only=False)
+            has = np.flatnonzero(self._live & (sessions != None))  # noqa: E711 (elementwise)
+            labels = self._base.column("label").to_numpy()[has].astype(np.int64)
+            names = sessions[has].astype(str)
+            order = np.lexsort((labels, self._when[has], names))
+            names, labels = names[order], labels[order]
+            cuts = np.flatnonzero(names[1:] != names[:-1]) + 1
+            self._sessions = {
+                str(part[0]): lab
+                for part, lab in zip(np.split(names, cuts), np.split(labels, cuts), strict=True)
+                if len(lab)
+            }
+        return self._sessions
+
+    def _base_timeline(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._timeline is None:
+            assert self._base is not None
+            live = np.flatnonzero(self._live)
+            labels = self._base.column("label").to_numpy()[live].astype(np.int64)
+            times = _times(self._base)[live]
+            order = np.lexsort((labels, times))
+            self._timeline = (times[order], labels[order])
+        return self._timeline
+
+    def _with_overlay(self, labels: np.ndarray, session: str) -> np.ndarray:
+        """A session's base labels with the changed rows taken out and the changed live rows
+        of the session put in their place, in the session's order."""
+        over = self._over
+        kept = [x for x in labels.tolist() if x not in over]
+        when = {x: int(self._when[self._pos[x]]) for x in kept}
+        for label, (item, embedded) in over.items():
+            if embedded and not item.deleted and item.session_id == session:
+                kept.append(label)
+                when[label] = timeline_rows.micros(item.when)
+        return np.array(sorted(kept, key=lambda x: (when[x], x)), dtype=np.int64)
+
+
+_NONE = np.zeros(0, dtype=np.int64)
+
+
+def _times(tbl: pa.Table) -> np.ndarray:
+    """``coalesce(event_time, created_at)`` of every row, as naive UTC microseconds."""
+    event = tbl.column("event_time").cast(pa.timestamp("us"))
+    created = tbl.column("created_at").cast(pa.timestamp("us"))
+    return pc.coalesce(event, created).to_numpy().astype("datetime64[us]").astype(np.int64)

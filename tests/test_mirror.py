@@ -1,0 +1,250 @@
+"""The memory rows a single-writer store holds in memory for its searches
+(localmem/store/mirror.py, issue 34): every read it serves answers as the database does, after
+any sequence of writes (adds, updates, deletes, restores, purges, supersessions, rolled-back
+units), with changed rows in its overlay or read whole again; threads that write while others
+search never see a stale row; PostgreSQL stores never use it."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from localmem.store import mirror as mirror_module
+from localmem.store import records, timeline
+
+UTC = timezone.utc
+BASE = datetime(2024, 5, 1, 12, tzinfo=UTC)
+SPEAKERS = ("Ana", "Ben", "Chen")
+PLACES = ("lake", "cafe", "office")
+
+
+@pytest.fixture(autouse=True)
+def rows_at_once(monkeypatch):
+    """The mirror from the first search (a process starts it after a few)."""
+    monkeypatch.setattr(mirror_module, "WARM_AFTER", -1)
+
+
+def _check(memory) -> None:
+    """Every read of the mirror against the query it stands for."""
+    kernel = memory.kernel
+    db = kernel.db
+    rows = kernel.rows()
+    assert rows is not None
+    top = int(db.scalar("SELECT coalesce(max(label), -1) + 3 FROM memories"))
+    labels = list(range(-1, top))
+    assert rows.items(labels) == records.fetch_by_labels(db, labels)
+    assert rows.placement(labels) == records.placement_by_labels(db, labels)
+    sessions = ["s0", "s1", "s2", "missing"]
+    assert rows.session_order(sessions) == records.session_order(db, sessions)
+    live = np.array(sorted(x for x in range(top) if x % 2 == 0), dtype=np.int64)
+    for start, length, middle, limit in ((-3, 6, 0, 4), (0, 40, 5, 30), (-20, 3, -25, 2)):
+        window = timeline.Window(
+            BASE + timedelta(hours=start),
+            BASE + timedelta(hours=start + length),
+            BASE + timedelta(hours=middle),
+        )
+        assert rows.near_time(window, limit) == timeline.labels_near_time(db, window, limit)
+        assert rows.near_time(window, limit, live) == timeline.labels_near_time(
+            db, window, limit, live
+        )
+
+
+_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(
+            [
+                "add",
+                "add_many",
+                "update",
+                "meta",
+                "delete",
+                "restore",
+                "purge",
+                "supersede",
+                "rollback",
+                "when",
+            ]
+        ),
+        st.integers(0, 10_000),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+def _apply(memory, op: str, n: int) -> None:
+    every = memory.list(limit=1000, include_deleted=True)
+    live = [m.id for m in every if not m.deleted]
+    gone = [m.id for m in every if m.deleted and m.content]  # deleted, not purged
+    ids = gone if op == "restore" else live
+    pick = ids[n % len(ids)] if ids else None
+    when = BASE + timedelta(hours=n % 17 - 8)
+    session = f"s{n % 3}" if n % 4 else None
+    text = f"{SPEAKERS[n % 3]}: note {n} about the {('garden', 'boat', 'trip')[n % 3]}"
+    if op == "add" or pick is None:
+        memory.add(text, session_id=session, event_time=when, user_id=f"u{n % 2}")
+    elif op == "add_many":
+        memory.add_many(
+            [
+                {"content": f"{text} {i}", "event_time": when + timedelta(minutes=i)}
+                for i in range(3)
+            ],
+            session_id=session,
+        )
+    elif op == "update":
+        memory.update(pick, content=f"changed {n}: {text}")
+    elif op == "meta":
+        memory.update(pick, metadata={"speaker": SPEAKERS[n % 3]})
+    elif op == "when":
+        memory.update(pick, event_time=when)
+    elif op == "delete":
+        memory.delete(pick)
+    elif op == "restore":
+        memory.restore(pick)
+    elif op == "purge":
+        memory.purge(pick)
+    elif op == "supersede" and len(ids) > 1:
+        other = ids[(n + 1) % len(ids)]
+        with memory.kernel.writing() as write:
+            write.supersede(pick, other, when, actor="test")
+    elif op == "rollback":
+        with pytest.raises(RuntimeError), memory.kernel.writing() as write:
+            memory.add(f"rolled back {n}", event_time=when)
+            write.db.execute("UPDATE memories SET content = 'gone' WHERE id = ?", [pick])
+            raise RuntimeError("abandoned")
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=_OPS, small=st.booleans())
+def test_the_mirror_answers_as_the_database_after_any_writes(memory, monkeypatch, ops, small):
+    """Random writes, each followed by every read compared with its query; ``small`` makes the
+    overlay so small that the table is read whole again every few changes."""
+    monkeypatch.setattr(mirror_module, "OVERLAY_MIN", 2 if small else 5_000)
+    monkeypatch.setattr(mirror_module, "OVERLAY_SHARE", 0.0 if small else 0.05)
+    if not memory.count():
+        memory.add("Ana: the first note", event_time=BASE)
+    _check(memory)
+    for op, n in ops:
+        _apply(memory, op, n)
+        _check(memory)
+
+
+def test_a_write_is_read_again_not_the_whole_table(memory):
+    first = memory.add_many([f"note {i}" for i in range(20)])[0]
+    rows = memory.kernel.rows()
+    assert rows.reads == 1
+    item = memory.add("one more")
+    memory.update(first.id, content="changed")
+    rows = memory.kernel.rows()
+    assert rows.reads == 1  # the overlay took both
+    got = rows.items([item.label, first.label])
+    assert (got[item.label].content, got[first.label].content) == ("one more", "changed")
+
+
+def test_rows_inside_the_threads_own_unit_come_from_the_database(memory):
+    """Inside a unit of writing the thread reads what it wrote (uncommitted) from the database,
+    and the mirror never holds it: a rollback leaves nothing behind."""
+    memory.add("kept")
+    with pytest.raises(RuntimeError), memory.kernel.writing():
+        assert memory.kernel.rows() is None
+        memory.add("rolled back")
+        assert memory.kernel.rows() is None
+        raise RuntimeError("abandoned")
+    assert "rolled back" not in {m.content for m in memory.kernel.rows().items(range(5)).values()}
+    assert "rolled back" not in {h.memory.content for h in memory.search("rolled back", k=5).hits}
+
+
+def test_searches_racing_writers_never_see_a_stale_row(memory):
+    """Writer threads change and delete memories while reader threads search: no hit is a
+    deleted memory, and at the end the mirror is the table. (A search racing a write may ask
+    hnswlib for a vector that left it or is not in it yet, between the commit and the index
+    change after it: KeyError in the reranker, with or without the mirror; that race is the
+    store-concurrency issue's, not this one's, and is let through here.)"""
+    base = memory.add_many([f"Ana: garden note {i}" for i in range(40)])
+    ids = [m.id for m in base]
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def write(offset: int) -> None:
+        try:
+            mine = ids[offset * 20 : (offset + 1) * 20]  # each writer its own memories
+            for i in range(15):
+                memory.update(mine[i], content=f"Ana: garden note changed {offset}-{i}")
+                if i % 5 == 0:
+                    memory.delete(mine[19 - i // 5])
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    def read() -> None:
+        try:
+            while not stop.is_set():
+                try:
+                    hits = memory.search("garden note", k=10).hits
+                except KeyError as exc:  # the vector race below, not the rows
+                    assert "Label not found" in str(exc)
+                    continue
+                for hit in hits:
+                    assert not hit.memory.deleted
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    readers = [threading.Thread(target=read) for _ in range(2)]
+    writers = [threading.Thread(target=write, args=(i,)) for i in range(2)]
+    for t in readers + writers:
+        t.start()
+    for t in writers:
+        t.join()
+    stop.set()
+    for t in readers:
+        t.join()
+    assert not errors, errors
+    _check(memory)
+
+
+def test_the_same_results_with_the_rows_in_memory_or_read_from_duckdb(memory):
+    memory.add_many(
+        [
+            {
+                "content": f"{SPEAKERS[i % 3]}: we met at the {PLACES[i % 3]} {i}",
+                "event_time": BASE + timedelta(days=i),
+            }
+            for i in range(60)
+        ],
+        session_id="s1",
+    )
+    memory.add_many([f"Ben: loose turn {i} about the lake" for i in range(20)])
+    queries = ["where did Ana go to the lake?", "what happened on 10 May 2024?", "cafe"]
+    kept = memory.config
+
+    def run() -> list:
+        return [[(h.memory.id, h.score) for h in memory.search(q, k=10).hits] for q in queries]
+
+    with_rows = run()
+    memory.config = kept.with_updates(search={"rows_in_memory": False})
+    assert memory.kernel.rows() is None
+    assert run() == with_rows
+
+
+def test_postgres_never_uses_it(pg_url, embedder):
+    from localmem import Memory
+
+    with Memory.open(pg_url, embedder=embedder) as mem:
+        mem.add("a note")
+        assert mem.kernel.rows() is None
+
+
+def test_a_process_that_searches_once_never_reads_the_table_whole(memory, monkeypatch):
+    monkeypatch.setattr(mirror_module, "WARM_AFTER", 2)
+    memory.add_many([f"note {i} about the garden" for i in range(10)])
+    memory.search("garden", k=3)
+    memory.search("garden", k=3)
+    assert memory.kernel.rows() is None  # two searches: DuckDB answered
+    memory.search("garden", k=3)
+    assert memory.kernel.rows() is not None and memory.kernel.rows().reads == 1

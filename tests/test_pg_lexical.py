@@ -1,0 +1,109 @@
+"""PostgreSQL's BM25 read from postings ordered by impact (localmem/store/postgres/impact.py,
+issue 34): the best k of a query and the score of any label are the embedded index's, for
+random collections, queries, filters and depths (shallow reads that must go deeper, and the
+fall-back to scoring every posting), after removals and in a copied store."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from localmem.store.postgres import impact as impact_module
+
+WORDS = [f"w{i}" for i in range(12)]
+
+
+def _texts(seed: int, n: int) -> list[str]:
+    """Texts whose words follow a skewed law (some words in most memories, some in few),
+    of varied lengths, so term lists are long and impacts spread."""
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, len(WORDS) + 1)
+    weights /= weights.sum()
+    return [" ".join(rng.choice(WORDS, size=int(rng.integers(1, 14)), p=weights)) for _ in range(n)]
+
+
+@pytest.fixture
+def pair(pg_url, embedder, tmp_path):
+    from localmem import Memory
+
+    embedded = Memory.open(tmp_path / "embedded", embedder=embedder)
+    postgres = Memory.open(pg_url, embedder=embedder)
+    yield embedded, postgres
+    embedded.close()
+    postgres.close()
+
+
+def _same(embedded, postgres, query: str, k: int, allowed) -> None:
+    want = embedded.store.lexical.scores(query)
+    got = postgres.store.lexical.scored(query)
+    labels, scores = got.top(k, allowed)
+    exp_labels, exp_scores = embedded.store.lexical.top(want, k, allowed=allowed)
+    np.testing.assert_allclose(scores, exp_scores, rtol=1e-6)
+    # the same memories, except among scores that tie at the last place
+    last = float(exp_scores[-1]) if len(exp_scores) else 0.0
+    clear = exp_scores > last * (1 + 1e-6)
+    assert set(exp_labels[clear].tolist()) <= set(labels.tolist())
+    probe = np.arange(-1, len(want) + 2)
+    inside = (probe >= 0) & (probe < len(want))
+    expected = np.zeros(len(probe), dtype=np.float32)
+    expected[inside] = want[probe[inside]]
+    np.testing.assert_allclose(got.at(probe), expected, rtol=1e-6)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 10_000),
+    query=st.lists(st.sampled_from([*WORDS, "absent"]), min_size=1, max_size=4),
+    k=st.integers(1, 25),
+    scope=st.sampled_from([None, 2, 5]),
+    first=st.sampled_from([1, 4]),
+    deepest=st.sampled_from([8, 20_000]),
+    few=st.sampled_from([0, 4096]),
+    full_below=st.sampled_from([0, 10**9]),
+)
+def test_the_best_k_and_any_score_are_the_embedded_indexs(
+    pair, monkeypatch, seed, query, k, scope, first, deepest, few, full_below
+):
+    embedded, postgres = pair
+    monkeypatch.setattr(impact_module, "FIRST", first)
+    monkeypatch.setattr(impact_module, "SHALLOWEST", 1)
+    monkeypatch.setattr(impact_module, "DEEPEST", deepest)
+    monkeypatch.setattr(impact_module, "FEW", few)
+    monkeypatch.setattr(impact_module, "FULL_BELOW", full_below)
+    if not embedded.count():
+        texts = _texts(seed, 300)
+        for mem in pair:
+            mem.add_many(texts)
+        pairs = zip(embedded.list(limit=300), postgres.list(limit=300), strict=True)
+        for e, p in list(pairs)[::9]:  # the same memories leave both
+            assert (e.label, e.content) == (p.label, p.content)
+            embedded.delete(e.id)
+            postgres.delete(p.id)
+    top = int(postgres.kernel.db.scalar("SELECT max(label) FROM memories")) + 1
+    allowed = None if scope is None else np.arange(0, top, scope, dtype=np.int64)
+    _same(embedded, postgres, " ".join(query), k, allowed)
+
+
+def test_a_copied_store_scores_as_its_source(pg_url, embedder, tmp_path):
+    """migrate-store copies the postings without impacts or counts: they are filled after."""
+    from localmem import Memory
+    from localmem.store.copy import copy_store
+
+    texts = _texts(3, 200)
+    with (
+        Memory.open(tmp_path / "src", embedder=embedder) as src,
+        Memory.open(pg_url, embedder=embedder) as dst,
+    ):
+        src.add_many(texts)
+        copy_store(src.store, dst.store)
+        assert not dst.kernel.db.scalar("SELECT count(*) FROM lex_postings WHERE impact IS NULL")
+        assert dst.store.lexical.document_frequencies(["w0", "w5"]) == (
+            src.store.lexical.document_frequencies(["w0", "w5"])
+        )
+        assert dst.store.lexical.doc_count == src.store.lexical.doc_count == 200
+        for q in ("w0", "w1 w7", "w11 w3 w0"):
+            _same(src, dst, q, 10, None)

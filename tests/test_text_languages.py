@@ -1,0 +1,128 @@
+"""Index terms per language: Unicode words, each text stemmed in its own language, English as
+before (a property test against the tokeniser it replaced)."""
+
+from __future__ import annotations
+
+import re
+
+import Stemmer
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from localmem import Memory
+from localmem.text import STOP_WORDS, _tokens, language, terms, words
+
+_OLD_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+_english = Stemmer.Stemmer("english")
+
+
+def old_terms(text: str) -> list[str]:
+    """The English-only terms of the tokeniser before TERMS_VERSION 2."""
+    out = []
+    for w in _OLD_WORD.findall(text.lower()):
+        if "'" in w or "’" in w:
+            w = re.split(r"['’]", w, maxsplit=1)[0]
+        if w not in STOP_WORDS:
+            out.append(_english.stemWord(w))
+    return out
+
+
+ENGLISH = [
+    "I went to a LGBTQ support group yesterday and it was so powerful.",
+    "Caroline's paintings of the lake are great!",
+    "Take care, see you on 2023-05-07.",
+    "I will come with my son to the pottery class.",
+    "We're thinking about adoption; the agency called (finally).",
+    "Don't forget: rock'n'roll in the 90's, x'9 and it’s done.",
+    "She said the deploy runs on Fridays at 5 pm.",
+    "Did Caroline come to the camping trip?",
+    "What did Melanie paint recently?",
+    "A son and a daughter, both in school now.",
+    "Hey Mel! Good to see you, how have you been?",
+    "My mentor encouraged me to pursue counseling as a career.",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(ENGLISH), min_size=1, max_size=3).map(" ".join))
+def test_english_text_gets_the_terms_it_always_had(text):
+    assert language(_tokens(text)) == "english"
+    assert terms(text) == old_terms(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=120))
+def test_ascii_text_without_two_foreign_stop_words_is_unchanged(text):
+    if language(_tokens(text)) == "english":
+        assert terms(text) == old_terms(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200))
+def test_any_text_gives_terms_without_error(text):
+    got = terms(text)
+    assert all(isinstance(t, str) and t for t in got)
+
+
+def test_words_of_other_languages_stay_whole():
+    assert words("Ana est allergique aux cacahuètes") == [
+        "ana",
+        "est",
+        "allergique",
+        "aux",
+        "cacahuètes",
+    ]
+    assert "müller" in words("Herr Müller wohnt in München")
+    assert words("Москва это столица России")[0] == "москва"
+    # the old tokeniser cut these into pieces: "cacahu", "tes"; "m", "ller"
+    assert "cacahu" not in terms("Ana est allergique aux cacahuètes")
+
+
+def test_a_decomposed_accent_is_the_same_word():
+    composed, decomposed = "café", "cafe\u0301"
+    assert words(composed) == words(decomposed) == ["café"]
+
+
+def test_each_language_is_stop_listed_and_stemmed_by_its_own_rules():
+    assert language(_tokens("Ana wohnt jetzt in Lissabon mit ihrem Hund")) == "german"
+    assert terms("Ana wohnt jetzt in Lissabon mit ihrem Hund") == [
+        "ana",
+        "wohnt",
+        "lissabon",
+        "hund",
+    ]
+    assert language(_tokens("El perro de Ana se llama Max")) == "spanish"
+    assert terms("El perro de Ana se llama Max") == ["perr", "ana", "llam", "max"]
+    # French elision: "l'école" is "école", stemmed the French way
+    assert terms("Ana est allergique aux cacahuètes et aime l'école") == [
+        "ana",
+        "allerg",
+        "cacahuet",
+        "aim",
+        "ecol",
+    ]
+    # one stop-word of another language is not enough ("care" is a Romanian one)
+    assert language(_tokens("Bye Joanna! Take care!")) == "english"
+
+
+def test_a_query_finds_a_memory_in_its_own_language_by_its_inflected_forms():
+    # the stems meet: "allergique"/"allergiques", "wohnt"/"wohnen" would not under English rules
+    assert set(terms("Est-ce que Ana a des allergies alimentaires ?")) & set(
+        terms("Ana est allergique aux cacahuètes")
+    ) == {"ana", "allerg"}
+
+
+def test_text_without_spaces_is_split_into_character_pairs():
+    assert terms("我喜欢北京烤鸭") == ["我喜", "喜欢", "欢北", "北京", "京烤", "烤鸭"]
+    assert "北京" in terms("北京")
+
+
+def test_lexical_search_finds_non_english_memories(tmp_path, embedder):
+    with Memory.open(tmp_path / "s", embedder=embedder) as mem:
+        mem.add("Ana est allergique aux cacahuètes")
+        mem.add("Ana wohnt jetzt in Lissabon mit ihrem Hund")
+        mem.add("The deploy runs on Fridays")
+        hit = mem.search("cacahuètes", k=1, mode="lexical").hits[0]
+        assert hit.memory.content.startswith("Ana est allergique")
+        hit = mem.search("Wo wohnen Ana und ihr Hund?", k=1, mode="lexical").hits[0]
+        assert "Lissabon" in hit.memory.content
