@@ -101,15 +101,7 @@ def consolidate(
             extra=engine_patterns,
         )
     run_id = None
-    params = {
-        "threshold": settings.cluster.threshold,
-        "max_cluster": settings.cluster.max_size,
-        "min_cluster": settings.min_cluster,
-        "within_session": settings.cluster.within_session,
-        "window_days": settings.cluster.window_days,
-        "implementation": settings.implementation,
-        "now": now.isoformat() if now else None,
-    }
+    params = _run_params(settings, now)
     ids = {}
     if not dry_run and (plan.facts or plan.meta or plan.extend or plan.replaced):
         run_id, ids = write_plan(
@@ -129,21 +121,45 @@ def consolidate(
         episodic=len(episodic),
         pending=len(pending),
         clusters=plan.clusters,
-        semantic=tuple(
-            Derived(f.id, "semantic", f.content, f.context, tuple(f.sources), f.served_by)
-            for f in plan.facts
-        ),
+        semantic=_semantic(plan),
         extended=len(plan.extend),
-        meta=tuple(
-            Derived(ids.get(m.key, m.key), "meta", m.content, None, m.sources, MODEL_FREE)
-            for m in plan.meta
-        ),
+        meta=_meta(plan, ids),
         replaced=tuple(m.id for m in plan.replaced),
         served_by=tuple(sorted(plan.served_by)),
         seconds=time.perf_counter() - started,
         prompt_tokens=plan.prompt_tokens,
         completion_tokens=plan.completion_tokens,
         warnings=tuple(plan.warnings),
+    )
+
+
+def _run_params(settings: Settings, now: datetime | None) -> dict[str, object]:
+    """The settings a run is recorded with (the ``consolidation_runs`` row)."""
+    return {
+        "threshold": settings.cluster.threshold,
+        "max_cluster": settings.cluster.max_size,
+        "min_cluster": settings.min_cluster,
+        "within_session": settings.cluster.within_session,
+        "window_days": settings.cluster.window_days,
+        "implementation": settings.implementation,
+        "now": now.isoformat() if now else None,
+    }
+
+
+def _semantic(plan: Plan) -> tuple[Derived, ...]:
+    """The semantic facts a plan makes, as the report lists them."""
+    return tuple(
+        Derived(f.id, "semantic", f.content, f.context, tuple(f.sources), f.served_by)
+        for f in plan.facts
+    )
+
+
+def _meta(plan: Plan, ids: dict[str, str]) -> tuple[Derived, ...]:
+    """The meta memories a plan makes, by the ids they were written under (their keys in a
+    dry run)."""
+    return tuple(
+        Derived(ids.get(m.key, m.key), "meta", m.content, None, m.sources, MODEL_FREE)
+        for m in plan.meta
     )
 
 
