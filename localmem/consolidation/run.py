@@ -11,7 +11,7 @@ import numpy as np
 from localmem import validate
 from localmem.consolidation import scope
 from localmem.consolidation.cluster import ClusterParams
-from localmem.consolidation.model import ConsolidationReport, Derived, Source
+from localmem.consolidation.model import ConsolidationReport, Derived, KnownFact, Source
 from localmem.consolidation.patterns import MetaDraft
 from localmem.consolidation.plan import (
     FactDraft,
@@ -102,7 +102,7 @@ def consolidate(
         )
     run_id = None
     params = _run_params(settings, now)
-    ids = {}
+    ids: dict[str, str] = {}
     if not dry_run and (plan.facts or plan.meta or plan.extend or plan.replaced):
         run_id, ids = write_plan(
             kernel,
@@ -222,7 +222,7 @@ def _add_drafts(kernel: Kernel, plan: Plan, drafts: list, known: list, settings:
     contexts = [fact_context(members, names=names) for _, _, _, members, _ in drafts]
     texts = [embedding_text(d[0], c) for d, c in zip(drafts, contexts, strict=True)]
     vectors = np.asarray(kernel.embedder.embed_batch(texts), dtype=np.float32)
-    hashes = {}
+    hashes: dict[str, KnownFact] = {}
     for fact in known:
         hashes.setdefault(fact.content_hash, fact)
     for (content, _, cited, members, served), ctx, vec in zip(

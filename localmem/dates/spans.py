@@ -83,7 +83,7 @@ _ABSOLUTE = frozenset(
 )
 
 
-def _resolve(kind: str, m: re.Match[str], anchor: date | None) -> Span | None:
+def _resolve(kind: str, m: _Cased, anchor: date | None) -> Span | None:
     g = m.groupdict()
     text = m.group(0)
     if kind in _ABSOLUTE:

@@ -16,7 +16,8 @@ from localmem.procedures.model import (
     ProcedureEvent,
     ProcedureVersion,
 )
-from localmem.store.db import Database, utcnow
+from localmem.store.backend import StoreDatabase
+from localmem.store.db import utcnow
 from localmem.store.records import aware
 
 COLUMNS = (
@@ -50,7 +51,7 @@ def to_procedure(row: Sequence[Any]) -> Procedure:
     )
 
 
-def get(db: Database, procedure_id: Any) -> Procedure:
+def get(db: StoreDatabase, procedure_id: Any) -> Procedure:
     """A procedure by id or unique prefix (3 characters or more)."""
     pid = validate.identifier(procedure_id, "a procedure id")
     rows = db.fetchall(f"SELECT {COLUMNS} FROM procedures WHERE id = ?", [pid])
@@ -65,7 +66,7 @@ def get(db: Database, procedure_id: Any) -> Procedure:
     return to_procedure(rows[0])
 
 
-def by_memory_ids(db: Database, memory_ids: Sequence[str]) -> list[Procedure]:
+def by_memory_ids(db: StoreDatabase, memory_ids: Sequence[str]) -> list[Procedure]:
     """The active procedures whose trigger memories these are."""
     if not memory_ids:
         return []
@@ -78,7 +79,7 @@ def by_memory_ids(db: Database, memory_ids: Sequence[str]) -> list[Procedure]:
 
 
 def listing(
-    db: Database,
+    db: StoreDatabase,
     *,
     status: str | None,
     task_type: str | None,
@@ -105,7 +106,7 @@ def listing(
     return [to_procedure(r) for r in rows]
 
 
-def versions(db: Database, procedure_id: str) -> list[ProcedureVersion]:
+def versions(db: StoreDatabase, procedure_id: str) -> list[ProcedureVersion]:
     """Every version of a procedure, oldest first."""
     rows = db.fetchall(
         "SELECT procedure_id, version, task_type, trigger, steps, level, example, caveats, "
@@ -131,7 +132,7 @@ def versions(db: Database, procedure_id: str) -> list[ProcedureVersion]:
     ]
 
 
-def events(db: Database, procedure_id: str) -> list[ProcedureEvent]:
+def events(db: StoreDatabase, procedure_id: str) -> list[ProcedureEvent]:
     """What happened to a procedure, oldest first."""
     rows = db.fetchall(
         "SELECT id, procedure_id, event, version, success, info, happened_at "
@@ -153,7 +154,7 @@ def events(db: Database, procedure_id: str) -> list[ProcedureEvent]:
 
 
 def insert_procedure(
-    db: Database,
+    db: StoreDatabase,
     pid: str,
     memory_id: str,
     *,
@@ -187,7 +188,7 @@ def insert_procedure(
 
 
 def insert_version(
-    db: Database,
+    db: StoreDatabase,
     pid: str,
     version: int,
     *,
@@ -221,7 +222,7 @@ def insert_version(
 
 
 def insert_event(
-    db: Database,
+    db: StoreDatabase,
     pid: str,
     event: str,
     version: int,
@@ -236,13 +237,18 @@ def insert_event(
     )
 
 
-def active_count(db: Database) -> int:
+def active_count(db: StoreDatabase) -> int:
     """How many procedures are active (findable)."""
     return int(db.scalar("SELECT count(*) FROM procedures WHERE status = 'active'"))
 
 
 def set_counts(
-    db: Database, procedure_id: str, *, uses: int, successes: int, used_at: datetime | None = None
+    db: StoreDatabase,
+    procedure_id: str,
+    *,
+    uses: int,
+    successes: int,
+    used_at: datetime | None = None,
 ) -> None:
     """Set a procedure's use and success counts (``used_at``: the use being counted now)."""
     if used_at is None:
@@ -260,7 +266,7 @@ def set_counts(
 
 
 def set_version(
-    db: Database,
+    db: StoreDatabase,
     procedure_id: str,
     version: int,
     *,
@@ -284,7 +290,7 @@ def set_version(
     )
 
 
-def set_status(db: Database, procedure_id: str, status: str, *, now: datetime) -> None:
+def set_status(db: StoreDatabase, procedure_id: str, status: str, *, now: datetime) -> None:
     """Set a procedure's status (``active`` or ``retired``)."""
     db.execute(
         "UPDATE procedures SET status = ?, updated_at = ? WHERE id = ?", [status, now, procedure_id]

@@ -24,6 +24,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from localmem import api, wire
 from localmem.api import Operation
@@ -202,11 +203,11 @@ def _health(token: str) -> Callable[[Request], Awaitable[Response]]:
     return health
 
 
-def _elsewhere(mcp_app: Any) -> Callable[[dict, Any, Any], Awaitable[None]]:
+def _elsewhere(mcp_app: ASGIApp) -> ASGIApp:
     """The ASGI app behind every other path: /mcp goes to the MCP app; any other path is a
     typed 404."""
 
-    async def elsewhere(scope: dict, receive: Any, send: Any) -> None:
+    async def elsewhere(scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
         if scope["type"] != "http" or path == "/mcp" or path.startswith("/mcp/"):
             await mcp_app(scope, receive, send)
