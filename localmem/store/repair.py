@@ -102,7 +102,8 @@ def vector_labels(store: StoreParts) -> set[int]:
     if vectors is None:
         return set()
     labels: set[int] = set(vectors.labels().tolist())
-    return labels - vectors.deleted_labels
+    deleted: set[int] = vectors.deleted_labels
+    return labels - deleted
 
 
 def drift(store: StoreParts) -> Drift:
