@@ -28,6 +28,7 @@ from localmem.cli import (
     search,
     serve,
     sessions,
+    transfer,
     tui,
 )
 from localmem.console import CommandError, Parser, fail
@@ -46,6 +47,7 @@ COMMANDS = [
     evolution,
     admin,
     migrate,
+    transfer,
     models,
     experiment,
     demo,
