@@ -329,3 +329,47 @@ def test_mem0_exports_become_localmem_memories(tmp_path, memory, store_path):
     assert "imported 2 memories from mem0" in run.stdout
     with localmem.Memory.open(store_path) as again:
         assert again.count() == 4
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    scopes=st.lists(
+        st.tuples(
+            st.sampled_from(["u1", "u2", None]),
+            st.sampled_from(["a1", None]),
+            st.sampled_from(["s1", None]),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    target=st.sampled_from(
+        [
+            {"user_id": "u1"},
+            {"agent_id": "a1"},
+            {"session_id": "s1"},
+            {"user_id": "u2", "agent_id": "a1"},
+        ]
+    ),
+    purge=st.booleans(),
+)
+def test_a_bulk_forget_touches_its_scope_and_nothing_else(
+    tmp_path_factory, embedder, scopes, target, purge
+):
+    root = tmp_path_factory.mktemp("forget")
+    with localmem.Memory.open(root / "s", embedder=embedder) as mem:
+        items = [
+            mem.add(f"memory number {i}", user_id=u, agent_id=a, session_id=s)
+            for i, (u, a, s) in enumerate(scopes)
+        ]
+
+        def inside(item) -> bool:
+            return all(getattr(item, key) == value for key, value in target.items())
+
+        n = (mem.purge_all if purge else mem.delete_all)(**target)
+        assert n == sum(inside(item) for item in items)
+        for item in items:
+            now = mem.get(item.id, include_deleted=True)
+            if inside(item):
+                assert now.deleted and (now.content == "" if purge else True)
+            else:
+                assert now == item  # untouched, to the last field

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.store.base import (
     BaseStore,
@@ -130,28 +130,43 @@ class LocalmemStore(BaseStore):
             if existing is not None:
                 self.memory.delete(existing.id)
             return
-        if not isinstance(op.value, Mapping):
-            raise InputError(f"a store value must be a dict, not {type(op.value).__name__}")
-        text, indexed = self._text(op.value, op.index)
+        fields = self.memory_fields(namespace, op.key, op.value, op.index)
+        if existing is not None:
+            self.memory.update(existing.id, content=fields["content"], metadata=fields["metadata"])
+            return
+        self.memory.add(**fields, infer=False)
+
+    def memory_fields(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Mapping[str, Any],
+        index: Literal[False] | list[str] | None = None,
+    ) -> dict[str, Any]:
+        """The memory an item becomes, as the fields of ``add`` (``add_many`` takes a list of
+        them: a bulk load of items without a put each).
+
+        Raises:
+            InputError: the value is not a dict.
+        """
+        if not isinstance(value, Mapping):
+            raise InputError(f"a store value must be a dict, not {type(value).__name__}")
+        text, indexed = self._text(value, index)
         metadata = {
             MARK: self.store_name,
             NAMESPACE: _path(namespace),
-            KEY: op.key,
-            VALUE: dict(op.value),
+            KEY: key,
+            VALUE: dict(value),
             INDEXED: indexed,
             **{_level(i): part for i, part in enumerate(namespace)},
         }
-        if existing is not None:
-            self.memory.update(existing.id, content=text, metadata=metadata)
-            return
-        self.memory.add(
-            text,
-            kind="note",
-            user_id=self._user(namespace),
-            agent_id=self.agent_id,
-            metadata=metadata,
-            infer=False,
-        )
+        return {
+            "content": text,
+            "kind": "note",
+            "user_id": self._user(namespace),
+            "agent_id": self.agent_id,
+            "metadata": metadata,
+        }
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
