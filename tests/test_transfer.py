@@ -373,3 +373,26 @@ def test_a_bulk_forget_touches_its_scope_and_nothing_else(
                 assert now.deleted and (now.content == "" if purge else True)
             else:
                 assert now == item  # untouched, to the last field
+
+
+def test_the_cli_forgets_a_user(memory, store_path):
+    memory.add("Ivy's address is 3 Elm Street", user_id="ivy")
+    memory.add("Jon likes maps", user_id="jon")
+    memory.close()
+
+    def cli(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "localmem", *args, "--store", str(store_path)],
+            capture_output=True,
+            text=True,
+        )
+
+    run = cli("forget")
+    assert run.returncode != 0 and "--user" in run.stderr
+    run = cli("forget", "--user", "ivy", "--purge")  # no terminal, no --yes: refused
+    assert run.returncode != 0 and "--yes" in run.stderr
+    run = cli("forget", "--user", "ivy", "--purge", "--yes")
+    assert run.returncode == 0 and "purged 1 memories" in run.stdout
+    with localmem.Memory.open(store_path) as again:
+        assert [m.content for m in again.list(include_deleted=True, user_id="ivy")] == [""]
+        assert again.count(user_id="jon") == 1
