@@ -208,3 +208,11 @@ def test_a_compiled_graph_on_a_served_store(tmp_path):
             assert lg.list_namespaces() == [("memories", "fay"), ("memories", "gus")]
     finally:
         stop_server(proc)
+
+
+def test_a_namespace_crowded_out_by_the_users_others_is_still_searched(store):
+    for i in range(30):  # the user's other namespace fills the first pool of hits
+        store.put(("archive", "hal"), str(i), {"text": f"Hal's bicycle repair note {i}"})
+    store.put(("memories", "hal"), "bike", {"text": "Hal rides a red bicycle"})
+    hits = store.search(("memories", "hal"), query="bicycle repair note", limit=2)
+    assert [(h.namespace, h.key) for h in hits] == [(("memories", "hal"), "bike")]
