@@ -396,3 +396,15 @@ def test_the_cli_forgets_a_user(memory, store_path):
     with localmem.Memory.open(store_path) as again:
         assert [m.content for m in again.list(include_deleted=True, user_id="ivy")] == [""]
         assert again.count(user_id="jon") == 1
+
+
+@pytest.mark.slow
+def test_a_postgresql_store_says_export_is_for_folders(pg_url, embedder):
+    with localmem.Memory.open(pg_url, embedder=embedder) as mem:
+        mem.add("kept in PostgreSQL")
+        with pytest.raises(StoreError, match="migrate-store"):
+            mem.export()
+        assert mem.delete_all(everything=True) == 1  # the bulk forget works there too
+        assert mem.purge_all(everything=True) == 1
+        assert mem.count(include_deleted=True) == 1
+        assert mem.list(include_deleted=True)[0].content == ""
