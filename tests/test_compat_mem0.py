@@ -8,11 +8,12 @@ model), so which facts an inferring add extracts is localmem's; ids are localmem
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
 
-from localmem.compat.mem0 import Memory
+from localmem.compat.mem0 import AsyncMemory, Memory
 from localmem.errors import InputError, NotFoundError
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?[+-]\d\d:\d\d$")
@@ -463,3 +464,51 @@ def test_a_served_store_works_the_same(tmp_path):
             assert m.get_all(user_id="ann") == {"results": []}
     finally:
         stop_server(proc)
+
+
+# -- docs/open-source/features/async-memory.mdx --------------------------------------------------
+def test_async_batch_operations():
+    async def batch_operations():
+        memory = AsyncMemory()
+        tasks = [
+            memory.add(messages=[{"role": "user", "content": f"Message {i}"}], user_id=f"user_{i}")
+            for i in range(5)
+        ]
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        for i, result in enumerate(results):
+            if isinstance(result, Exception):
+                print(f"Task {i} failed: {result}")
+            else:
+                print(f"Task {i} completed successfully")
+        return memory, results
+
+    memory, results = asyncio.run(batch_operations())
+    assert not any(isinstance(r, Exception) for r in results)
+    for i, result in enumerate(results):
+        check_added(result)
+        found = asyncio.run(memory.get_all(filters={"user_id": f"user_{i}"}))["results"]
+        assert [item["memory"] for item in found] == [f"Message {i}"]
+
+
+def test_async_scoped_organization_and_from_config(tmp_path):
+    async def scenario():
+        memory = await AsyncMemory.from_config(
+            {"vector_store": {"config": {"path": str(tmp_path / "s")}}}
+        )
+        await memory.add(
+            messages=[{"role": "user", "content": "I prefer vegetarian food"}],
+            user_id="alice",
+            agent_id="diet-assistant",
+            run_id="consultation-001",
+        )
+        all_user_memories = await memory.get_all(filters={"user_id": "alice"})
+        specific_memories = await memory.get_all(
+            filters={"user_id": "alice", "agent_id": "diet-assistant", "run_id": "consultation-001"}
+        )
+        history = await memory.history(memory_id=all_user_memories["results"][0]["id"])
+        return all_user_memories, specific_memories, history
+
+    everyone, specific, history = asyncio.run(scenario())
+    assert check_results(everyone) == check_results(specific)
+    assert [h["event"] for h in history] == ["ADD"]
+    assert (tmp_path / "s").is_dir()  # the configured path is the store

@@ -17,7 +17,7 @@ Both the 1.x calling style (``search(query, user_id=..., limit=...)``) and the 2
 
 from __future__ import annotations
 
-import hashlib
+import asyncio
 from collections.abc import Mapping, Sequence
 from datetime import date
 from pathlib import Path
@@ -25,12 +25,10 @@ from typing import Any
 
 from localmem.api import MemoryAPI
 from localmem.compat.mem0_filters import expiration, expired, passes, scope_of, split_filters
+from localmem.compat.mem0_shapes import history_to_mem0, messages_of, to_mem0
 from localmem.errors import InputError, NotFoundError
 from localmem.memory import Memory as LocalMemory
-from localmem.types import HistoryEvent, MemoryItem
 
-#: what mem0 keeps beside the text and promotes out of the metadata of a result
-PROMOTED = ("role", "actor_id")
 #: localmem's event of inference -> mem0's
 EVENTS = {"ADD": "ADD", "UPDATE": "UPDATE", "INVALIDATE": "DELETE", "NONE": "NONE"}
 #: memories a page of get_all reads
@@ -99,7 +97,7 @@ class Memory:
             raise InputError(
                 "memory_type and prompt steer mem0's language model; localmem has no such prompts"
             )
-        chat = _messages(messages)
+        chat = messages_of(messages)
         base = dict(metadata or {})
         expires = expiration(expiration_date)
         if expires is not None:  # kept in the metadata, as mem0 keeps it in its payload
@@ -308,69 +306,6 @@ class Memory:
         return history_to_mem0(item, self.memory.history(item.id))
 
 
-def to_mem0(item: MemoryItem, *, score: float | None = None) -> dict[str, Any]:
-    """A localmem memory in mem0's result shape."""
-    metadata = dict(item.metadata or {})
-    out: dict[str, Any] = {
-        "id": item.id,
-        "memory": item.content,
-        "hash": hashlib.md5(item.content.encode("utf-8")).hexdigest(),
-        "metadata": None,
-        "created_at": item.created_at.isoformat(),
-        "updated_at": item.updated_at.isoformat(),
-    }
-    if score is not None:
-        out["score"] = score
-    for key, value in (
-        ("user_id", item.user_id),
-        ("agent_id", item.agent_id),
-        ("run_id", item.session_id),
-    ):
-        if value is not None:
-            out[key] = value
-    for key in PROMOTED:
-        if key in metadata:
-            out[key] = metadata.pop(key)
-    out["metadata"] = metadata or None
-    return out
-
-
-def history_to_mem0(item: MemoryItem, events: Sequence[HistoryEvent]) -> list[dict[str, Any]]:
-    """localmem's history of a memory as mem0's history rows: its ADD, every change of its
-    text, its DELETE (other fields' changes, which mem0 does not record, are left out)."""
-    texts = [e for e in events if e.field == "content" and e.event != "ADD"]
-    first = texts[0].old_value if texts else item.content
-    role = (item.metadata or {}).get("role")
-    out = []
-    for event in events:
-        if event.event == "ADD":
-            old, new = None, first
-        elif event.field == "content":
-            old, new = event.old_value, event.new_value
-        elif event.event in ("DELETE", "PURGE"):
-            old, new = (item.content or None), None
-        else:
-            continue
-        name = "DELETE" if event.event in ("DELETE", "PURGE") else event.event
-        if name not in ("ADD", "UPDATE", "DELETE"):
-            name = "UPDATE"  # an evolution or revert of the text is an update to mem0
-        out.append(
-            {
-                "id": str(event.id),
-                "memory_id": item.id,
-                "old_memory": old,
-                "new_memory": new,
-                "event": name,
-                "created_at": event.at.isoformat(),
-                "updated_at": event.at.isoformat(),
-                "is_deleted": name == "DELETE",
-                "actor_id": event.actor,
-                "role": role,
-            }
-        )
-    return out
-
-
 def _limit(limit: int | None, top_k: int | None) -> int:
     n = limit if limit is not None else top_k if top_k is not None else 100
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -378,22 +313,33 @@ def _limit(limit: int | None, top_k: int | None) -> int:
     return min(n, 1000)
 
 
-def _messages(messages: Any) -> list[dict[str, Any]]:
-    """mem0's accepted inputs as a list of ``{"role", "content", "name"?}``."""
-    if isinstance(messages, str):
-        return [{"role": "user", "content": messages}]
-    if isinstance(messages, Mapping):
-        messages = [messages]
-    if not isinstance(messages, Sequence) or not messages:
-        raise InputError("messages must be a text, a message or a non-empty list of messages")
-    out = []
-    for i, message in enumerate(messages):
-        if not isinstance(message, Mapping) or not isinstance(message.get("content"), str):
-            raise InputError(f"message {i} must be a dict with a 'content' text")
-        role = message.get("role", "user")
-        if role == "system":
-            continue  # instructions to a model, not something a person said
-        out.append({"role": str(role), "content": message["content"], "name": message.get("name")})
-    if not out:
-        raise InputError("messages hold nothing but system messages")
-    return out
+class AsyncMemory:
+    """mem0's ``AsyncMemory``: :class:`Memory`'s methods as coroutines, each run in a worker
+    thread (localmem's calls block); same arguments, same results.
+
+    Args:
+        memory: as :class:`Memory`'s.
+        path: as :class:`Memory`'s.
+    """
+
+    def __init__(self, memory: MemoryAPI | None = None, *, path: str | Path | None = None) -> None:
+        self.sync = Memory(memory, path=path)
+
+    @classmethod
+    async def from_config(cls, config_dict: Mapping[str, Any] | None = None) -> AsyncMemory:
+        """As :meth:`Memory.from_config`."""
+        made = cls.__new__(cls)
+        made.sync = await asyncio.to_thread(Memory.from_config, config_dict)
+        return made
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.sync, name)
+        if name.startswith("_") or not callable(method):
+            return method
+
+        async def run(*args: Any, **kwargs: Any) -> Any:
+            return await asyncio.to_thread(method, *args, **kwargs)
+
+        run.__name__ = name
+        run.__doc__ = method.__doc__
+        return run
