@@ -177,11 +177,11 @@ class LocalmemStore(BaseStore):
         if op.query:
             found: list[SearchItem] = []
             if user is not None:
-                # the user scope narrows the search as cheaply as any scope; the namespace's
-                # other levels are checked here (the store's metadata filter reads JSON row by
-                # row: at 10k it tripled the search's time), and that filter is the fallback
-                # when the pool runs short
-                k = min(_POOL, max(2 * wanted, 20)) if not op.filter else _POOL
+                # the user scope narrows the search (the same search Memory.search makes for
+                # the user); the namespace's other levels are checked on the hits, and the
+                # metadata filter is the fallback when hits of the user's other namespaces
+                # crowd this one out
+                k = min(_POOL, wanted) if not op.filter else _POOL
                 hits = self._query(op.query, k, user, None)
                 found = self._keep(hits, op, where)
                 if len(found) >= wanted or len(hits) < k:
