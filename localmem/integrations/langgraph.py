@@ -114,6 +114,7 @@ class LocalmemStore(BaseStore):
     def _find(self, namespace: tuple[str, ...], key: str) -> MemoryItem | None:
         found = self.memory.list(
             metadata={MARK: self.store_name, NAMESPACE: _path(namespace), KEY: key},
+            user_id=self._user(namespace),
             agent_id=self.agent_id,
             limit=1,
         )
