@@ -408,3 +408,34 @@ def test_a_postgresql_store_says_export_is_for_folders(pg_url, embedder):
         assert mem.purge_all(everything=True) == 1
         assert mem.count(include_deleted=True) == 1
         assert mem.list(include_deleted=True)[0].content == ""
+
+
+@pytest.mark.slow
+def test_an_import_killed_midway_leaves_nothing_or_everything(tmp_path, memory, embedder):
+    memory.add_many([f"note {i} about the garden" for i in range(400)], user_id="u")
+    lines = memory.export()
+    out = tmp_path / "dump.jsonl"
+    with open(out, "w", encoding="utf-8") as f:
+        backup.write_export(memory, f)
+    rows = _rows(lines)[1]
+    import time
+
+    for delay in (1.5, 2.0, 2.4, 2.7, 3.0, 3.5):  # around when the load runs here
+        target = tmp_path / f"copy-{delay}"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "localmem", "import", str(out), "--store", str(target)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(delay)
+        proc.kill()
+        proc.wait()
+        with localmem.Memory.open(target, embedder=embedder) as copy:
+            n = copy.count(include_deleted=True)
+            assert n in (0, 400)
+            if n == 0:  # nothing committed: the import can simply run again
+                copy.close()
+                backup.import_export(target, backup.read_lines(out))
+                copy = localmem.Memory.open(target, embedder=embedder)
+            assert _rows(copy.export())[1] == rows
+            copy.close()
