@@ -266,6 +266,11 @@ def test_the_cli_exports_and_imports(tmp_path, memory, store_path):
     run = cli("import", str(out), "--store", str(tmp_path / "copy"))
     assert run.returncode != 0 and "not empty" in run.stderr
     assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    run = cli("import", str(tmp_path / "missing.jsonl"), "--store", str(tmp_path / "new"))
+    assert run.returncode != 0 and run.stderr.strip() == (
+        f"localmem: error: no such file: {tmp_path / 'missing.jsonl'}"
+    )
+    assert not (tmp_path / "new").exists()  # no store made for nothing
     (tmp_path / "bad.jsonl").write_text("{not json\n")
     run = cli("import", str(tmp_path / "bad.jsonl"), "--store", str(tmp_path / "new"))
     assert run.returncode != 0 and "not JSON" in run.stderr

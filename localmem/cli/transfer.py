@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from localmem.console import CommandError, open_memory, print_json, store_options, store_path
 
@@ -60,6 +61,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     """localmem import [mem0] FILE"""
     from localmem import backup
 
+    file = Path(args.source[-1])
+    if not file.is_file():
+        raise CommandError(f"no such file: {file}")
     if len(args.source) == 2 and args.source[0] == "mem0":
         try:
             with open(args.source[1], encoding="utf-8") as f:
