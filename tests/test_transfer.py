@@ -404,15 +404,20 @@ def test_the_cli_forgets_a_user(memory, store_path):
 
 
 @pytest.mark.slow
-def test_a_postgresql_store_says_export_is_for_folders(pg_url, embedder):
-    with localmem.Memory.open(pg_url, embedder=embedder) as mem:
-        mem.add("kept in PostgreSQL")
-        with pytest.raises(StoreError, match="migrate-store"):
-            mem.export()
-        assert mem.delete_all(everything=True) == 1  # the bulk forget works there too
-        assert mem.purge_all(everything=True) == 1
-        assert mem.count(include_deleted=True) == 1
-        assert mem.list(include_deleted=True)[0].content == ""
+def test_a_postgresql_store_round_trips_and_forgets(pg_server, embedder):
+    source, target = pg_server.new_database(), pg_server.new_database()
+    with localmem.Memory.open(source, embedder=embedder) as mem:
+        ids = _fill(mem)
+        lines = mem.export()
+        assert lines[0]["tables"]["memories"] == 7
+    backup.import_export(target, [json.loads(json.dumps(line)) for line in lines])
+    with localmem.Memory.open(target, embedder=embedder) as copy:
+        assert _rows(copy.export())[1] == _rows(lines)[1]
+        assert copy.search("jasmine tea", user_id="alice").hits[0].memory.id == ids["a"]
+        assert copy.history(ids["a"])[-1].event == "UPDATE"
+        assert copy.delete_all(user_id="bob") == 1  # c (d is deleted, e purged)
+        assert copy.purge_all(everything=True) == 6  # e was purged already
+        assert all(m.content == "" for m in copy.list(include_deleted=True))
 
 
 @pytest.mark.slow
@@ -444,3 +449,45 @@ def test_an_import_killed_midway_leaves_nothing_or_everything(tmp_path, memory, 
                 copy = localmem.Memory.open(target, embedder=embedder)
             assert _rows(copy.export())[1] == rows
             copy.close()
+
+
+@pytest.mark.slow
+def test_a_postgresql_export_is_one_moment_while_another_process_writes(pg_url, embedder):
+    with localmem.Memory.open(pg_url, embedder=embedder) as mem:
+        mem.add_many([f"before {i}" for i in range(30)], user_id="u")
+        writer = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys, localmem\n"
+                "m = localmem.Memory.open(sys.argv[1])\n"
+                "for i in range(400): m.add(f'during {i}', user_id='w')\n",
+                pg_url,
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        exports = []
+        try:
+            import time
+
+            deadline = time.monotonic() + 120
+            while mem.count(user_id="w") == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)  # the writer has started writing
+            while writer.poll() is None and len(exports) < 6:
+                exports.append(mem.export())
+                seen = mem.count(user_id="w")
+                while mem.count(user_id="w") == seen and writer.poll() is None:
+                    time.sleep(0.02)  # the next export sees another moment
+        finally:
+            writer.wait(timeout=300)
+        assert writer.returncode == 0, writer.stderr.read()[-2000:]
+    sizes = set()
+    for lines in exports:
+        header, *rows = lines
+        memories = {r["row"]["id"] for r in rows if r["table"] == "memories"}
+        added = {r["row"]["memory_id"] for r in rows if r["table"] == "history"}
+        assert len(memories) == header["tables"]["memories"]
+        assert added == memories  # no memory without its ADD, no ADD without its memory
+        sizes.add(len(memories))
+    assert len(sizes) > 1  # the exports did run while the other process wrote

@@ -7,7 +7,8 @@ while a server keeps writing; each row becomes ``{"table": name, "row": {column:
 after a header line. :func:`load` writes such lines into an empty store row for row, with the
 same ids, labels and numbers (as ``migrate-store`` copies: :mod:`localmem.store.copy`), so
 nothing is lost and nothing points elsewhere; the vector index follows from the rows when the
-store is next opened.
+store is next opened. Every value travels as JSON and is cast back by the database to its
+column's type (PostgreSQL's arrays element by element), so one format serves both backends.
 """
 
 from __future__ import annotations
@@ -50,26 +51,14 @@ def tables_of(store: Store) -> list[str]:
     return sorted(names, key=lambda name: (name != "memories", name))
 
 
-def _folder_only(store: Store) -> None:
-    # PostgreSQL gives one moment only under REPEATABLE READ across every connection of its
-    # pool, and takes arrays in its own literal form: not done yet, so refused, not half-done
-    if store.db.backend == "postgres":
-        raise StoreError(
-            "export and import work on store folders; for a PostgreSQL store use "
-            "`localmem migrate-store` into a folder (or pg_dump)"
-        )
-
-
 def dump(store: Store) -> list[dict[str, Any]]:
-    """Every row of the store as export lines, the header first, read as one moment.
-
-    Raises:
-        StoreError: a PostgreSQL store (not supported yet).
-    """
-    _folder_only(store)
+    """Every row of the store as export lines, the header first, read as one moment (on
+    PostgreSQL, one REPEATABLE READ transaction: other processes' commits stay out of it)."""
     lines: list[dict[str, Any]] = []
     counts: dict[str, int] = {}
     with store.write_lock, store.db.transaction():
+        if store.db.backend == "postgres":  # the first statement of the transaction
+            store.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         for table in tables_of(store):
             rows = store.db.arrow(f'SELECT * FROM "{table}"').to_pylist()
             counts[table] = len(rows)
@@ -112,9 +101,8 @@ def load(store: Store, lines: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     Raises:
         InputError: the lines are not an export, a row names an unknown table or column, or
             the counts differ from the header's.
-        StoreError: the store already holds memories, or is a PostgreSQL store.
+        StoreError: the store already holds memories.
     """
-    _folder_only(store)
     lines = iter(lines)
     header = next(lines, None)
     if header is None:
@@ -168,7 +156,10 @@ def _insert(store: Store, table: str, rows: list[dict]) -> None:
             for c, _ in present
         }
     )
-    select = ", ".join(_cast(c, kind) for c, kind in present)
+    arrays = _array_types(store, table) if store.db.backend == "postgres" else {}
+    select = ", ".join(
+        _pg_array(c, arrays[c]) if c in arrays else _cast(c, kind) for c, kind in present
+    )
     quoted = ", ".join(f'"{c}"' for c, _ in present)
     store.db.insert_arrow(f'"{table}" ({quoted})', data, select)
 
@@ -186,3 +177,25 @@ def _cast(column: str, kind: str) -> str:
     if lowered == "blob" or lowered == "bytea":
         raise InputError(f"column {column} holds bytes, which this export format does not read")
     return f'CAST("{column}" AS {kind})'
+
+
+def _array_types(store: Store, table: str) -> dict[str, str]:
+    """PostgreSQL's array columns of a table, name -> element type (``real``, ``text``...)."""
+    rows = store.db.fetchall(
+        "SELECT c.column_name, e.data_type FROM information_schema.columns c "
+        "JOIN information_schema.element_types e ON e.object_catalog = c.table_catalog "
+        "AND e.object_schema = c.table_schema AND e.object_name = c.table_name "
+        "AND e.object_type = 'TABLE' AND e.collection_type_identifier = c.dtd_identifier "
+        "WHERE c.table_name = ? AND c.table_schema = current_schema() AND c.data_type = 'ARRAY'",
+        [table],
+    )
+    return {name: kind for name, kind in rows}
+
+
+def _pg_array(column: str, element: str) -> str:
+    # the JSON list read element by element: PostgreSQL's array literal is another syntax
+    return (
+        f'CASE WHEN "{column}" IS NULL THEN NULL ELSE ARRAY(SELECT CAST(v AS {element}) '
+        f'FROM json_array_elements_text(CAST("{column}" AS json)) WITH ORDINALITY AS t(v, i) '
+        "ORDER BY i) END"
+    )
