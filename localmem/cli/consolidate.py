@@ -62,14 +62,16 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
 
 def show_provenance(mem, item) -> None:
     """`localmem show`: what a consolidated memory was made from, and what was made from it."""
-    from localmem.consolidation import derived_into, sources_of
-
-    sources = sources_of(mem, [item.id]).get(item.id, [])
+    sources = mem.sources_of([item.id]).get(item.id, [])  # the API: answered by a server too
     if sources:
         print(f"\nderived from ({len(sources)}):")
         for other in mem.get_many(sources):
             gone = " [deleted]" if other.deleted else ""
             print(f"  <- {other.id[:8]} {other.level:<8} {short(other.content, 70)}{gone}")
+    if not hasattr(mem, "kernel"):  # served: the API has no "derived into" (yet)
+        return
+    from localmem.consolidation import derived_into
+
     into = derived_into(mem, item.id)
     if into:
         print(f"\nconsolidated into ({len(into)}):")
