@@ -145,6 +145,54 @@ def heavy_imports(python: str, tree: Path, argv: list[str], cwd: str) -> tuple[l
     return sorted(found), total
 
 
+#: where an in-process search's time goes, step by step, in one child process (each import
+#: counts only what the steps before it did not already import)
+STEPS = """
+import importlib, json, sys, time
+modules = ["localmem.cli", "numpy", "pyarrow", "duckdb", "localmem.config", "hnswlib",
+           "localmem.store.memories", "localmem.retrieval.pipeline", "localmem.mechanisms",
+           "localmem.memory", "onnxruntime"]
+marks, last = {}, time.perf_counter()
+def mark(name):
+    global last
+    now = time.perf_counter()
+    marks[name], last = now - last, now
+for name in modules:
+    importlib.import_module(name)
+    mark("import " + name)
+from localmem.memory import Memory
+mem = Memory.open(sys.argv[1], create=False)
+mark("Memory.open")
+mem.embedder.embed_query("warm up")
+mark("embedder load (first query)")
+mem.search(sys.argv[2], k=5)
+mark("first search")
+mem.search(sys.argv[2] + " again", k=5)
+mark("second search")
+mem.close()
+print(json.dumps(marks))
+"""
+
+
+def breakdown(python: str, tree: Path, store: Path, runs: int, cwd: str) -> dict[str, list]:
+    """Each step's seconds over ``runs`` child processes (see :data:`STEPS`)."""
+    import json
+
+    steps: dict[str, list] = {}
+    for _ in range(runs):
+        out = subprocess.run(
+            [python, "-c", STEPS, str(store), QUERY],
+            env=env_for(tree),
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        for name, seconds in json.loads(out.stdout.strip().splitlines()[-1]).items():
+            steps.setdefault(name, []).append(seconds)
+    return steps
+
+
 def start_server(python: str, tree: Path, store: Path, cwd: str) -> subprocess.Popen:
     """``localmem serve STORE``, once it answers (its discovery file is written)."""
     server = subprocess.Popen(
@@ -163,7 +211,8 @@ def start_server(python: str, tree: Path, store: Path, cwd: str) -> subprocess.P
 
 
 def measure(args: argparse.Namespace) -> dict[str, dict[str, list]]:
-    """Every (case, side): wall times, peak RSS, heavy modules, import time."""
+    """Every (case, side): wall times, peak RSS, heavy modules, import time; and "steps":
+    where an in-process search spends its time."""
     python, store = args.python, args.stores / f"store-{args.size}"
     build_store(python, args.after, store, args.size)
     sides = {"before": args.before.resolve(), "after": args.after.resolve()}
@@ -189,6 +238,7 @@ def measure(args: argparse.Namespace) -> dict[str, dict[str, list]]:
                 results[f"{case}|{name}"]["heavy"] = heavy
                 results[f"{case}|{name}"]["imports"] = [total]
 
+        results["steps"] = breakdown(python, sides["after"], store, args.runs, cwd)
         rounds("localmem --help", ["--help"])
         rounds("search, no server (10k store)", search)
         server = start_server(python, sides["after"], store, cwd)
@@ -222,7 +272,7 @@ def report(results: dict[str, dict[str, list]], args: argparse.Namespace, load: 
         "| command | side | wall s, median (min) | peak RSS MB | imports s | heavy modules |",
         "|---|---|---:|---:|---:|---|",
     ]
-    cases = list(dict.fromkeys(key.split("|")[0] for key in results))
+    cases = list(dict.fromkeys(key.split("|")[0] for key in results if "|" in key))
     for case in cases:
         for side in ("before", "after"):
             row = results[f"{case}|{side}"]
@@ -235,6 +285,19 @@ def report(results: dict[str, dict[str, list]], args: argparse.Namespace, load: 
         before = statistics.median(results[f"{case}|before"]["wall"])
         after = statistics.median(results[f"{case}|after"]["wall"])
         lines.append(f"| {case} | after / before | {after / before:.2f} | | | |")
+    steps = results["steps"]
+    lines += [
+        "",
+        f"Where a search without a server spends its time (`--after`, one process, median "
+        f"(min) of {args.runs}; each import counts only what the rows above did not import):",
+        "",
+        "| step | s, median (min) |",
+        "|---|---:|",
+    ]
+    for name, seconds in steps.items():
+        lines.append(f"| {name} | {statistics.median(seconds):.3f} ({min(seconds):.3f}) |")
+    total = [sum(run) for run in zip(*steps.values(), strict=True)]
+    lines.append(f"| total | {statistics.median(total):.3f} ({min(total):.3f}) |")
     return "\n".join(lines)
 
 
