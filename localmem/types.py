@@ -197,3 +197,16 @@ class IngestReport:
     resolved: str | None = None
     #: with inference: how many facts were added, superseded an older one, or were known
     inferred: dict[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class Link:
+    """A connection seen from one memory: the other end, which way it points, and why (the
+    ``links`` table, :mod:`localmem.store.links`)."""
+
+    other: str
+    direction: str  # "to" (this memory linked the other) or "from" (the other linked this)
+    kind: str
+    weight: float
+    reason: str | None
+    created_at: datetime

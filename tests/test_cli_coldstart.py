@@ -52,9 +52,26 @@ def test_help_imports_nothing_heavy():
 
 def test_served_commands_import_nothing_heavy(tmp_path):
     store = tmp_path / "store"
+    # mined in process first (mining is not served), so that `show` has attributes to decode
+    first = cli(
+        "add",
+        "Caroline went to a support group on 7 May 2023",
+        "--mine",
+        "inline",
+        "--store",
+        str(store),
+    )
+    assert first["code"] == 0, first
+    first_id = first["out"].strip()
     proc = start_server(store)
     try:
-        added = cli("add", "Caroline went to a support group on 7 May 2023", "--store", str(store))
+        added = cli(
+            "add",
+            "Caroline went to the support group again in June",
+            "--evolve",
+            "--store",
+            str(store),
+        )
         assert added["code"] == 0, added
         memory_id = added["out"].strip()
         assert len(memory_id) == 16
@@ -63,15 +80,15 @@ def test_served_commands_import_nothing_heavy(tmp_path):
         found = cli("search", "support group", "--store", str(store), "--json")
         assert found["code"] == 0, found
         hits = json.loads(found["out"])["hits"]
-        assert [h["id"] for h in hits] == [memory_id]  # answered by the server's store
+        assert {h["id"] for h in hits} == {first_id, memory_id}  # answered by the server's store
         assert found["heavy"] == []
 
-        shown = cli("show", memory_id[:8], "--store", str(store))
+        shown = cli("show", first_id[:8], "--store", str(store))
         assert shown["code"] == 0, shown
-        assert memory_id in shown["out"] and "support group" in shown["out"]
-        # its attributes section decodes StoredAttributes, whose module (localmem.attributes.rows)
-        # imports pyarrow and DuckDB: not yet light, but never the embedder
-        assert "onnxruntime" not in shown["heavy"] and "hnswlib" not in shown["heavy"]
+        assert first_id in shown["out"] and "support group" in shown["out"]
+        assert "mined by" in shown["out"]  # its attributes, decoded here
+        assert f"<- {memory_id[:8]}" in shown["out"]  # the link evolution made
+        assert shown["heavy"] == []
     finally:
         stop_server(proc)
 

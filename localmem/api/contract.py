@@ -31,7 +31,7 @@ RESULT_TYPES = {
     "HistoryEvent": "localmem.types",
     "IngestReport": "localmem.types",
     "JobsReport": "localmem.store.kernel",
-    "Link": "localmem.store.links",
+    "Link": "localmem.types",
     "MemoryItem": "localmem.types",
     "Procedure": "localmem.procedures.model",
     "ProcedureEvent": "localmem.procedures.model",
@@ -40,7 +40,7 @@ RESULT_TYPES = {
     "RecordResult": "localmem.procedures.model",
     "SearchResult": "localmem.types",
     "Session": "localmem.types",
-    "StoredAttributes": "localmem.attributes.rows",
+    "StoredAttributes": "localmem.attributes.mined",
     "Thought": "localmem.types",
 }
 
