@@ -13,7 +13,9 @@ whole process (wall time from spawn to exit, peak RSS from the child's own rusag
 - ``localmem --help``;
 - ``localmem search QUERY --store STORE`` while ``localmem serve STORE`` (of ``--after``) holds
   the store: the CLI only sends a request;
-- the same search with no server: the CLI opens the store itself.
+- the same search with no server: the CLI opens the store itself;
+- ``localmem show ID`` through the server (it failed there before: its sections needed the
+  store in process).
 
 Both trees are byte-compiled first (``compileall``), as an installed package is. Runs alternate
 before/after, so the machine's load drifts over both alike; the figures are the
@@ -29,6 +31,7 @@ Results go to the ``cli-start`` section of ``--docs`` with the machine's load.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -176,8 +179,6 @@ print(json.dumps(marks))
 
 def breakdown(python: str, tree: Path, store: Path, runs: int, cwd: str) -> dict[str, list]:
     """Each step's seconds over ``runs`` child processes (see :data:`STEPS`)."""
-    import json
-
     steps: dict[str, list] = {}
     for _ in range(runs):
         out = subprocess.run(
@@ -225,15 +226,20 @@ def measure(args: argparse.Namespace) -> dict[str, dict[str, list]]:
         os.environ["LOCALMEM_HOME"] = str(Path(cwd) / "home")  # no user's stores touched
 
         def rounds(case: str, argv: list[str]) -> None:
-            for tree in sides.values():
-                run_once(python, tree, argv, cwd)  # warm the page cache first
+            used = dict(sides)
+            for name, tree in sides.items():
+                try:
+                    run_once(python, tree, argv, cwd)  # warm the page cache first
+                except SystemExit as exc:  # the old `show` fails through a server
+                    results[f"{case}|{name}"] = {"failed": [str(exc).splitlines()[0]]}
+                    del used[name]
             for _ in range(args.runs):
-                for name, tree in sides.items():
+                for name, tree in used.items():
                     wall, rss = run_once(python, tree, argv, cwd)
                     row = results.setdefault(f"{case}|{name}", {"wall": [], "rss": []})
                     row["wall"].append(wall)
                     row["rss"].append(rss)
-            for name, tree in sides.items():
+            for name, tree in used.items():
                 heavy, total = heavy_imports(python, tree, argv, cwd)
                 results[f"{case}|{name}"]["heavy"] = heavy
                 results[f"{case}|{name}"]["imports"] = [total]
@@ -241,9 +247,19 @@ def measure(args: argparse.Namespace) -> dict[str, dict[str, list]]:
         results["steps"] = breakdown(python, sides["after"], store, args.runs, cwd)
         rounds("localmem --help", ["--help"])
         rounds("search, no server (10k store)", search)
+        listed = subprocess.run(
+            [python, "-m", "localmem", "list", "--store", str(store), "--limit", "1", "--json"],
+            env=env_for(sides["after"]),
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        shown = json.loads(listed.stdout)[0]["id"][:8]
         server = start_server(python, sides["after"], store, cwd)
         try:
             rounds("search through `localmem serve`", search)
+            rounds("show through `localmem serve`", ["show", shown, "--store", str(store)])
         finally:
             server.terminate()
             server.wait(timeout=60)
@@ -274,14 +290,21 @@ def report(results: dict[str, dict[str, list]], args: argparse.Namespace, load: 
     ]
     cases = list(dict.fromkeys(key.split("|")[0] for key in results if "|" in key))
     for case in cases:
+        failed = False
         for side in ("before", "after"):
             row = results[f"{case}|{side}"]
+            if "failed" in row:
+                lines.append(f"| {case} | {side} | {row['failed'][0]} | | | |")
+                failed = True
+                continue
             wall, rss = row["wall"], row["rss"]
             lines.append(
                 f"| {case} | {side} | {statistics.median(wall):.3f} ({min(wall):.3f}) | "
                 f"{statistics.median(rss):.0f} | {row['imports'][0]:.3f} | "
                 f"{', '.join(row['heavy']) or 'none'} |"
             )
+        if failed:
+            continue
         before = statistics.median(results[f"{case}|before"]["wall"])
         after = statistics.median(results[f"{case}|after"]["wall"])
         lines.append(f"| {case} | after / before | {after / before:.2f} | | | |")
