@@ -15,9 +15,10 @@ search.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from localmem.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from localmem.attributes.jobs import mine_now, mine_pending, queue_mining
@@ -41,14 +42,7 @@ _LAZY = {
     "miner_for": "localmem.attributes.mining",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'localmem.attributes' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 def stored(memory: Kernel | HasKernel, memory_ids: Sequence[str]) -> dict[str, StoredAttributes]:
