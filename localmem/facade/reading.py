@@ -131,6 +131,7 @@ class Reading:
         validate.scope_id(user_id, "user_id")
         return memories.count(self.kernel, include_deleted=include_deleted, user_id=user_id)
 
+    @validate.arguments_checked
     def search(
         self,
         query: str,
