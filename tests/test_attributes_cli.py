@@ -32,14 +32,12 @@ def test_mine_show_attributes_and_filtered_search(capsys, tmp_path):
     code, out, _ = run(capsys, "jobs", "run", "--store", store)
     assert code == 0 and "3 done" in out
     code, out, _ = run(capsys, "show", ids[0], "--store", store)
-    assert "mined by model-free with labels 'software'" in out and "priority:" in out
+    assert "mined by model-free with labels 'everyday'" in out and "priority:" in out
+    assert "intent:" in out and "topic:" in out  # a label, or "(no label clearly best)"
     code, out, _ = run(capsys, "attributes", ids[1][:8], "--store", store, "--json")
     data = json.loads(out)
-    assert data["mined"] and {a["axis"] for a in data["attributes"]} == {
-        "entities",
-        "intent",
-        "topic",
-    }
+    axes = {a["axis"] for a in data["attributes"]}
+    assert data["mined"] and {"entities", "topic"} <= axes <= {"entities", "intent", "topic"}
     code, out, _ = run(
         capsys,
         "search",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from localmem import InputError
@@ -79,10 +80,13 @@ def test_label_sets_and_label_files(tmp_path):
         "reflection",
     )
     assert "family" in LABEL_SETS["conversation"].names("topic")
+    everyday = LABEL_SETS["everyday"]  # the default: life, work and software in parts
+    assert everyday.grouped and not software.grouped
+    assert {"pets", "work", "deployment"} <= set(everyday.names("topic"))
     restricted = label_set_for(AttributeConfig(intents=("design", "Ops")))
     assert restricted.names("intent") == ("design", "ops")
-    assert restricted.names("topic") == software.names("topic")
-    assert restricted.key != software.key
+    assert restricted.names("topic") == everyday.names("topic")
+    assert restricted.key != everyday.key
     path = tmp_path / "labels.json"
     path.write_text(json.dumps({"name": "mine", "intents": ["ask", "tell"], "topics": ["a", "b"]}))
     custom = load_label_file(path)
@@ -94,7 +98,14 @@ def test_label_sets_and_label_files(tmp_path):
     path.write_text("{not json")
     with pytest.raises(InputError, match="cannot read label file"):
         load_label_file(path)
-    with pytest.raises(InputError, match="unknown label set 'nope'; known: conversation, software"):
+    path.write_text(
+        json.dumps({"intents": ["a", "b"], "topics": [{"name": "x", "group": "y"}, "z"]})
+    )
+    with pytest.raises(InputError, match="group 'y', not one of life, software, work, any"):
+        load_label_file(path)
+    with pytest.raises(
+        InputError, match="unknown label set 'nope'; known: conversation, everyday, software"
+    ):
         label_set_for(AttributeConfig(label_set="nope"))
 
 
@@ -117,7 +128,8 @@ def test_model_free_miner_is_deterministic_and_within_the_label_set(miner):
     entities = first.axis("entities")
     assert 3 <= len(entities) <= 5
     assert any("redis" in e.value for e in entities), [e.value for e in entities]
-    assert first.first("intent") in LABEL_SETS["software"].names("intent")
+    # an axis is a label of the set, or nothing when no label is clearly best (abstention)
+    assert first.first("intent") in (None, *LABEL_SETS["software"].names("intent"))
     assert first.first("topic") in LABEL_SETS["software"].names("topic")
     positions = sorted(a.priority for a in first.attributes)
     assert positions == list(range(len(first.attributes)))  # one ranking over every attribute
@@ -164,3 +176,49 @@ def test_model_output_is_normalised_and_checked():
             miner="llama:test",
             aliases=BUILTIN_ALIASES,
         )
+
+
+# -- issue 35: the part of the everyday set that fits each memory, and abstention -------------
+@pytest.fixture(scope="module")
+def everyday_miner(embedder):
+    return ModelFreeMiner(embedder, LABEL_SETS["everyday"], AttributeConfig())
+
+
+@pytest.mark.parametrize(
+    ("text", "part"),
+    [
+        ("Noor: We took the kids to the seaside and they built a huge sandcastle.", "life"),
+        ("Noor: My grandad's hip operation went fine, he's walking already.", "life"),
+        ("The login endpoint leaks a stack trace when the JSON body is malformed.", "software"),
+        (
+            "Sharded the events table by month; the nightly rollup now takes four minutes.",
+            "software",
+        ),
+    ],
+)
+def test_a_memory_gets_the_part_that_fits_it(everyday_miner, text, part):
+    vec = everyday_miner.embedder.embed_batch([text])[0]
+    assert everyday_miner.part(vec, text) == part
+    topic = everyday_miner.mine(text, vector=vec).first("topic")
+    groups = {x.name: x.group for x in LABEL_SETS["everyday"].topics}
+    assert topic is None or groups[topic] in (part, "work")
+
+
+def test_an_axis_is_left_empty_when_no_label_is_clearly_best(everyday_miner, monkeypatch):
+    from localmem.attributes import modelfree
+
+    text = "Noor: ok, see you then"
+    vec = everyday_miner.embedder.embed_batch([text])[0]
+    part = everyday_miner.part(vec, text)
+    scores = everyday_miner.label_scores("intent", vec, text)
+    allowed = np.sort(scores[everyday_miner.allowed("intent", part)])[::-1]
+    margin = float(allowed[0] - allowed[1])
+    monkeypatch.setitem(modelfree.ABSTAIN_MARGIN, "intent", margin + 0.001)
+    assert everyday_miner.mine(text, vector=vec).first("intent") is None
+    monkeypatch.setitem(modelfree.ABSTAIN_MARGIN, "intent", max(margin - 0.001, 0.0))
+    assert everyday_miner.mine(text, vector=vec).first("intent") is not None
+
+
+def test_a_forced_set_has_no_parts(miner):
+    vec = miner.embedder.embed_batch([NOTE])[0]
+    assert miner.part(vec, NOTE) is None and miner.allowed("topic", None).all()

@@ -47,8 +47,8 @@ def test_inline_mining_stores_rows_per_axis(mined):
     item = mined.list(limit=1)[0]
     found = attribute_rows.read(mined.store.db, [item.id])[item.id]
     axes = {a.axis for a in found.mined.attributes}
-    assert axes == {"entities", "intent", "topic"}
-    assert found.mined.label_set == "software" and not found.stale(item.content_hash)
+    assert {"entities", "topic"} <= axes <= {"entities", "intent", "topic"}  # intent may abstain
+    assert found.mined.label_set == "everyday" and not found.stale(item.content_hash)
     assert mined.store.jobs.counts() == {"mine": {"done": 6}}
 
 
@@ -178,7 +178,7 @@ def test_a_label_set_change_is_reported(open_memory, store_path):
     again = open_memory(store_path, config=_config(label_set="conversation"))
     result = again.search("rate limits", k=2, attributes="boost")
     notes = {r.stage: r for r in result.stages}["attributes"].notes
-    assert notes["label_sets"] == "candidates mined with software, query with conversation"
+    assert notes["label_sets"] == "candidates mined with everyday, query with conversation"
 
 
 def test_unmined_store_says_so(memory):

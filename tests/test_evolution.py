@@ -59,23 +59,36 @@ def test_rare_filter_only_judges_big_stores():
 
 
 def test_model_free_decision_rules():
-    rules = Rules(min_similarity=0.3, link_similarity=0.55, max_context_chars=400)
+    rules = Rules(min_similarity=0.3, link_similarity=0.34, max_context_chars=400)
     adds = new_phrases(NEW, "Current rate limiter: a counter per client that resets each minute.")
     assert adds == ["fixed buckets", "sliding window"]  # "rate limiter" is not new to it
     first = decide_model_free(None, similarity=0.4, shared=["rate limiter"], adds=adds, rules=rules)
-    assert first.link and first.update and first.link_reason.startswith('shares "rate limiter"')
+    assert first.link and first.update
+    assert first.link_reason == 'shares "rate limiter" (similarity 0.40 >= 0.34)'
     line = f'{MARK} on "rate limiter" that adds: "fixed buckets", "sliding window".'
     assert first.context == line
     d = decide_model_free(None, similarity=0.6, shared=[], adds=adds, rules=rules)
     assert d.link and d.update and d.context.startswith(f"{MARK}, similar note that adds")
+    assert d.link_reason == "similar (similarity 0.60 >= 0.34)"
     d = decide_model_free(None, similarity=0.4, shared=["rate limiter"], adds=[], rules=rules)
     assert d.link and not d.update and d.context is None  # NO_UPDATE, still linked
-    d = decide_model_free(None, similarity=0.4, shared=[], adds=adds, rules=rules)
+    # a shared phrase says what links them but never lowers the calibrated bar (issue 35)
+    d = decide_model_free(None, similarity=0.33, shared=["rate limiter"], adds=adds, rules=rules)
     assert not d.link and not d.update
     d = decide_model_free(None, similarity=0.2, shared=["rate limiter"], adds=adds, rules=rules)
     assert not d.link
     again = decide_model_free(line, similarity=0.4, shared=["rate limiter"], adds=adds, rules=rules)
     assert again.link and not again.update  # the same line is not written twice
+
+
+def test_link_similarity_is_calibrated_per_embedder_unless_configured():
+    from localmem.evolution.modelfree import CALIBRATED, UNCALIBRATED, link_similarity_for
+
+    minilm = CALIBRATED["all-MiniLM-L6-v2"]
+    assert link_similarity_for("all-MiniLM-L6-v2+int8", None) == minilm
+    assert link_similarity_for("all-MiniLM-L6-v2", None) == minilm
+    assert link_similarity_for("multilingual-e5-small", None) == UNCALIBRATED
+    assert link_similarity_for("all-MiniLM-L6-v2", 0.7) == 0.7
 
 
 def test_merged_context_drops_oldest_evolution_lines_never_a_persons():
@@ -158,6 +171,10 @@ def test_links_stage_adds_linked_memories_flagged(store_path, open_memory):
     assert all(h.flags == ("linked",) and h.evidence["link"] < result[0].score for h in result[1:])
     report = next(r for r in result.stages if r.stage == "links")
     assert report.notes["added"] == len(linked) and report.implementation == "evolution-links"
+    # explain() says why each joined memory is linked: the reason recorded with its link
+    for other in linked:
+        assert f"{other[:8]} via {new.id[:8]}: " in report.notes["why"]
+    assert ">= 0.34" in report.notes["why"] and "why=" in result.explain()
     # filters still apply to linked memories, and deleted ones never come back
     other_user = mem.search(
         "sliding window buckets", k=5, mode="lexical", **alone, links=True, kinds="note"

@@ -4,10 +4,12 @@ The description serves twice: the llama.cpp miner's prompt names the labels, and
 miner compares a memory's embedding with the embeddings of each label's description and
 examples (zero-shot classification). Keywords add a small lexical cue on top.
 
-Two sets ship: ``software`` (the seed's enums, for notes and thoughts about building software)
-and ``conversation`` (for personal conversations such as LoCoMo's, which are about people's
-lives). A store picks one with ``attributes.label_set``, or reads its own from a JSON file
-(``attributes.label_file``) shaped like :meth:`LabelSet.to_dict`.
+Three sets ship: ``everyday`` (the default: everyday life, work and software in one set whose
+labels name their ``group``, so the model-free miner picks the part that fits each memory),
+``software`` (the seed's enums, for notes and thoughts about building software) and
+``conversation`` (for personal conversations such as LoCoMo's). A store forces one set with
+``attributes.label_set``, or reads its own from a JSON file (``attributes.label_file``) shaped
+like :meth:`LabelSet.to_dict`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from localmem.errors import InputError
 from localmem.text import content_hash, stem, words
 
 AXES = ("entities", "intent", "topic")
+#: the parts of a set a label can belong to: a memory is about ``life`` or ``software``;
+#: ``work`` and ``any`` labels fit both
+GROUPS = ("life", "software", "work", "any")
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,10 @@ class Label:
     description: str
     examples: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
+    #: which part of a set the label belongs to (``life``, ``software``, ``work``: both,
+    #: ``any``); a set whose labels have groups lets the model-free miner pick the part that
+    #: fits each memory. Empty: no part.
+    group: str = ""
 
     @property
     def cues(self) -> tuple[str, ...]:
@@ -71,6 +80,12 @@ class LabelSet:
         return tuple(label.name for label in self.axis(axis))
 
     @property
+    def grouped(self) -> bool:
+        """Whether the set's topics are split into life and software parts."""
+        groups = {x.group for x in self.topics}
+        return "life" in groups and "software" in groups
+
+    @property
     def key(self) -> str:
         """A short hash of the whole set: caches of label embeddings are keyed by it."""
         return content_hash(json.dumps(self.to_dict(), sort_keys=True))[:12]
@@ -85,6 +100,7 @@ class LabelSet:
                     "description": x.description,
                     "examples": list(x.examples),
                     "keywords": list(x.keywords),
+                    **({"group": x.group} if x.group else {}),
                 }
                 for x in items
             ]
@@ -116,12 +132,19 @@ class LabelSet:
                 if not name or len(name) > 40 or name in seen:
                     raise InputError(f"{source}: {axis} label {name!r} is empty, long or repeated")
                 seen.add(name)
+                group = str(item.get("group") or "").strip().lower()
+                if group and group not in GROUPS:
+                    raise InputError(
+                        f"{source}: {axis} label {name!r} has group {group!r}, "
+                        f"not one of {', '.join(GROUPS)}"
+                    )
                 out.append(
                     Label(
                         name,
                         str(item.get("description") or name),
                         tuple(str(x) for x in item.get("examples", ())),
                         tuple(str(x) for x in item.get("keywords", ())),
+                        group,
                     )
                 )
             return tuple(out)
@@ -167,9 +190,12 @@ def _builtin(name: str) -> LabelSet:
 SOFTWARE = _builtin("software")
 #: LoCoMo-like chats between people
 CONVERSATION = _builtin("conversation")
+#: everyday life, work and software together (issue 35): the part that fits is chosen per
+#: memory by the model-free miner
+EVERYDAY = _builtin("everyday")
 
 #: built-in label sets by name
-LABEL_SETS: dict[str, LabelSet] = {s.name: s for s in (SOFTWARE, CONVERSATION)}
+LABEL_SETS: dict[str, LabelSet] = {s.name: s for s in (EVERYDAY, SOFTWARE, CONVERSATION)}
 
 
 def get_label_set(name: str) -> LabelSet:

@@ -29,6 +29,13 @@ MAX_CUES = 2
 REDUNDANT_OVERLAP = 0.6
 #: two candidate entities this similar are the same thing said twice
 DUPLICATE_SIM = 0.85
+#: a label is given only when its score beats the runner-up's by this much; below, the axis
+#: stays empty (the miner abstains rather than guess). Calibrated on the dev half of the
+#: hand-labelled memories (scripts/lab/data/attributes/dev.json) by scripts/calibrate_attributes.py
+ABSTAIN_MARGIN = {"intent": 0.1, "topic": 0.035}
+#: a memory is about software (or about life) when its best topic of that part beats the
+#: other part's best by this much; closer, both parts stay open
+PART_MARGIN = 0.0
 
 
 # -- model-free --------------------------------------------------------------------------------
@@ -166,8 +173,9 @@ class ModelFreeMiner:
         vector = np.asarray(vector, dtype=np.float32)
         entities, entity_importance = self._entities(text, vector)
         labels, label_importance = [], []
+        part = self.part(vector, text)
         for axis in ("intent", "topic"):
-            for attr in self._classify(axis, vector, text):
+            for attr in self._classify(axis, vector, text, part):
                 labels.append(attr)
                 label_importance.append(attr.score)
         mined = Mined(
@@ -191,13 +199,43 @@ class ModelFreeMiner:
         hits = np.array([min(cue_hits(c, stemmed), MAX_CUES) for c in idx.cues], np.float32)
         return idx.centroids @ vector + CUE_WEIGHT * hits
 
-    def _classify(self, axis: str, vector: np.ndarray, text: str) -> list[Attribute]:
+    def part(self, vector: np.ndarray, text: str) -> str | None:
+        """Which part of a grouped label set fits a text: ``life``, ``software`` or None
+        (both, or a set without parts): the part whose best topic scores higher by at least
+        :data:`PART_MARGIN`."""
+        if not self.labels.grouped:
+            return None
+        scores = self.label_scores("topic", vector, text)
+        groups = [x.group for x in self.labels.topics]
+        best = {
+            g: max((s for s, gg in zip(scores, groups, strict=True) if gg == g), default=-1.0)
+            for g in ("life", "software")
+        }
+        if best["software"] - best["life"] > PART_MARGIN:
+            return "software"
+        if best["life"] - best["software"] > PART_MARGIN:
+            return "life"
+        return None
+
+    def allowed(self, axis: str, part: str | None) -> np.ndarray:
+        """Which labels of an axis a text of ``part`` may get (all, without a part)."""
+        groups = [x.group for x in self.labels.axis(axis)]
+        if part is None:
+            return np.ones(len(groups), bool)
+        return np.array([g in (part, "work", "any", "") for g in groups])
+
+    def _classify(
+        self, axis: str, vector: np.ndarray, text: str, part: str | None = None
+    ) -> list[Attribute]:
         scores = self.label_scores(axis, vector, text)
+        scores = np.where(self.allowed(axis, part), scores, -np.inf)
         z = (scores - scores.max()) / self.config.temperature
         probs = np.exp(z) / np.exp(z).sum()
         names = self.index[axis].names
         order = sorted(range(len(names)), key=lambda i: (-probs[i], i))
         first, second = order[0], order[1]
+        if scores[first] - scores[second] < ABSTAIN_MARGIN.get(axis, 0.0):
+            return []  # no label clearly better than the rest: say nothing
         out = [Attribute(axis, names[first], 0, round(float(probs[first]), 4))]
         if probs[second] >= self.config.secondary_ratio * probs[first]:
             out.append(Attribute(axis, names[second], 1, round(float(probs[second]), 4)))

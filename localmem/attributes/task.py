@@ -144,8 +144,10 @@ def model_free(inp, ctx):
         "topic": mined.first("topic"),
         "priority": [a.value[:60] for a in mined.priority][:5],
     }
-    if not values["entities"]:  # a text with no content words: valid, though the schema
-        return schema.model_construct(**values)  # asks a model for at least one entity
+    if not values["entities"] or None in (values["intent"], values["topic"]):
+        # a text with no content words, or an axis the miner abstained on: valid, though the
+        # schema asks a model for at least one entity and a label on each axis
+        return schema.model_construct(**values)
     return schema.model_validate(values)
 
 

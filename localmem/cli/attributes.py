@@ -74,6 +74,8 @@ def print_mined(mined, *, indent: str = "") -> None:
         if values:
             shown = ", ".join(f"{a.value} ({a.score:.2f})" for a in values)
             print(f"{indent}{axis + ':':<10} {shown}")
+        elif axis != "entities":  # the miner abstained: no label was clearly best
+            print(f"{indent}{axis + ':':<10} (no label clearly best)")
     ranked = mined.priority
     if ranked:
         print(f"{indent}{'priority:':<10} " + " > ".join(a.value for a in ranked))

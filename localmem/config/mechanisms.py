@@ -22,9 +22,10 @@ class AttributeConfig(Section):
         "(key phrases + zero-shot labels); engine: always the model (an error without one).",
     )
     label_set: str = Field(
-        "software",
-        description="Built-in intents/topics: 'software' (the seed's enums) or 'conversation' "
-        "(personal chats such as LoCoMo).",
+        "everyday",
+        description="Built-in intents/topics: 'everyday' (life, work and software; the "
+        "model-free miner picks the part that fits each memory), or one set forced for every "
+        "memory: 'software' (the seed's enums) or 'conversation' (personal chats such as LoCoMo).",
     )
     label_file: str | None = Field(
         None, description="A JSON file with a custom label set (overrides label_set)."
@@ -101,11 +102,13 @@ class EvolutionConfig(Section):
     rewrite_context: bool = Field(
         True, description="Let evolution rewrite neighbours' contexts (False: only link them)."
     )
-    link_similarity: float = Field(
-        0.55,
+    link_similarity: float | None = Field(
+        None,
         ge=-1.0,
         le=1.0,
-        description="Model-free: link without a shared key phrase from this similarity on.",
+        description="Model-free: link a neighbour only from this similarity on (default: the "
+        "value calibrated for the store's embedder on labelled pairs, 0.55 for an embedder "
+        "without one).",
     )
     rare_share: float = Field(
         0.05,

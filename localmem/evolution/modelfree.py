@@ -3,8 +3,11 @@
 Deterministic and pure: the same neighbour context, similarity and phrases always give the same
 decision. The rules:
 
-- a neighbour is **linked** when it shares a key phrase with the new memory, or when it is very
-  similar (``link_similarity``) even without one; below ``min_similarity`` nothing happens;
+- a neighbour is **linked** only when its similarity reaches ``link_similarity``: by default the
+  cosine calibrated for the store's embedder on hand-labelled related / unrelated pairs
+  (:data:`CALIBRATED`, ``scripts/calibrate_links.py``); shared key phrases say what links
+  them but never lower the bar (issue 35: phrases common in a small store linked unrelated
+  notes); the reason names the similarity and the bar;
 - a linked neighbour's context is **updated** when the new memory adds key phrases it lacks: the
   line ``Linked to a later note on "<shared phrases>" that adds: "<new phrases>".`` names the
   connection and carries the new memory's vocabulary (as A-Mem's evolved tags and context do),
@@ -19,6 +22,18 @@ from dataclasses import dataclass
 
 #: every line model-free evolution writes into a context starts with this
 MARK = "Linked to a later note"
+#: the link similarity calibrated per embedder model (its name before any "+variant") on the
+#: dev pairs of scripts/lab/data/links (best balanced accuracy; scripts/calibrate_links.py)
+CALIBRATED = {"all-MiniLM-L6-v2": 0.34}
+#: the bar for an embedder nothing was calibrated for
+UNCALIBRATED = 0.55
+
+
+def link_similarity_for(embedder_name: str | None, configured: float | None) -> float:
+    """The similarity a link needs: the configured one, else the embedder's calibrated one."""
+    if configured is not None:
+        return configured
+    return CALIBRATED.get((embedder_name or "").split("+")[0], UNCALIBRATED)
 
 
 @dataclass(frozen=True)
@@ -26,7 +41,7 @@ class Rules:
     """The thresholds of the model-free decision (from :class:`EvolutionConfig`)."""
 
     min_similarity: float = 0.3
-    link_similarity: float = 0.55
+    link_similarity: float = UNCALIBRATED
     max_context_chars: int = 400
 
 
@@ -85,14 +100,11 @@ def decide(
         adds: key phrases of the new memory the neighbour lacks.
         rules: the thresholds.
     """
-    if similarity < rules.min_similarity:
+    bar = max(rules.min_similarity, rules.link_similarity)
+    if similarity < bar:
         return Decision(False, "", False, None)
-    if shared:
-        reason = f"shares {_quoted(shared)} (similarity {similarity:.2f})"
-    elif similarity >= rules.link_similarity:
-        reason = f"similar (similarity {similarity:.2f})"
-    else:
-        return Decision(False, "", False, None)
+    why = f"similarity {similarity:.2f} >= {bar:.2f}"
+    reason = f"shares {_quoted(shared)} ({why})" if shared else f"similar ({why})"
     if not adds:
         return Decision(True, reason, False, None)
     line = connection_line(shared, adds)

@@ -4,7 +4,9 @@ A-Mem retrieves a memory together with the ones linked to it. Here the best ``li
 candidates each bring up to ``link_fanout`` linked memories (strongest links first) with a score
 of ``link_decay`` times their source's. A linked memory that was already a candidate keeps the
 better of its two scores. Added or raised memories carry the flag ``linked`` and the evidence
-``link`` (the decayed score); the filters of the search still apply to them.
+``link`` (the decayed score); the filters of the search still apply to them. The stage's
+notes say why each joined memory is linked (the reason evolution recorded with the link:
+"shares ... (similarity 0.62 >= 0.34)"), so ``explain()`` shows it.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ from typing import TYPE_CHECKING
 
 from localmem.retrieval.context import Candidate
 from localmem.store import memories
-from localmem.store.links import linked_ids
+from localmem.store.links import linked_ids, links_of
 
 if TYPE_CHECKING:
     from localmem.retrieval.context import SearchContext
 
 FLAG = "linked"
+#: most link reasons the stage's notes list
+REASONS_SHOWN = 5
 
 
 def decayed(score: float, decay: float) -> float:
@@ -78,7 +82,8 @@ def links_stage(ctx: SearchContext) -> dict | None:
         fanout=config.link_fanout,
     )
     added = raised = 0
-    for label, (score, _) in earned.items():
+    joined: list[tuple[int, int]] = []
+    for label, (score, source) in earned.items():
         cand = ctx.candidates.get(label)
         if cand is None:
             ctx.candidates[label] = Candidate(label, score, {"link": score}, {FLAG})
@@ -88,4 +93,27 @@ def links_stage(ctx: SearchContext) -> dict | None:
             cand.evidence["link"] = score
             cand.flags.add(FLAG)
             raised += 1
-    return {"expanded": len(top), "links": len(rows), "added": added, "raised": raised}
+        else:
+            continue
+        joined.append((label, source))
+    notes = {"expanded": len(top), "links": len(rows), "added": added, "raised": raised}
+    why = _reasons(ctx, joined[:REASONS_SHOWN], label_of_id, others)
+    if why:
+        notes["why"] = why
+    return notes
+
+
+def _reasons(ctx: SearchContext, joined, label_of_id, others) -> str:
+    """``<memory> via <hit>: <reason>`` for the memories the links brought or raised."""
+    id_of_label = {label: id_ for id_, label in label_of_id.items()}
+    id_of_other = {m.label: m.id for m in others.values()}
+    parts = []
+    for label, source in joined:
+        src_id, other_id = id_of_label.get(source), id_of_other.get(label)
+        if src_id is None or other_id is None:
+            continue
+        reason = next(
+            (x.reason for x in links_of(ctx.kernel.db, src_id) if x.other == other_id), None
+        )
+        parts.append(f"{other_id[:8]} via {src_id[:8]}: {reason or 'linked'}")
+    return "; ".join(parts)

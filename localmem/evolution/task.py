@@ -79,12 +79,15 @@ def build_prompt(inp: EvolutionInput) -> list[Message]:
 
 def model_free(inp: EvolutionInput, ctx: TaskContext) -> Evolution:
     """Link by shared key phrases and similarity; a templated context (no model)."""
-    from localmem.evolution.modelfree import Rules, decide
+    from localmem.evolution.modelfree import Rules, decide, link_similarity_for
 
     cfg = ctx.config.evolution
     rules = Rules(
         min_similarity=cfg.min_similarity,
-        link_similarity=cfg.link_similarity,
+        link_similarity=link_similarity_for(
+            getattr(ctx.embedder, "name", None) or ctx.config.embedder.model,
+            cfg.link_similarity,
+        ),
         max_context_chars=min(cfg.max_context_chars, CONTEXT_CHARS),
     )
     d = decide(

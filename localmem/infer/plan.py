@@ -160,7 +160,11 @@ def scope_key(scope: Mapping[str, Any]) -> str:
 
 
 def neighbours(
-    kernel: Kernel, fact: Candidate, scope: Mapping[str, Any], when: datetime | None = None
+    kernel: Kernel,
+    fact: Candidate,
+    scope: Mapping[str, Any],
+    when: datetime | None = None,
+    vectors: dict[str, np.ndarray] | None = None,
 ) -> list[tuple[MemoryItem, float]]:
     """The memories of the same scope ``fact`` could duplicate or contradict (dense + lexical
     search), with their cosine to it: the current ones first, then those true at ``when`` (a
@@ -182,11 +186,38 @@ def neighbours(
     for hit in hits:
         vec = memories.stored_vector(kernel, hit.memory.id)
         cos = float(np.dot(vec, fact.vector)) if vec is not None else 0.0
+        if vec is not None and vectors is not None:
+            vectors[hit.memory.content] = vec
         out.append((hit.memory, cos))
     return out
 
 
-def decide(kernel: Kernel, fact: Candidate, near: Sequence[tuple[MemoryItem, float]]) -> Decision:
+class KnownVectors:
+    """The store's embedder, answering first from vectors already at hand (the fact's and its
+    neighbours' stored vectors), so the model-free decision embeds nothing twice."""
+
+    def __init__(self, embedder: Any, known: Mapping[str, np.ndarray]) -> None:
+        self.embedder = embedder
+        self.known = dict(known)
+        self.name = getattr(embedder, "name", None)
+        self.dim = getattr(embedder, "dim", None)
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.known]
+        if missing:
+            self.known.update(zip(missing, self.embedder.embed_batch(missing), strict=True))
+        return np.stack([self.known[t] for t in texts])
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.embedder, name)
+
+
+def decide(
+    kernel: Kernel,
+    fact: Candidate,
+    near: Sequence[tuple[MemoryItem, float]],
+    vectors: Mapping[str, np.ndarray] | None = None,
+) -> Decision:
     """One decision for one fact, by the ``reconcile`` task (engine or rules)."""
     cfg = kernel.config.infer
     shown = list(near)
@@ -195,18 +226,24 @@ def decide(kernel: Kernel, fact: Candidate, near: Sequence[tuple[MemoryItem, flo
         speaker=fact.speaker,
         memories=tuple(
             reconcile_task.Known(
-                text=m.content, time=m.when.date().isoformat(), similarity=round(cos, 4)
+                text=m.content,
+                time=m.when.date().isoformat(),
+                similarity=round(cos, 4),
+                current=m.valid_to is None,
             )
             for m, cos in shown
         ),
     )
     engine = kernel.engine if cfg.decider != "model-free" else None
+    known = {fact.text: fact.vector, **(vectors or {})}
     try:
         result = run_task(
             reconcile_task.SPEC,
             inputs,
             engine=engine,
-            context=TaskContext(embedder=kernel.embedder, config=kernel.config),
+            context=TaskContext(
+                embedder=KnownVectors(kernel.embedder, known), config=kernel.config
+            ),
             implementation=_implementation(cfg.decider),
         )
     except EngineUnavailableError:
@@ -255,16 +292,20 @@ def plan(
             continue
         seen.add(key)
         fact = Candidate(text, vec, speaker, served, note)
-        near = neighbours(kernel, fact, scope, at)
-        decision = decide(kernel, fact, near)
+        stored: dict[str, np.ndarray] = {}
+        near = neighbours(kernel, fact, scope, at, stored)
+        decision = decide(kernel, fact, near, stored)
         if isinstance(decision, Invalidate):
-            decision = every_current(kernel, decision, near)
+            decision = every_current(kernel, decision, near, stored)
         out.append(decision)
     return out
 
 
 def every_current(
-    kernel: Kernel, first: Invalidate, near: Sequence[tuple[MemoryItem, float]]
+    kernel: Kernel,
+    first: Invalidate,
+    near: Sequence[tuple[MemoryItem, float]],
+    vectors: Mapping[str, np.ndarray] | None = None,
 ) -> Invalidate:
     """A fact that ends one memory ends every other current one it contradicts the same way
     (several current values of one slot: what racing inferences left before issue 30). The
@@ -272,7 +313,7 @@ def every_current(
     ended = [first.target]
     rest = [(m, cos) for m, cos in near if m.id != first.target.id and m.valid_to is None]
     while rest:
-        again = decide(kernel, first.fact, rest)
+        again = decide(kernel, first.fact, rest, vectors)
         if not isinstance(again, Invalidate):
             break
         ended.append(again.target)

@@ -23,7 +23,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from localmem.infer import slots
+from localmem.infer import conflict, slots
+from localmem.infer.reading import reader_for
 from localmem.llm.base import MEMORY_SLOT, Message
 from localmem.llm.schema import JSON_ONLY, LINE, TaskInput, TaskOutput, derive, ref
 from localmem.llm.tasks import TaskContext, TaskSpec
@@ -42,6 +43,9 @@ class Known(TaskInput):
     time: str | None = None
     #: cosine between it and the new fact, when the caller computed it (model-free rules only)
     similarity: float | None = None
+    #: whether it is still true now (False: superseded, shown as what was true at the fact's
+    #: time); the model-free decision ends a current memory first
+    current: bool = True
 
 
 class ReconcileInput(TaskInput):
@@ -105,6 +109,32 @@ def normal(text: str) -> str:
     return " ".join(_WORD.findall(text.lower()))
 
 
+def learned(inp: ReconcileInput, ctx: TaskContext) -> Decision | None:
+    """The learned reading's decision (:mod:`localmem.infer.conflict`): INVALIDATE the memory
+    the fact surely ends, or None (abstain) when none is sure or the store's embedder is not
+    the one the reader was fitted on."""
+    embedder = ctx.embedder
+    if embedder is None or not inp.memories:
+        return None
+    reader = reader_for(getattr(embedder, "name", None), getattr(embedder, "dim", None))
+    if reader is None:
+        return None
+    texts = [inp.fact, *(m.text for m in inp.memories)]
+    vectors = embedder.embed_batch(texts)
+    found = conflict.endings(
+        reader,
+        inp.fact,
+        vectors[0],
+        list(zip(texts[1:], vectors[1:], strict=True)),
+        speaker=inp.speaker,
+    )
+    if not found:
+        return None
+    # a memory still true is the one to end; one already superseded keeps its successor
+    best = min(found, key=lambda e: (not inp.memories[e.index].current, -e.confidence))
+    return Decision(event="INVALIDATE", target=best.index + 1, reason=best.reason)
+
+
 def model_free(inp: ReconcileInput, ctx: TaskContext) -> Decision:
     """Rules over slots, normalised text and similarity (see the module docstring)."""
     new = normal(inp.fact)
@@ -112,6 +142,9 @@ def model_free(inp: ReconcileInput, ctx: TaskContext) -> Decision:
     for i, known in enumerate(inp.memories, 1):
         if normal(known.text) == new:
             return Decision(event="NONE", target=i, reason="the same text is already stored")
+    decided = learned(inp, ctx)
+    if decided is not None:
+        return decided
     if mine is not None:
         for i, known in enumerate(inp.memories, 1):
             old = slots.read(known.text, speaker=inp.speaker)

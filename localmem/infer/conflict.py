@@ -1,0 +1,233 @@
+"""Does a new fact end an existing one? The model-free decision of issue 35.
+
+A new fact ends an existing memory when both fill the same single-valued slot (where someone
+lives, a component's version, who owns something...) for the same subject and aspect, and the
+new one states another value or ends the old one ("we separated", "I don't play tennis
+anymore"). Each part is read by :mod:`localmem.infer.reading` (learned from generated data,
+not phrase lists); here they are combined, and the decision **abstains** (the fact is simply
+added) unless every part agrees and the combined confidence clears a threshold calibrated on
+the hand-written dev dialogues (``scripts/lab/data/infer/dev.json``).
+
+- slot: the new fact fills some slot (no slot less likely than :data:`NONE_P`), and the
+  probability that both fill the same one, ``sum_s p(s | new) p(s | old)``, is at least
+  :data:`SAME_SLOT_P`; whether the slot holds one value is the new fact's likeliest slot's;
+- subject: the subjects the tagger found share a word, or one of them names none; first-person
+  words stand for the speaker; a relation ("Ann's sister") is another subject than the person;
+- aspect: the aspects (the counted noun, the dependency whose version it is) share a word, or
+  one of them names none;
+- value: the new fact names the old value as ended, or it ends the fact (a single-valued slot
+  with no new value, or the old value named), or it states a value that shares no word with
+  the old one;
+- confidence: the probability of the same slot times the cosine of the two, at least
+  :data:`CONFIDENCE`;
+- size: the old memory has at most :data:`MAX_SENTENCES` sentences (a long message is more
+  than the one fact that changed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from localmem.answers.extractive import split_sentences
+from localmem.infer.reading import Reader, Reading, speaker_of
+
+#: the new fact's probability of filling no slot above which it is read as none
+NONE_P = 0.5
+#: the probability that both facts fill the same slot (sum over slots of the product)
+SAME_SLOT_P = 0.05
+#: a fact with an ending probability at least this ends rather than states
+ENDING_P = 0.5
+#: slot agreement times cosine needed to supersede (calibrated on the dev dialogues)
+CONFIDENCE = 0.03
+#: words that name a person by relation: "Ann's sister" is not Ann
+RELATIONS = frozenset(
+    [
+        "sister",
+        "brother",
+        "mum",
+        "mom",
+        "dad",
+        "mother",
+        "father",
+        "son",
+        "daughter",
+        "husband",
+        "wife",
+        "partner",
+        "boyfriend",
+        "girlfriend",
+        "cousin",
+        "aunt",
+        "uncle",
+        "grandma",
+        "grandpa",
+        "grandmother",
+        "grandfather",
+        "granny",
+        "neighbour",
+        "neighbor",
+        "flatmate",
+        "roommate",
+        "friend",
+        "boss",
+        "colleague",
+        "niece",
+        "nephew",
+        "stepdad",
+        "stepmum",
+        "parent",
+        "parents",
+        "kid",
+        "kids",
+        "child",
+        "children",
+        "baby",
+        "twin",
+        "twins",
+        "fiance",
+        "fiancee",
+        "in-law",
+        "mother-in-law",
+        "father-in-law",
+        "manager",
+    ]
+)
+#: a memory of more sentences than this is never ended: the model-free path stores a message
+#: whole, so ending it for one changed fact would hide everything else it says from a search
+#: of now (95% of LoCoMo's turns have more than one sentence, 64% more than two)
+MAX_SENTENCES = 2
+#: slots that hold one value per aspect (a favourite colour, a seat): both facts must name the
+#: same aspect to conflict
+ASPECT_NEEDED = frozenset({"preference"})
+_SELF = frozenset({"i", "me", "my", "we", "us", "our", "mine", "ours", "myself"})
+
+
+@dataclass(frozen=True)
+class Ending:
+    """A memory the new fact ends, with why and how sure the decision is."""
+
+    index: int  # position in the memories given
+    confidence: float
+    reason: str
+
+
+def _subject(reading: Reading, speaker: str | None) -> frozenset[str]:
+    words = set(reading.subject)
+    if speaker and (words & _SELF or not words):
+        # "I", "we" (or no subject said) is the speaker
+        words = (words - _SELF) | {speaker.lower()}
+    return frozenset(words)
+
+
+def _without(reading: Reading, names: frozenset[str]) -> Reading:
+    """A reading whose value and ended value leave out who the fact is about: a subject or a
+    speaker named in a value is not the value ("ends hobby: caroline")."""
+    return replace(
+        reading,
+        value=reading.value - names,
+        ended=reading.ended - names,
+        core=reading.core - names,
+    )
+
+
+def same_subject(
+    a: frozenset[str], b: frozenset[str], a_words: frozenset[str], b_words: frozenset[str]
+) -> bool:
+    """Whether two subjects can be the same: an unnamed one can be anyone; two named ones
+    share a word, or one is named anywhere in the other fact ("Walter and Uma got married"
+    is about Uma too)."""
+    if not a or not b:
+        return True
+    if a & b:
+        # "ann" and "ann sister" share a word but are two people
+        return not ((a ^ b) & RELATIONS)
+    return a <= b_words or b <= a_words
+
+
+def _compatible_aspect(a: frozenset[str], b: frozenset[str]) -> bool:
+    return not a or not b or bool(a & b)
+
+
+def changed(new: Reading, old: Reading) -> bool:
+    """Whether ``new`` states another value than ``old``: the old value's distinctive words
+    (its names and numbers, else all its words) are not all said again, and the new value has
+    words the old fact did not say."""
+    old_core = old.core or old.value
+    new_core = new.core or new.value
+    if not old_core or not new_core:
+        return False
+    if old.core and old.core & new.words - new.ended:
+        return False  # a name or number of the old value is said again: the same value
+    return bool(old_core - new.words) and bool(new_core - old.words)
+
+
+def _how(new: Reading, old: Reading, slot: str, single: bool) -> str | None:
+    """Why ``new`` ends ``old`` (None: it does not)."""
+    if new.ended & old.value:
+        return f"ends {slot}: {' '.join(sorted(new.ended & old.value))}"
+    if new.ending_p >= ENDING_P:
+        # an ending ends the fact whose value it names anywhere ("Yara and I broke up"), or,
+        # in a slot of one value, the fact it names no other value for ("I retired"); in a
+        # slot of several values (likes, habits) it must also negate ("I don't play tennis
+        # anymore"): chat that merely mentions a hobby ends nothing
+        named = old.value & new.words
+        if named and (single or new.negated):
+            return f"ends {slot}: {' '.join(sorted(named))}"
+        if single and not (new.value | new.ended) - old.words:
+            return f"ends {slot}"
+        return None
+    if not single or not changed(new, old):
+        return None
+    was = " ".join(sorted(old.core or old.value))
+    now = " ".join(sorted(new.core or new.value))
+    return f"new {slot}: {was} -> {now}"
+
+
+def endings(
+    reader: Reader,
+    fact: str,
+    vector: np.ndarray,
+    memories: Sequence[tuple[str, np.ndarray]],
+    *,
+    speaker: str | None = None,
+    speakers: Sequence[str | None] | None = None,
+) -> list[Ending]:
+    """The memories (``(text, vector)``) the fact ends, the surest first; empty to abstain."""
+    new = reader.read(fact, vector)
+    none = reader.slots.index("none")
+    if new.p(none) >= NONE_P:
+        return []
+    k = int(np.argmax([p if j != none else -1.0 for j, p in enumerate(new.probs)]))
+    slot = reader.slots[k]
+    single = slot in reader.single_valued
+    speaker = speaker or speaker_of(fact)
+    mine = _subject(new, speaker)
+    out = []
+    for i, (text, vec) in enumerate(memories):
+        if len(split_sentences(text)) > MAX_SENTENCES:
+            continue
+        old = reader.read(text, vec)
+        same = float(np.dot(new.probs, old.probs)) - new.p(none) * old.p(none)
+        if same < SAME_SLOT_P or old.ending_p >= ENDING_P:
+            continue
+        said_by = (speakers[i] if speakers else None) or speaker_of(text) or speaker
+        theirs = _subject(old, said_by)
+        if not same_subject(mine, theirs, new.words | mine, old.words | theirs):
+            continue
+        # neither fact's subject nor speaker (often addressed by name) is a value of either
+        names = theirs | mine | {n.lower() for n in (speaker, said_by) if n}
+        old, said = _without(old, names), _without(new, names)
+        if not _compatible_aspect(said.aspect, old.aspect):
+            continue
+        if slot in ASPECT_NEEDED and not said.aspect & old.aspect:
+            continue  # one value per aspect (a favourite colour, a seat): both must name it
+        why = _how(said, old, slot, single)
+        if why is None:
+            continue
+        confidence = same * max(float(np.dot(vector, vec)), 0.0)
+        if confidence >= CONFIDENCE:
+            out.append(Ending(i, confidence, f"{why} (confidence {confidence:.2f})"))
+    return sorted(out, key=lambda e: -e.confidence)
