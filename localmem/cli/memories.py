@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_add)
 
     p = sub.add_parser("show", parents=[common], help="show a memory")
-    p.add_argument("id", help="memory id or a unique prefix of it")
+    p.add_argument("id", help="memory id, or a unique prefix of it (at least 4 characters)")
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("list", parents=[common], help="list memories, newest first")
