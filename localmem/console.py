@@ -101,6 +101,11 @@ def open_memory(args: argparse.Namespace, *, create: bool = True):
     return memory
 
 
+def plural(n: int, one: str, many: str) -> str:
+    """``one`` for 1, else ``many`` ("1 memory", "2 memories")."""
+    return one if n == 1 else many
+
+
 def print_json(value: Any) -> None:
     """Print a value as indented JSON."""
     print(json.dumps(to_jsonable(value), indent=2, ensure_ascii=False))

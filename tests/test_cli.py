@@ -94,8 +94,8 @@ def test_ingest_text_and_jsonl(capsys, store, tmp_path):
     )
     code, out, _ = run(capsys, "ingest", str(doc), str(lines), "--store", store)
     assert code == 0
-    assert "notes.md: 1 memories stored" in out
-    assert "mem.jsonl: 2 memories stored, 3 skipped" in out
+    assert "notes.md: 1 memory stored" in out
+    assert "mem.jsonl: 2 memories stored, 3 lines skipped" in out
     code, out, _ = run(capsys, "search", "line one", "--store", store, "--json", "-k", "5")
     hit = next(h for h in json.loads(out)["hits"] if h["content"] == "line one")
     assert hit["kind"] == "note"

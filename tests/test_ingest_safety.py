@@ -80,7 +80,7 @@ def test_cli_ingest_twice_reports_duplicates(capsys, tmp_path):
     code, out, _ = _cli(capsys, "ingest", path, "--store", store)
     assert code == 0 and "5 memories stored" in out
     code, out, _ = _cli(capsys, "ingest", path, "--store", store)
-    assert code == 0 and "0 memories stored, 5 skipped (5 already stored)" in out
+    assert code == 0 and "nothing new: all 5 already stored" in out
     code, out, _ = _cli(capsys, "ingest", path, "--store", store, "--allow-duplicates")
     assert code == 0 and "5 memories stored" in out
     code, out, _ = _cli(capsys, "add", "fact 1", "--kind", "note", "--dedupe", "--store", store)
