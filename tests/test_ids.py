@@ -17,7 +17,7 @@ from localmem.store.prefix import MIN_PREFIX, find_rows
 def test_a_short_prefix_is_refused_as_too_short(memory):
     item = memory.add("the build cache lives in ~/.cache/build", kind="note")
     assert memory.get(item.id[:MIN_PREFIX]).id == item.id
-    with pytest.raises(InputError, match="too short.*at least 4"):
+    with pytest.raises(InputError, match=r"too short.*at least 4"):
         memory.get(item.id[:3])
     with pytest.raises(NotFoundError):
         memory.get("zzzz")

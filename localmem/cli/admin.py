@@ -57,6 +57,27 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _served_store(path) -> str | None:
+    """What a server holding the store at ``path`` says of it (None: no server holds it)."""
+    from localmem.discovery import find_server
+    from localmem.errors import LocalMemError
+    from localmem.remote import connect
+
+    server = find_server(path)
+    if server is None:
+        return None
+    try:
+        with connect(path) as memory:
+            live = memory.stats().get("memories")
+        count = f"{live} live {'memory' if live == 1 else 'memories'}, " if live is not None else ""
+    except LocalMemError as exc:
+        return f"served by process {server.pid}, which did not answer ({exc})"
+    return (
+        f"served by process {server.pid} ({count}answering); the integrity checks read the "
+        "files, so stop the server to run them"
+    )
+
+
 def doctor_report(path) -> dict:
     """Everything `localmem doctor` checks, as data (the TUI status screen shows it too)."""
     from localmem.config import CONFIG_FILE, Config
@@ -77,7 +98,10 @@ def doctor_report(path) -> dict:
     )
     facts: dict | None = None
     store_error: LocalMemError | None = None
-    if postgres or (path / "localmem.duckdb").exists():
+    served = _served_store(path) if not postgres else None
+    if served is not None:  # the server holds the lock: a healthy served store is no damage
+        check("store", True, served)
+    elif postgres or (path / "localmem.duckdb").exists():
         try:
             facts = check_store(path)
         except LocalMemError as exc:
@@ -158,7 +182,7 @@ def doctor_report(path) -> dict:
         report["facts"] = facts
     elif store_error is not None:
         check("store", False, str(store_error))
-    else:
+    elif served is None:
         check("store", True, "no store yet (it is created on the first add)")
     report["ok"] = all(c["ok"] for c in report["checks"])
     return report

@@ -81,9 +81,7 @@ def print_mined(mined, *, indent: str = "") -> None:
 
 def show_attributes(mem, item) -> None:
     """The attributes section of `localmem show`."""
-    from localmem import attributes
-
-    found = attributes.stored(mem, [item.id]).get(item.id)
+    found = mem.attributes_of([item.id]).get(item.id)  # the facade: served stores too
     print("\nattributes:")
     if found is None:
         print("  (not mined: `localmem attributes ID --mine` or `localmem mine`)")
