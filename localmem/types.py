@@ -129,13 +129,20 @@ class StageReport:
 
 @dataclass
 class Hit:
-    """One search result: the memory, its final score, and the evidence per stage."""
+    """One search result: the memory, its ranking score, the evidence per stage, and its
+    relevance.
+
+    ``score`` orders the hits of one search (the last stage's number; it means nothing across
+    searches). ``relevance`` is the calibrated chance, 0 to 1, that the hit is what the query
+    asked for, comparable across searches and stores (:mod:`localmem.retrieval.relevance`).
+    """
 
     memory: MemoryItem
     score: float
     rank: int
     evidence: dict[str, float] = field(default_factory=dict)
     flags: tuple[str, ...] = ()
+    relevance: float | None = None
 
 
 @dataclass
