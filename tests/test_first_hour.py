@@ -88,3 +88,71 @@ def test_a_served_store_serve_store_option_show_and_doctor(tmp_path):
         assert f"served by process {proc.pid}" in doctor.stdout
     finally:
         stop_server(proc)
+
+
+def _parsers(parser, name="localmem"):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, sub in action.choices.items():
+                yield from _parsers(sub, f"{name} {sub_name}")
+            return
+    yield name, parser
+
+
+def test_every_command_and_option_has_a_help_line():
+    """Item 8: a description for every command, a help line for every option and argument,
+    no internal labels."""
+    from localmem.cli import build_parser
+
+    missing = []
+    for name, parser in _parsers(build_parser()):
+        if not parser.description:
+            missing.append(f"{name}: no description")
+        for action in parser._actions:
+            if action.dest != "help" and not action.help:
+                missing.append(f"{name} {(action.option_strings or [action.dest])[0]}")
+        text = parser.format_help()
+        assert "seed 00" not in text and "MemInsight stage" not in text, name
+    assert not missing, missing
+
+
+def test_demo_help_names_its_own_default_store():
+    out = cli("demo", "--help").stdout
+    assert "--store PATH  the store folder (default: $LOCALMEM_HOME/demo)" in out
+
+
+def test_counts_agree_with_their_nouns():
+    """Item 7: '1 live memory', never '1 live memories'."""
+    from localmem.console import counted
+
+    assert counted(1, "live memory") == "1 live memory"
+    assert counted(2, "live memory") == "2 live memories"
+    assert counted(1, "procedure") == "1 procedure" and counted(0, "thought") == "0 thoughts"
+    assert counted(3, "day") == "3 days"
+
+
+def test_search_shows_relevance_and_where_each_hit_came_from(tmp_path):
+    """Item 5: two chunks with the same boilerplate, from two files, are told apart."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    boiler = "# Setup\n\nRun the installer, then restart the service and check the logs.\n"
+    (corpus / "alpha.md").write_text(boiler)
+    (corpus / "beta.md").write_text(boiler)
+    store = str(tmp_path / "store")
+    assert (
+        cli(
+            "ingest", str(corpus / "alpha.md"), str(corpus / "beta.md"), "--store", store
+        ).returncode
+        == 0
+    )
+    found = cli("search", "restart the service", "--store", store)
+    assert found.returncode == 0, found.stderr
+    assert "alpha.md:1 (Setup)" in found.stdout and "beta.md:1 (Setup)" in found.stdout
+    first = found.stdout.splitlines()[0].split()
+    assert first[0] == "1." and 0 <= float(first[1]) <= 1  # the relevance, not a raw score
+    data = json.loads(cli("search", "restart the service", "--store", store, "--json").stdout)
+    assert all(0 <= h["relevance"] <= 1 and "score" in h for h in data["hits"])
+    explained = cli("search", "restart the service", "--store", store, "--explain").stdout
+    assert "{" not in explained and "score" in explained

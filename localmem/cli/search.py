@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 from localmem.console import json_option, open_memory, print_json, short, store_options
 from localmem.retrieval.options import EXPANSIONS, FUSIONS, MODES, RERANKERS, STRATEGIES
@@ -161,7 +163,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             flags = f" [{', '.join(h.flags)}]" if h.flags else ""
             level = f"[{h.memory.level}] " if h.memory.level != "episodic" else ""
             relevance = "  -  " if h.relevance is None else f"{h.relevance:.2f}"
-            print(f"{h.rank:>2}. {relevance}  {h.memory.id[:8]}  {short(h.memory.origin, 80)}")
+            print(f"{h.rank:>2}. {relevance}  {h.memory.id[:8]}  {_origin(h.memory)}")
             print(f"      {level}{short(h.memory.content, 90)}{flags}")
             if h.memory.id in derived:
                 sources = derived[h.memory.id]
@@ -172,6 +174,16 @@ def cmd_search(args: argparse.Namespace) -> int:
             print()
             print(result.explain())
     return 0
+
+
+def _origin(item, width: int = 80) -> str:
+    """Where a hit came from, short: a path under the working folder relative to it, a long
+    one cut on the left (the file name and line are what tell two hits apart)."""
+    origin = " ".join(item.origin.split())
+    here = str(Path.cwd()) + os.sep
+    if origin.startswith(here):
+        origin = origin[len(here) :]
+    return origin if len(origin) <= width else "…" + origin[-(width - 1) :]
 
 
 def _provenance(mem, hits) -> dict[str, list[str]]:
