@@ -135,6 +135,14 @@ def plural(n: int, one: str, many: str) -> str:
     return one if n == 1 else many
 
 
+def counted(n: int, one: str, many: str | None = None) -> str:
+    """``n`` and the noun that agrees with it: "1 memory", "2 memories", "1 live memory"
+    (``many`` defaults to ``one`` + "s", "y" -> "ies" after a consonant)."""
+    if many is None:
+        many = one[:-1] + "ies" if one.endswith("y") and one[-2:-1] not in "aeiou" else one + "s"
+    return f"{n} {plural(n, one, many)}"
+
+
 def print_json(value: Any) -> None:
     """Print a value as indented JSON."""
     print(json.dumps(to_jsonable(value), indent=2, ensure_ascii=False))

@@ -140,7 +140,7 @@ def test_reembed_moves_the_store(capsys, store, tmp_path):
     main(["add", "a memory to carry over", "--store", store])
     capsys.readouterr()
     code, out, _ = run(capsys, "reembed", "--model", "all-MiniLM-L6-v2", "--store", store)
-    assert code == 0 and "re-embedded 1 memories" in out
+    assert code == 0 and "re-embedded 1 memory:" in out
     code, out, _ = run(capsys, "search", "carry", "--store", store, "--json")
     assert json.loads(out)["hits"][0]["content"] == "a memory to carry over"
     # back to the fp32 vectors; the default config then opens the store with them

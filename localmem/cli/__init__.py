@@ -74,7 +74,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for module in COMMANDS:
         module.register(sub)
+    _describe(sub)
     return parser
+
+
+def _describe(sub: argparse._SubParsersAction) -> None:
+    """A command's `--help` opens with its one-line help when it has no longer description."""
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    for name, parser in sub.choices.items():
+        if not parser.description and helps.get(name):
+            parser.description = helps[name][0].upper() + helps[name][1:] + "."
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _describe(action)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from localmem.console import Progress, open_memory, print_json, store_options, store_path
+from localmem.console import Progress, counted, open_memory, print_json, store_options, store_path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,8 +33,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_reembed)
 
     p = sub.add_parser("jobs", parents=[common], help="background jobs: show or run them")
-    p.add_argument("action", nargs="?", choices=("status", "run", "retry"), default="status")
-    p.add_argument("--kind", action="append", dest="kinds")
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=("status", "run", "retry"),
+        default="status",
+        help="status: count them (default); run: run the queued ones; retry: the failed ones",
+    )
+    p.add_argument(
+        "--kind", action="append", dest="kinds", help="only jobs of this kind (repeatable)"
+    )
     p.set_defaults(func=cmd_jobs)
 
 
@@ -155,7 +163,7 @@ def doctor_report(path) -> dict:
         check(
             "store",
             True,
-            f"{facts['live']} live memories, migrations {', '.join(facts['migrations'])}"
+            f"{counted(facts['live'], 'live memory')}, migrations {', '.join(facts['migrations'])}"
             + (" (read-only)" if facts["read_only"] else ""),
         )
         check(
@@ -168,12 +176,12 @@ def doctor_report(path) -> dict:
         check(
             "vector index",
             facts["vectors_in_step"],
-            f"{facts['vectors_live']} vectors for {facts['live']} memories",
+            f"{counted(facts['vectors_live'], 'vector')} for {counted(facts['live'], 'memory')}",
         )
         check(
             "lexical index",
             facts["lexical_in_step"],
-            f"{facts['lexical_docs']} documents for {facts['live']} memories",
+            f"{counted(facts['lexical_docs'], 'document')} for {counted(facts['live'], 'memory')}",
         )
         for notice in facts["notices"]:
             check("repair", True, notice)
@@ -213,7 +221,8 @@ def cmd_reembed(args: argparse.Namespace) -> int:
         print_json(result)
     else:
         print(
-            f"re-embedded {result['memories']} memories: {result['from']} -> {result['to']} "
+            f"re-embedded {counted(result['memories'], 'memory')}: "
+            f"{result['from']} -> {result['to']} "
             f"({result['dim']}-d)"
         )
     return 0
@@ -224,7 +233,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     with open_memory(args, create=False) as mem:
         if args.action == "retry":
             n = mem.store.jobs.retry_failed(args.kinds)
-            print(f"{n} failed job(s) queued again", file=sys.stderr)
+            print(f"{counted(n, 'failed job')} queued again", file=sys.stderr)
         if args.action in ("run", "retry"):
             report = mem.run_jobs(kinds=args.kinds)
             print_json(report) if args.json else print(

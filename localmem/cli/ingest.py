@@ -25,12 +25,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         parents=[store_options()],
         help="store a file: text/markdown as chunks, JSONL as one memory per line",
     )
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument(
+        "files", nargs="+", metavar="FILE", help="text (.txt, .md) or JSON lines (.jsonl)"
+    )
     p.add_argument("--chunker", default="paragraph", help="chunking strategy for documents")
-    p.add_argument("--chunk-tokens", type=positive_int, default=256)
-    p.add_argument("--overlap-tokens", type=non_negative_int, default=0)
+    p.add_argument(
+        "--chunk-tokens", type=positive_int, default=256, help="tokens per chunk (default 256)"
+    )
+    p.add_argument(
+        "--overlap-tokens",
+        type=non_negative_int,
+        default=0,
+        help="tokens a chunk repeats from the one before (default 0)",
+    )
     p.add_argument("--kind", choices=KINDS, help="kind of the memories (default: chunk / note)")
-    p.add_argument("--user", dest="user_id")
+    p.add_argument("--user", dest="user_id", help="the user they belong to (default: none)")
     p.add_argument("--session", dest="session_id", help="an existing session (`session start`)")
     p.add_argument(
         "--allow-duplicates",
