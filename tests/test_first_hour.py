@@ -156,3 +156,83 @@ def test_search_shows_relevance_and_where_each_hit_came_from(tmp_path):
     assert all(0 <= h["relevance"] <= 1 and "score" in h for h in data["hits"])
     explained = cli("search", "restart the service", "--store", store, "--explain").stdout
     assert "{" not in explained and "score" in explained
+
+
+NPM = """# npm ci versus npm install
+
+The main differences between using `npm install` and `npm ci` are:
+
+- `npm ci` needs a package-lock.json and installs exactly what it says.
+- `npm ci` deletes node_modules before it installs.
+- `npm install` may update the lock file.
+
+Use `npm ci` in continuous integration because it is reproducible.
+"""
+
+
+def test_an_extract_keeps_the_list_its_sentence_opens():
+    """Item 9: 'the differences are:' comes with its list, and nothing ends mid-word."""
+    from localmem.answers.extractive import extract_answer, whole
+
+    got = extract_answer(
+        "what are the main differences between npm install and npm ci",
+        [(NPM, None)],
+        not_found="not found",
+    )
+    assert got.answer.startswith("The main differences") and got.answer.count("\n- ") == 3
+    assert "continuous integration" not in got.answer  # the list ends where the items do
+    long = "First sentence here. " + "word " * 100
+    assert whole(long, 60) == "First sentence here."
+    assert whole("word " * 100, 42).endswith("word…")
+
+
+def test_cli_ask_without_a_model_says_it_is_extractive(tmp_path):
+    doc = tmp_path / "npm-ci.md"
+    doc.write_text(NPM)
+    store = str(tmp_path / "store")
+    assert cli("ingest", str(doc), "--store", store).returncode == 0
+    asked = cli(
+        "ask", "what are the main differences between npm install and npm ci", "--store", store
+    )
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stdout.startswith("(extractive:")
+    assert "- `npm install` may update the lock file." in asked.stdout
+
+
+@pytest.mark.slow
+def test_the_readme_postgresql_example_runs():
+    """Item 17: the README's pgserver block, run as written (its folder made unique; the
+    install line skipped: the test environment has both)."""
+    import re
+    import shutil
+    import tempfile
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- pg-example -->\n```bash\n(.*?)```", readme, re.DOTALL).group(1)
+    # not under pytest's 0700 folders: pgserver runs postgres as its own user when we are root
+    folder = tempfile.mkdtemp(prefix="localmem-readme-pg-")
+    script = block.replace("/tmp/localmem-pg", folder)
+    script = "\n".join(line for line in script.splitlines() if not line.startswith("pip "))
+    env = os.environ.copy()
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    try:
+        done = subprocess.run(
+            ["bash", "-e", "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=env,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "The deploy runs on Fridays" in done.stdout
+    finally:
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                f"import pgserver; pgserver.get_server({folder!r}, cleanup_mode='stop').cleanup()",
+            ],
+            capture_output=True,
+            timeout=120,
+        )
+        shutil.rmtree(folder, ignore_errors=True)

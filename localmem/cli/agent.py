@@ -70,6 +70,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.json:
         print_json(ans)
         return 0
+    if ans.served_by == "model-free":  # no model wrote it: say what it is
+        print(
+            "(extractive: the stored sentences that best match the question, not a written answer)"
+        )
     print(ans.answer)
     for i, s in enumerate(ans.sources, 1):
         mark = "*" if i in ans.cited else " "
