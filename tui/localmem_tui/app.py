@@ -45,7 +45,8 @@ FIRST_FOCUS = {
     "browse": "#sources",
     "search": "#query",
     "procedures": "#procedure-list",
-    "run": "#ingest-path",
+    # not its path box: the number keys must still switch tabs (Enter or a click edits it)
+    "run": "#ingest-go",
     "status": "#status-pane",
 }
 #: worker groups that write to the store (quitting in the middle of one asks first)
@@ -67,6 +68,11 @@ class LocalMemApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         *(
             Binding(str(i), f"show_tab('{tab}')", title, show=False)
+            for i, (tab, (title, _)) in enumerate(TABS.items(), start=1)
+        ),
+        # alt+N switches tabs even while typing in a box (N alone types there)
+        *(
+            Binding(f"alt+{i}", f"show_tab('{tab}')", title, show=False, priority=True)
             for i, (tab, (title, _)) in enumerate(TABS.items(), start=1)
         ),
         Binding("slash", "find", "Search", show=False),
@@ -236,18 +242,22 @@ class LocalMemApp(App[None]):
         """Add a memory (scoped to the user shown, if any)."""
         memory = self.memory
 
+        ran: list[str] = []
+
         def save(values: dict[str, Any]):
             content = values.pop("content")
+            ran[:] = forms.mechanisms_asked(values)
             if values.pop("infer", False):
                 return memory.infer(content, **values)  # every decision, to show them
             return memory.add(content, **values, infer=False)
 
         def added(result) -> None:
+            also = f" ({', '.join(ran)})" if ran else " (stored as written)"
             if isinstance(result, list) and result:  # inferred: say what each fact did
-                self.notify("; ".join(inferred_line(a) for a in result))
+                self.notify("; ".join(inferred_line(a) for a in result) + also)
                 self.store_changed(memory_id=result[0].memory.id)
             elif result is not None:
-                self.notify(f"added {result.kind} {result.id[:8]}")
+                self.notify(f"added {result.kind} {result.id[:8]}{also}")
                 self.store_changed(memory_id=result.id)
 
         self.push_screen(forms.AddMemoryForm(save, user_id=self.browse.user_id), added)
