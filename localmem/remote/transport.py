@@ -20,3 +20,8 @@ class NeedsLocalStore(StoreError, AttributeError):
             f"{name!r} needs the store in this process, and a localmem server holds it{who}; "
             "stop the server first"
         )
+
+
+class ServerGone(StoreError):
+    """The server of a store no longer answers: its connection was refused, so the request
+    was never sent and nothing was applied (reconnect, or open the store directly)."""

@@ -16,12 +16,14 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 
 from localmem.errors import LocalMemError
+from localmem.remote.transport import ServerGone
 from localmem_tui import forms
 from localmem_tui.browse import BrowsePane
 from localmem_tui.common import OpenMemory, background
 from localmem_tui.detail import MemoryDetail, MemoryScreen
 from localmem_tui.help import HelpScreen
 from localmem_tui.procedures import ProceduresPane, procedure_api
+from localmem_tui.reconnect import ServerGoneScreen
 from localmem_tui.run import RunPane
 from localmem_tui.search import SearchPane
 from localmem_tui.status import StatusPane
@@ -128,10 +130,17 @@ class LocalMemApp(App[None]):
                     memory.count(include_deleted=True),
                     newest[0].id if newest else None,
                 )
+            except ServerGone as exc:  # stopped: offer a reconnect or the store here, once
+                return exc
             except LocalMemError:  # the server went away: say so once, keep looking
                 return None
 
-        def seen(state: tuple | None) -> None:
+        def seen(state: tuple | ServerGone | None) -> None:
+            if isinstance(state, ServerGone):
+                if not self._follow_failed:
+                    self.report_error(state)
+                self._follow_failed = True
+                return
             if state is None:
                 if not self._follow_failed:
                     self.notify("the store's server does not answer", severity="warning")
@@ -162,7 +171,13 @@ class LocalMemApp(App[None]):
 
     # -- errors ----------------------------------------------------------------------------------
     def report_error(self, exc: BaseException) -> None:
-        """Show an error as a notification (the app keeps running)."""
+        """Show an error as a notification (the app keeps running); a server that is gone is
+        offered a reconnect or the store opened here."""
+        if isinstance(exc, ServerGone):
+            self.errors.append(str(exc))
+            if not isinstance(self.screen, ServerGoneScreen):
+                self.push_screen(ServerGoneScreen(str(exc)), self.recover)
+            return
         if isinstance(exc, LocalMemError):
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         else:  # a bug: still one line; the traceback goes to the log
@@ -170,6 +185,31 @@ class LocalMemApp(App[None]):
             text = f"unexpected {type(exc).__name__}: {exc}"
         self.errors.append(text)
         self.notify(text, title="Error", severity="error", markup=False, timeout=10)
+
+    def recover(self, choice: str | None) -> None:
+        """Reconnect to the store's server, or open the store in this process."""
+        if choice is None:
+            return
+        from localmem.discovery import find_server
+        from localmem.memory import Memory
+        from localmem.remote import connect
+
+        path = self.memory.path
+        try:
+            if choice == "reconnect":
+                if find_server(path) is None:
+                    self.notify("no server runs for this store yet", severity="warning")
+                    return
+                memory = connect(path)
+            else:
+                memory = Memory.open(path)
+        except LocalMemError as exc:
+            self.report_error(exc)
+            return
+        old, self.memory = self.memory, memory
+        old.close()
+        self.notify("reconnected to the server" if choice == "reconnect" else f"opened {path}")
+        self.store_changed()
 
     async def action_quit(self) -> None:
         """Quit; while a write runs in the background, ask for a second q first."""
