@@ -235,6 +235,8 @@ def test_cli_ingest_of_dev_zero_in_a_subprocess(tmp_path):
         preexec_fn=_memory_cap,
     )
     assert proc.returncode == 1
+    # one line; the store it made is named (issue 33 item 3: a typo in --store is seen)
     assert proc.stderr.strip().splitlines() == [
-        "localmem: error: /dev/zero is not a regular file (a character device); refused"
+        "localmem: error: /dev/zero is not a regular file (a character device); refused "
+        f"(created a new store at {tmp_path / 's'})"
     ]

@@ -16,9 +16,11 @@ class NeedsLocalStore(StoreError, AttributeError):
 
     def __init__(self, name: str, server: ServerInfo | None) -> None:
         who = f" (pid {server.pid})" if server else ""
+        #: the part asked for (``kernel``, ``reembed``...): for a developer, not in the message
+        self.part = name
         super().__init__(
-            f"{name!r} needs the store in this process, and a localmem server holds it{who}; "
-            "stop the server first"
+            f"this needs the store in this process, and a localmem server holds it{who}; "
+            "stop the server first, or do it through the server's commands"
         )
 
 
