@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "revert", parents=[common], help="undo the evolution of a memory's context (recorded)"
     )
-    p.add_argument("id")
+    p.add_argument("id", help="memory id, or a unique prefix of it (at least 4 characters)")
     p.add_argument(
         "--to",
         type=int,
@@ -94,7 +94,7 @@ def show_evolution(mem, item) -> None:
     """`localmem show`: the memory's links and how often its context changed."""
     from localmem import evolution
 
-    found = evolution.links(mem, item.id)
+    found = mem.links(item.id)  # the facade: served stores too
     if found:
         others = {o.id: o for o in mem.get_many([x.other for x in found])}
         print(f"\nlinks ({len(found)}):")
@@ -105,6 +105,8 @@ def show_evolution(mem, item) -> None:
             print(f"  {arrow} {link.other[:8]}  {short(other.content, 60)}{gone}")
             if link.reason:
                 print(f"       {short(link.reason, 90)}")
+    if not hasattr(mem, "kernel"):  # a served store: its context history is in `history`
+        return
     versions = evolution.context_versions(mem, item.id) if not item.deleted else []
     if len(versions) > 1:
         kinds = ", ".join(f"{v.event} #{v.event_id}" for v in versions[1:])

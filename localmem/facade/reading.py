@@ -161,6 +161,7 @@ class Reading:
         links: bool | None = None,
         rerank: Reranker | None = None,
         budget_tokens: int | None = None,
+        min_relevance: float | None = None,
         now: Time | None = None,
     ) -> SearchResult:
         """Find memories for a query (:meth:`localmem.api.MemoryAPI.search` says what each
