@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "revert", parents=[common], help="undo the evolution of a memory's context (recorded)"
     )
-    p.add_argument("id")
+    p.add_argument("id", help="memory id, or a unique prefix of it (at least 4 characters)")
     p.add_argument(
         "--to",
         type=int,

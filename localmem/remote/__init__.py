@@ -40,7 +40,7 @@ from localmem.discovery import (
 from localmem.errors import InputError, StoreError
 from localmem.remote.calls import install
 from localmem.remote.procedures import RemoteProcedures
-from localmem.remote.transport import IDLE_S, NeedsLocalStore
+from localmem.remote.transport import IDLE_S, NeedsLocalStore, ServerGone
 from localmem.types import MemoryItem
 
 if TYPE_CHECKING:
@@ -115,6 +115,12 @@ class RemoteMemory(ServedAPI, MemoryAPI):
             raise InputError(f"the arguments of {method} are not JSON: {exc}") from None
         try:
             conn = self._connection()
+        except OSError as exc:  # refused before anything was sent: nothing was applied
+            raise ServerGone(
+                f"the localmem server at {self.url} is gone ({exc.strerror or exc}); nothing "
+                "was applied: reconnect when it runs again, or open the store directly"
+            ) from None
+        try:
             conn.request(
                 "POST",
                 f"/v1/{method}",
@@ -124,6 +130,21 @@ class RemoteMemory(ServedAPI, MemoryAPI):
                     TOKEN_HEADER: f"Bearer {self._token}",
                 },
             )
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            # the kept-alive connection was closed by the server before the request went out;
+            # when a new one is refused the server is gone and never read it
+            self._drop()
+            if self._refused():
+                raise ServerGone(
+                    f"the localmem server at {self.url} is gone ({exc.strerror or exc}); "
+                    "nothing was applied: reconnect when it runs again, or open the store "
+                    "directly"
+                ) from None
+            raise StoreError(
+                f"the localmem server at {self.url} closed the connection ({exc}); whether the "
+                "last request was applied is unknown: check before repeating it"
+            ) from None
+        try:
             response = conn.getresponse()
             raw = response.read()
         except (OSError, http.client.HTTPException) as exc:
@@ -166,6 +187,14 @@ class RemoteMemory(ServedAPI, MemoryAPI):
                 )
             self._local.conn, self._local.used = conn, time.monotonic()
         return conn
+
+    def _refused(self) -> bool:
+        """Whether the server refuses a new connection now (it has stopped)."""
+        try:
+            socket.create_connection((self._host, self._port), timeout=self._timeout).close()
+        except OSError:
+            return True
+        return False
 
     def _drop(self) -> None:
         conn = getattr(self._local, "conn", None)
