@@ -87,7 +87,7 @@ def given_store(args: argparse.Namespace) -> str | None:
 
 def store_path(args: argparse.Namespace) -> Path | str:
     """The store the command works on: a folder, or a ``postgresql://`` address as given."""
-    from localmem.config import default_store_path  # pydantic: imported when a command runs
+    from localmem.home import default_store_path  # not localmem.config: pydantic is slow
     from localmem.store.address import StoreAddress
 
     if args.store is not None and not args.store.strip():  # "--store $UNSET" is a mistake

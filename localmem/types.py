@@ -249,3 +249,16 @@ class IngestReport:
     replaced: int = 0
     #: the path the file's text was stored from before it moved there (nothing stored again)
     moved_from: str | None = None
+
+
+@dataclass(frozen=True)
+class Link:
+    """A connection seen from one memory: the other end, which way it points, and why (the
+    ``links`` table, :mod:`localmem.store.links`)."""
+
+    other: str
+    direction: str  # "to" (this memory linked the other) or "from" (the other linked this)
+    kind: str
+    weight: float
+    reason: str | None
+    created_at: datetime

@@ -83,7 +83,7 @@ def print_mined(mined, *, indent: str = "") -> None:
 
 def show_attributes(mem, item) -> None:
     """The attributes section of `localmem show`."""
-    found = mem.attributes_of([item.id]).get(item.id)  # the facade: served stores too
+    found = mem.attributes_of([item.id]).get(item.id)  # the API: answered by a server too
     print("\nattributes:")
     if found is None:
         print("  (not mined: `localmem attributes ID --mine` or `localmem mine`)")

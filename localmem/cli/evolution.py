@@ -92,9 +92,7 @@ def cmd_revert(args: argparse.Namespace) -> int:
 
 def show_evolution(mem, item) -> None:
     """`localmem show`: the memory's links and how often its context changed."""
-    from localmem import evolution
-
-    found = mem.links(item.id)  # the facade: served stores too
+    found = mem.links(item.id)  # the API: answered by a server too
     if found:
         others = {o.id: o for o in mem.get_many([x.other for x in found])}
         print(f"\nlinks ({len(found)}):")
@@ -105,9 +103,11 @@ def show_evolution(mem, item) -> None:
             print(f"  {arrow} {link.other[:8]}  {short(other.content, 60)}{gone}")
             if link.reason:
                 print(f"       {short(link.reason, 90)}")
-    if not hasattr(mem, "kernel"):  # a served store: its context history is in `history`
+    if item.deleted or not hasattr(mem, "kernel"):  # served: no context versions in the API
         return
-    versions = evolution.context_versions(mem, item.id) if not item.deleted else []
+    from localmem import evolution
+
+    versions = evolution.context_versions(mem, item.id)
     if len(versions) > 1:
         kinds = ", ".join(f"{v.event} #{v.event_id}" for v in versions[1:])
         print(f"\ncontext versions: {len(versions)} ({kinds}); `localmem history {item.id[:8]}`")

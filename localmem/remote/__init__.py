@@ -24,13 +24,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from localmem import wire
 from localmem.api import MemoryAPI, ServedAPI
 from localmem.api.declaration import MineMode
-from localmem.config import Config
 from localmem.discovery import (
     TOKEN_HEADER,
     ServerInfo,
@@ -43,6 +42,9 @@ from localmem.remote.calls import install
 from localmem.remote.procedures import RemoteProcedures
 from localmem.remote.transport import IDLE_S, NeedsLocalStore, ServerGone
 from localmem.types import MemoryItem
+
+if TYPE_CHECKING:
+    from localmem.config import Config
 
 
 def connect(
@@ -66,7 +68,7 @@ def connect(
             raise StoreError("connecting to a URL needs the store's token (or $LOCALMEM_TOKEN)")
         return RemoteMemory(target, token, timeout=timeout)
     if target is None:
-        from localmem.config import default_store_path
+        from localmem.home import default_store_path
 
         target = default_store_path()
     info = find_server(target)
@@ -234,6 +236,8 @@ class RemoteMemory(ServedAPI, MemoryAPI):
     @property
     def config(self) -> Config:
         """The served store's configuration."""
+        from localmem.config import Config  # pydantic: only when asked for
+
         return Config.model_validate(self._facts()["config"])
 
     @property
@@ -248,8 +252,8 @@ class RemoteMemory(ServedAPI, MemoryAPI):
 
     def infers(self, infer: bool | None) -> bool:
         """As :meth:`Memory.infers`."""
-        if infer is None:
-            return self.config.infer.on_add
+        if infer is None:  # read from the described config as sent: no pydantic model
+            return bool(self._facts()["config"]["infer"]["on_add"])
         if not isinstance(infer, bool):
             raise InputError(f"infer must be true or false, not {infer!r}")
         return infer
