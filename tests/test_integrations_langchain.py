@@ -78,7 +78,7 @@ def test_tools_remember_and_recall_within_their_scope(memory):
     assert memory.get(stored["id"]).user_id == "maya"
     found = json.loads(recall.invoke({"query": "which language is she learning", "k": 1}))
     assert found[0]["content"] == "Maya is learning Japanese"
-    assert set(found[0]) == {"id", "content", "score", "kind", "time", "source"}
+    assert set(found[0]) == {"id", "content", "score", "relevance", "kind", "time", "source"}
     noah = json.loads(recall.invoke({"query": "allergic to cats", "k": 5}))
     assert all("Noah" not in hit["content"] for hit in noah)  # another user's: out of reach
     # a call a model might make wrongly is refused by the schema, before the store

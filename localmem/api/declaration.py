@@ -495,6 +495,7 @@ class MemoryAPI(Protocol):
         links: bool | None = None,
         rerank: Reranker | None = None,
         budget_tokens: int | None = None,
+        min_relevance: float | None = None,
         now: Time | None = None,
     ) -> SearchResult:
         """Find memories for a query: the hits, best first, each with its score and evidence,
@@ -528,6 +529,8 @@ class MemoryAPI(Protocol):
             links: add linked memories (A-Mem).
             rerank: the reranker (default model-free; engine asks the language model).
             budget_tokens: pack the hits into this many tokens.
+            min_relevance: leave out hits whose relevance (the calibrated 0-1 chance a hit is
+                relevant) is below this; 0.05 drops what is clearly unrelated.
             now: the moment time-aware stages count from (default: the search's own time).
         """
 

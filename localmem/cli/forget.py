@@ -16,9 +16,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         parents=[store_options()],
         help="delete (or --purge: erase for good) every memory of a user, agent or session",
     )
-    p.add_argument("--user", dest="user_id")
-    p.add_argument("--agent", dest="agent_id")
-    p.add_argument("--session", dest="session_id")
+    p.add_argument("--user", dest="user_id", help="forget this user's memories")
+    p.add_argument("--agent", dest="agent_id", help="forget this agent's memories")
+    p.add_argument("--session", dest="session_id", help="forget this session's memories")
     p.add_argument("--purge", action="store_true", help="erase text and vectors for good")
     p.add_argument("--yes", action="store_true", help="do not ask before --purge")
     p.set_defaults(func=cmd_forget)

@@ -142,6 +142,7 @@ class Reading:
         validate.scope_id(user_id, "user_id")
         return memories.count(self.kernel, include_deleted=include_deleted, user_id=user_id)
 
+    @validate.arguments_checked
     def search(
         self,
         query: str,
@@ -171,6 +172,7 @@ class Reading:
         links: bool | None = None,
         rerank: Reranker | None = None,
         budget_tokens: int | None = None,
+        min_relevance: float | None = None,
         now: Time | None = None,
     ) -> SearchResult:
         """Find memories for a query (:meth:`localmem.api.MemoryAPI.search` says what each

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from localmem import validate
-from localmem.errors import InputError, NotFoundError
+from localmem.errors import InputError
 from localmem.procedures.model import (
     STATUSES,
     Procedure,
@@ -17,6 +17,7 @@ from localmem.procedures.model import (
     ProcedureVersion,
 )
 from localmem.store.db import Database, utcnow
+from localmem.store.prefix import find_rows
 from localmem.store.records import aware
 
 COLUMNS = (
@@ -51,17 +52,9 @@ def to_procedure(row: Sequence[Any]) -> Procedure:
 
 
 def get(db: Database, procedure_id: Any) -> Procedure:
-    """A procedure by id or unique prefix (3 characters or more)."""
+    """A procedure by id or unique prefix (4 characters or more)."""
     pid = validate.identifier(procedure_id, "a procedure id")
-    rows = db.fetchall(f"SELECT {COLUMNS} FROM procedures WHERE id = ?", [pid])
-    if not rows and len(pid) >= 3:
-        rows = db.fetchall(
-            f"SELECT {COLUMNS} FROM procedures WHERE starts_with(id, ?) LIMIT 2", [pid]
-        )
-        if len(rows) > 1:
-            raise InputError(f"procedure prefix {pid!r} matches more than one procedure")
-    if not rows:
-        raise NotFoundError(f"no procedure with id {pid!r}")
+    rows = find_rows(db, f"SELECT {COLUMNS} FROM procedures", pid, what="procedure")
     return to_procedure(rows[0])
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from localmem import validate
 from localmem.errors import InputError, NotFoundError
-from localmem.store import embedcache, records
+from localmem.store import embedcache, prefix, records
 from localmem.store import history as history_rows
 from localmem.store.db import utcnow
 from localmem.store.fields import changed_fields, text_after, wanted_fields
@@ -137,15 +137,10 @@ def lookup(kernel: Kernel, memory_id: str) -> MemoryItem:
         NotFoundError: no such memory.
     """
     memory_id = validate.identifier(memory_id, "a memory id")
-    db = kernel.db
-    found = records.fetch(db, "id = ?", [memory_id])
-    if not found and len(memory_id) >= 4:
-        found = records.fetch(db, "starts_with(id, ?)", [memory_id], order="LIMIT 2")
-        if len(found) > 1:
-            raise InputError(f"id prefix {memory_id!r} matches more than one memory")
-    if not found:
-        raise NotFoundError(f"no memory with id {memory_id!r}")
-    return found[0]
+    found = prefix.find_rows(
+        kernel.db, f"SELECT {records.MEMORY_COLUMNS} FROM memories", memory_id, what="memory"
+    )
+    return records.row_to_item(found[0])
 
 
 def get(kernel: Kernel, memory_id: str, *, include_deleted: bool = False) -> MemoryItem:

@@ -229,16 +229,20 @@ def json_key(key: str) -> str:
     return "/" + key.replace("~", "~0").replace("/", "~1")
 
 
-def metadata_values(db: Database, key: str, *, where: dict[str, str]) -> list[str | None]:
-    """The metadata value under ``key`` of every live memory whose metadata has the given
-    string values (``where``: key -> value)."""
+def metadata_rows(
+    db: Database, keys: Sequence[str], *, where: dict[str, str], with_label: bool = False
+) -> list[tuple[Any, ...]]:
+    """``(id, [label,] value of each key)`` of every live memory whose metadata has the given
+    string values (``where``: key -> value), oldest first."""
     conditions = ["NOT deleted"] + ["json_extract_string(metadata, ?) = ?" for _ in where]
-    params = [json_key(key)] + [v for name, value in where.items() for v in (json_key(name), value)]
-    rows = db.fetchall(
-        f"SELECT json_extract_string(metadata, ?) FROM memories WHERE {' AND '.join(conditions)}",
+    values = ", ".join("json_extract_string(metadata, ?)" for _ in keys)
+    params = [json_key(k) for k in keys]
+    params += [v for name, value in where.items() for v in (json_key(name), value)]
+    label = "label, " if with_label else ""
+    return db.fetchall(
+        f"SELECT id, {label}{values} FROM memories WHERE {' AND '.join(conditions)} ORDER BY label",
         params,
     )
-    return [r[0] for r in rows]
 
 
 def metadata_conditions(metadata: Mapping[str, Any] | None) -> tuple[list[str], list[Any]]:
