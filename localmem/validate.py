@@ -162,6 +162,16 @@ def metadata(value: Any, what: str = "metadata") -> dict[str, Any] | None:
     return value
 
 
+def metadata_filter(value: Any) -> dict[str, Any] | None:
+    """A filter on metadata: top-level keys, each with the string, number or boolean value a
+    memory's metadata must hold there (search's and list's ``metadata``)."""
+    meta = metadata(value)
+    for key, wanted in (meta or {}).items():  # keys are top-level keys, matched exactly
+        if isinstance(wanted, (dict, list)) or wanted is None:
+            raise InputError(f"metadata filter {key!r} must name a string, number or boolean value")
+    return meta
+
+
 def _check_json_tree(value: Any, what: str) -> None:
     """Depth and strings of a metadata tree, walked without recursion (a 5,000-deep dict must
     give an InputError, not a RecursionError)."""

@@ -367,6 +367,44 @@ class MemoryAPI(Protocol):
         """Remove a memory's text for good (privacy): content, context, vector, history values;
         a tombstone and a PURGE event remain."""
 
+    @operation(writes=True, raises=(StoreReadOnlyError,))
+    def delete_all(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        everything: bool = False,
+    ) -> int:
+        """Hide every live memory of a scope (the scopes given must all match), in one unit;
+        returns how many were deleted (each recorded; restore undoes one).
+
+        Args:
+            user_id: the user whose memories go.
+            agent_id: the agent whose memories go.
+            session_id: the session whose memories go.
+            everything: every memory of the store (no scope may be named with it).
+        """
+
+    @operation(writes=True, raises=(StoreReadOnlyError,))
+    def purge_all(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        everything: bool = False,
+    ) -> int:
+        """Erase for good every memory of a scope, deleted ones included, as purge does, in one
+        unit (forget one user entirely); returns how many were purged.
+
+        Args:
+            user_id: the user whose memories are erased.
+            agent_id: the agent whose memories are erased.
+            session_id: the session whose memories are erased.
+            everything: every memory of the store (no scope may be named with it).
+        """
+
     # -- reading ---------------------------------------------------------------------------------
     @operation(writes=False, raises=(NotFoundError,))
     def get(self, memory_id: str, *, include_deleted: bool = False) -> MemoryItem:
@@ -396,13 +434,17 @@ class MemoryAPI(Protocol):
         include_deleted: bool = False,
         in_session: bool | None = None,
         oldest_first: bool = False,
+        agent_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> list[MemoryItem]:
-        """Memories, newest first, optionally of one kind, session or user.
+        """Memories, newest first, optionally of one kind, session, user or agent.
 
         Args:
             kind: only memories of this kind.
             session_id: only memories of this session.
             user_id: only memories of this user.
+            agent_id: only memories of this agent.
+            metadata: only memories whose metadata has these top-level values.
             limit: at most this many (1 to 1,000,000).
             offset: skip this many first.
             include_deleted: deleted memories too.
@@ -491,6 +533,12 @@ class MemoryAPI(Protocol):
                 relevant) is below this; 0.05 drops what is clearly unrelated.
             now: the moment time-aware stages count from (default: the search's own time).
         """
+
+    @operation(writes=False)
+    def export(self) -> list[dict[str, Any]]:
+        """The whole store as the lines of a localmem export (a header, then every row of every
+        table), read as one moment while writers wait; ``localmem import`` loads it into a new
+        store with nothing lost."""
 
     @operation(writes=False)
     def links(self, memory_id: str) -> list[Link]:

@@ -19,6 +19,7 @@ from localmem.cli import (
     demo,
     evolution,
     experiment,
+    forget,
     ingest,
     mcp,
     memories,
@@ -28,6 +29,7 @@ from localmem.cli import (
     search,
     serve,
     sessions,
+    transfer,
     tui,
 )
 from localmem.console import CREATED, CommandError, Parser, created_notice, fail
@@ -46,6 +48,8 @@ COMMANDS = [
     evolution,
     admin,
     migrate,
+    transfer,
+    forget,
     models,
     experiment,
     demo,

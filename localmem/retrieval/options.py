@@ -136,12 +136,7 @@ class SearchOptions:
             raise InputError("since is after until")
         now = validate.timestamp(self.now, "now")
         as_of = validate.timestamp(self.as_of, "as_of")
-        meta = validate.metadata(self.metadata)
-        for key, value in (meta or {}).items():  # keys are top-level keys, matched exactly
-            if isinstance(value, (dict, list)) or value is None:
-                raise InputError(
-                    f"metadata filter {key!r} must name a string, number or boolean value"
-                )
+        meta = validate.metadata_filter(self.metadata)
         if self.budget_tokens is not None:
             validate.positive_int(self.budget_tokens, "budget_tokens", maximum=1_000_000)
         if self.min_relevance is not None and (

@@ -189,16 +189,26 @@ def select(
     include_deleted: bool = False,
     in_session: bool | None = None,
     oldest_first: bool = False,
+    agent_id: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> list[MemoryItem]:
-    """Memories, newest first (or in time order), optionally of one kind / session / user,
-    in a session or outside any (``in_session``)."""
+    """Memories, newest first (or in time order), optionally of one kind / session / user /
+    agent, with some metadata values, in a session or outside any (``in_session``)."""
     where, params = ["TRUE"], []
     if not include_deleted:
         where.append("NOT deleted")
-    for col, val in (("kind", kind), ("session_id", session_id), ("user_id", user_id)):
+    for col, val in (
+        ("kind", kind),
+        ("session_id", session_id),
+        ("user_id", user_id),
+        ("agent_id", agent_id),
+    ):
         if val is not None:
             where.append(f"{col} = ?")
             params.append(val)
+    more, more_params = records.metadata_conditions(metadata)
+    where += more
+    params += more_params
     if in_session is not None:
         where.append("session_id IS NOT NULL" if in_session else "session_id IS NULL")
     order = (

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -245,6 +245,24 @@ def metadata_rows(
     )
 
 
+def metadata_conditions(metadata: Mapping[str, Any] | None) -> tuple[list[str], list[Any]]:
+    """SQL conditions (and their parameters) for memories whose metadata holds these
+    top-level values (strings, numbers, booleans; compared as JSON text)."""
+    where: list[str] = []
+    params: list[Any] = []
+    for key, value in (metadata or {}).items():
+        where.append("json_extract_string(metadata, ?) = ?")
+        params.append(json_key(key))
+        params.append(
+            value
+            if isinstance(value, str)
+            else str(value).lower()
+            if isinstance(value, bool)
+            else str(value)
+        )
+    return where, params
+
+
 #: the memories true at a moment (two parameters: the moment, twice)
 VALID_AT = [
     "coalesce(valid_from, event_time, created_at) <= ?",
@@ -300,16 +318,9 @@ def filtered_labels(
     if until is not None:
         where.append("coalesce(event_time, created_at) <= ?")
         params.append(to_db_time(until))
-    for key, value in (metadata or {}).items():
-        where.append("json_extract_string(metadata, ?) = ?")
-        params.append(json_key(key))
-        params.append(
-            value
-            if isinstance(value, str)
-            else str(value).lower()
-            if isinstance(value, bool)
-            else str(value)
-        )
+    more, more_params = metadata_conditions(metadata)
+    where += more
+    params += more_params
     tbl = db.arrow(f"SELECT label FROM memories WHERE {' AND '.join(where)} ORDER BY label", params)
     return tbl.column(0).to_numpy().astype(np.int64)
 
