@@ -8,7 +8,7 @@ with Memory.open() as mem:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from localmem.offline import quiet_dependencies
 
@@ -29,6 +29,7 @@ from localmem.errors import (  # noqa: E402
     StoreLockedError,
     StoreReadOnlyError,
 )
+from localmem.lazy import lazy_exports  # noqa: E402
 from localmem.types import (  # noqa: E402
     HistoryEvent,
     Hit,
@@ -56,16 +57,7 @@ _LAZY = {
     "connect": "localmem.remote",  # a client of `localmem serve`, with Memory's API
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'localmem' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = [

@@ -69,9 +69,25 @@ def store_options() -> argparse.ArgumentParser:
     return parent
 
 
+def add_store_argument(parser: argparse.ArgumentParser, help: str) -> None:
+    """A command on one store takes it as ``STORE`` or as ``--store PATH`` (like every other
+    command); :func:`given_store` reads whichever was given."""
+    parser.add_argument("store", nargs="?", metavar="STORE", help=help)
+    parser.add_argument(
+        "--store", dest="store_option", metavar="PATH", help="the same, as an option"
+    )
+
+
+def given_store(args: argparse.Namespace) -> str | None:
+    """The store named by ``STORE`` or ``--store`` (None: the default one)."""
+    if args.store is not None and args.store_option is not None:
+        raise CommandError("give the store once: STORE or --store")
+    return args.store if args.store is not None else args.store_option
+
+
 def store_path(args: argparse.Namespace) -> Path | str:
     """The store the command works on: a folder, or a ``postgresql://`` address as given."""
-    from localmem.config import default_store_path  # pydantic: imported when a command runs
+    from localmem.home import default_store_path  # not localmem.config: pydantic is slow
     from localmem.store.address import StoreAddress
 
     if args.store is not None and not args.store.strip():  # "--store $UNSET" is a mistake
@@ -80,6 +96,15 @@ def store_path(args: argparse.Namespace) -> Path | str:
         return default_store_path()
     address = StoreAddress.parse(args.store)
     return args.store.strip() if address.is_postgres else address.folder
+
+
+#: stores this command created (the command line says so when it ends, with its error if any)
+CREATED: list[Path] = []
+
+
+def created_notice() -> str | None:
+    """'created a new store at ...' for the stores this command created, else None."""
+    return f"created a new store at {', '.join(map(str, CREATED))}" if CREATED else None
 
 
 def open_memory(args: argparse.Namespace, *, create: bool = True):
@@ -96,10 +121,27 @@ def open_memory(args: argparse.Namespace, *, create: bool = True):
             return connect(path)
     from localmem.memory import Memory
 
+    # a typo in --store would otherwise make a store silently: say so when one is made
+    new = isinstance(path, Path) and create and not (path / "localmem.duckdb").exists()
     memory = Memory.open(path, create=create)
+    if new:
+        CREATED.append(path)
     for notice in memory.store.notices:
         print(f"localmem: {notice}", file=sys.stderr)
     return memory
+
+
+def plural(n: int, one: str, many: str) -> str:
+    """``one`` for 1, else ``many`` ("1 memory", "2 memories")."""
+    return one if n == 1 else many
+
+
+def counted(n: int, one: str, many: str | None = None) -> str:
+    """``n`` and the noun that agrees with it: "1 memory", "2 memories", "1 live memory"
+    (``many`` defaults to ``one`` + "s", "y" -> "ies" after a consonant)."""
+    if many is None:
+        many = one[:-1] + "ies" if one.endswith("y") and one[-2:-1] not in "aeiou" else one + "s"
+    return f"{n} {plural(n, one, many)}"
 
 
 def print_json(value: Any) -> None:

@@ -6,8 +6,11 @@ so an error never leaves half a document in the store.
 
 from __future__ import annotations
 
+import bisect
 import json
+import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -129,7 +132,7 @@ def ingest_file(
     validate.positive_int(max_bytes, "max_bytes", maximum=2**40)
     report = IngestReport(str(path), errors=[])
     raw, resolved = read_file_bytes(path, max_bytes=max_bytes)
-    if resolved != path.absolute():
+    if path.is_symlink():
         report.resolved = str(resolved)
     text = decode_text(path, raw)
     if not text.strip():
@@ -166,10 +169,21 @@ def ingest_file(
         raise InputError(
             f"cannot ingest {path.suffix} files; give text (.txt, .md) or JSON lines (.jsonl)"
         )
+
+    def moved(old: str, doc: str) -> bool:  # the text stored from ``old`` has left it
+        try:
+            raw, _ = read_file_bytes(Path(old), max_bytes=max_bytes)
+            return content_hash(decode_text(Path(old), raw))[:16] != doc
+        except InputError:
+            return True
+
+    # a file is its resolved path (any spelling of it, a link to it, the server's absolute
+    # path: one file) and its text (ingest_document says what happens when either changed)
     ingest_document(
         memory,
         text,
-        source=str(path),
+        source=str(resolved),
+        moved_from=moved,
         chunker=chunker,
         chunk_tokens=chunk_tokens,
         overlap_tokens=overlap_tokens,
@@ -193,14 +207,61 @@ def ingest_document(
     report: IngestReport | None = None,
     title: str | None = None,
     allow_duplicates: bool = False,
+    moved_from: Callable[[str, str], bool] | None = None,
     **defaults: Any,
 ) -> list:
-    """Chunk one document and store every chunk in a single transaction (all or nothing).
+    """Chunk one document and store its chunks in a single unit (all or nothing).
 
-    Each chunk's metadata holds a deterministic ``chunk_id`` (source, strategy, position and
-    text), so ingesting the same document the same way again stores nothing new (the chunks
-    already present are skipped).
+    A document is identified by its ``source`` (a file's resolved path) and its text. Its
+    chunks' metadata hold the source, the document's text hash (``doc``), the chunk's place
+    (``chunk``, ``line``, and the markdown ``heading`` it falls under) and a ``chunk_id`` made of
+    the text hash, the chunking and the chunk (never the path). So:
+
+    - the same source with the same text, chunked the same way, stores nothing new;
+    - the same source with another text (an edited file) or chunked another way replaces its
+      chunks: the new ones are stored and the old ones deleted (soft: in their history, with the
+      reason) in the same unit;
+    - a source not stored yet whose text is stored under another source that ``moved_from``
+      says it came from (a file renamed or moved, its old path gone) is the same document: its
+      chunks' source is updated, nothing is stored. Without ``moved_from`` (text not from a
+      file) and for a copy (both paths hold the text), the document is stored as its own.
+
+    ``allow_duplicates`` stores the chunks again whatever is stored.
     """
+    pieces = _pieces(memory, text, source, chunker, chunk_tokens, overlap_tokens)
+    kind = defaults.pop("kind", None) or "chunk"
+    records_ = _chunk_records(
+        text, pieces, source, kind, chunker, chunk_tokens, overlap_tokens, title
+    )
+    doc_id = records_[0]["metadata"]["doc"]
+    report = report if report is not None else IngestReport(source, errors=[])
+    report.errors = report.errors if report.errors is not None else []
+    report.documents += 1
+    if allow_duplicates:
+        return _store_chunks(memory, records_, [], source, progress, report, defaults)
+    wanted = {r["metadata"]["chunk_id"] for r in records_}
+    held = stored_chunks(memory, source=source)
+    if held and {c.chunk_id for c in held} == wanted:
+        _already(report, len(records_), f"{len(records_)} chunk(s) of {source} already stored")
+        return []
+    if not held and moved_from is not None:
+        for old in {c.source for c in stored_chunks(memory, doc=doc_id)}:
+            if old != source and moved_from(old, doc_id):
+                moved = _move(memory, stored_chunks(memory, source=old), source)
+                _already(report, len(records_), f"{source} was {old}: {moved} chunk(s) moved")
+                report.moved_from = old
+                return []
+    stale = [c for c in held if c.chunk_id not in wanted]
+    todo = [r for r in records_ if r["metadata"]["chunk_id"] not in {c.chunk_id for c in held}]
+    if len(todo) < len(records_):
+        _already(report, len(records_) - len(todo), "")
+    return _store_chunks(memory, todo, stale, source, progress, report, defaults)
+
+
+def _pieces(
+    memory: Memory, text: str, source: str, chunker: str, chunk_tokens: int, overlap_tokens: int
+) -> list[TextChunk]:
+    """The document's chunks, each within the store's size limit (else an InputError)."""
     try:
         split = CHUNKERS[chunker]
     except KeyError:
@@ -232,53 +293,136 @@ def ingest_document(
             f"a chunk of {source} has {len(too_long.text):,} characters, more than the limit of "
             f"{limit:,}; use a smaller --chunk-tokens"
         )
+    return pieces
+
+
+def _chunk_records(
+    text: str,
+    pieces: list[TextChunk],
+    source: str,
+    kind: str,
+    chunker: str,
+    chunk_tokens: int,
+    overlap_tokens: int,
+    title: str | None,
+) -> list[dict[str, Any]]:
+    """The memories of a document's chunks, each with its place and identity in metadata."""
     strategy = f"{chunker}:{chunk_tokens}:{overlap_tokens}"
-    doc_id = content_hash(source + "\n" + text)[:12]
-    kind = defaults.pop("kind", None) or "chunk"
-    records = []
-    for i, chunk in enumerate(pieces):
+    doc_id = content_hash(text)[:16]
+    places = chunk_places(text, pieces)
+    records_ = []
+    for i, (chunk, (line, heading)) in enumerate(zip(pieces, places, strict=True)):
         meta: dict[str, Any] = {
             "source": source,
             "doc": doc_id,
             "chunk": i,
-            "chunk_id": chunk_id(source, strategy, i, chunk.text),
+            "chunk_id": chunk_id(doc_id, strategy, i, chunk.text),
             "chunker": chunker,
             "chunk_tokens": chunk_tokens,
             "overlap_tokens": overlap_tokens,
             "tokens": chunk.tokens,
+            "line": line,
         }
+        if heading:
+            meta["heading"] = heading
         if chunk.start >= 0:
             meta.update(start=chunk.start, end=chunk.end)
         if title:
             meta["title"] = title
-        records.append({"content": chunk.text, "kind": kind, "metadata": meta})
-    present = set() if allow_duplicates else _stored_chunk_ids(memory, doc_id)
-    todo = [r for r in records if r["metadata"]["chunk_id"] not in present]
-    stored = (
-        memory.add_many(
-            todo,
-            batch_size=max(1, len(todo)),
-            progress=(lambda n: progress(n, len(todo))) if progress else None,
-            **defaults,
-        )
-        if todo
-        else []
+        records_.append({"content": chunk.text, "kind": kind, "metadata": meta})
+    return records_
+
+
+def _already(report: IngestReport, n: int, note: str) -> None:
+    report.skipped += n
+    report.duplicates += n
+    if note:
+        report.errors.append(note)
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A live chunk of an ingested document, as ingestion sees it."""
+
+    id: str
+    label: int
+    source: str
+    doc: str | None
+    chunk_id: str | None
+
+
+def stored_chunks(
+    memory: Memory, *, source: str | None = None, doc: str | None = None
+) -> list[StoredChunk]:
+    """The live chunks of one source, or of one document text (``doc``: its hash)."""
+    where = {"source": source} if source is not None else {"doc": str(doc)}
+    rows = records.metadata_rows(
+        memory.kernel.db, ("source", "doc", "chunk_id"), where=where, with_label=True
     )
-    if report is not None:
-        report.documents += 1
-        report.memories += len(stored)
-        if len(todo) < len(records):
-            report.skipped += len(records) - len(todo)
-            report.duplicates += len(records) - len(todo)
-            report.errors = report.errors if report.errors is not None else []
-            report.errors.append(f"{len(records) - len(todo)} chunk(s) of {source} already stored")
+    return [StoredChunk(r[0], r[1], r[2] or "", r[3], r[4]) for r in rows]
+
+
+def _store_chunks(memory, todo, stale, source, progress, report, defaults) -> list:
+    """Store the new chunks and delete the stale ones (an earlier version) in one unit."""
+    if not todo and not stale:
+        return []
+    reason = {"reason": f"replaced by a new version of {source}"}
+
+    def retire(write, _rows) -> None:
+        for chunk in stale:
+            write.soft_delete(chunk.id, chunk.label, actor="ingest", info=reason)
+
+    rows = [memories.prepare(memory.kernel, r, defaults) for r in todo]
+    stored = memories.add(memory.kernel, rows, jobs=memory.jobs_for_add(), extra=retire)
+    if progress:
+        progress(len(todo), len(todo))
+    report.memories += len(stored)
+    if stale:
+        report.replaced += len(stale)
+        report.errors.append(f"{len(stale)} chunk(s) of an earlier version of {source} deleted")
     return stored
 
 
-def _stored_chunk_ids(memory: Memory, doc_id: str) -> set[str]:
-    """Chunk ids of a document already in the store (live memories only)."""
-    found = records.metadata_values(memory.kernel.db, "chunk_id", where={"doc": doc_id})
-    return {value for value in found if value}
+def _move(memory: Memory, chunks: list[StoredChunk], source: str) -> int:
+    """Point the chunks of a moved file at its new path (one unit, recorded in history)."""
+    items = memories.by_ids(memory.kernel, [c.id for c in chunks])
+    with memory.kernel.writing() as write:
+        for item in items.values():
+            old = item.metadata.get("source")
+            new = {**item.metadata, "source": source}
+            write.update_fields(
+                item,
+                {"metadata": (item.metadata, new)},
+                None,
+                item.text_for_embedding,
+                actor="ingest",
+                event="UPDATE",
+                info={"reason": f"{old} moved to {source}"},
+            )
+    return len(items)
+
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+
+
+def chunk_places(text: str, pieces: list[TextChunk]) -> list[tuple[int, str | None]]:
+    """Where each chunk starts in ``text``: its line (1-based) and the markdown heading it falls
+    under (None before the first one). Chunks are found in order; a chunk without offsets is
+    found by its first line (pure)."""
+    headings = [(m.start(), m.group(2).strip()) for m in _HEADING.finditer(text)]
+    starts = [h[0] for h in headings]
+    out: list[tuple[int, str | None]] = []
+    cursor = 0
+    for chunk in pieces:
+        at = chunk.start
+        if at < 0:
+            first = chunk.text.strip().split("\n", 1)[0]
+            found = text.find(first, cursor)
+            at = found if found >= 0 else cursor
+        cursor = max(cursor, at)
+        under = bisect.bisect_right(starts, at) - 1
+        out.append((text.count("\n", 0, at) + 1, headings[under][1] if under >= 0 else None))
+    return out
 
 
 _RECORD_FIELDS = {

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Union, get_args, get_origin
 from localmem import __version__, wire
 from localmem.api import Operation, operations
 from localmem.errors import LocalMemError, NotFoundError
+from localmem.retrieval.relevance import DEFAULT_MIN_RELEVANCE
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -132,12 +133,15 @@ TOOLS = (
         "search",
         (
             *("query", "k", "mode", *SCOPE, "kinds", "since", "until", "as_of"),
-            *("temporal", "rerank", "expand", "links"),
+            *("temporal", "rerank", "expand", "links", "min_relevance"),
         ),
         "Search the memories with the store's default pipeline (hybrid dense + BM25, temporal "
         "attention, the model-free reranker: the best measured). Hits are compact (id, content, "
-        "score, kind, time, source), best first; full=true gives each hit's whole record, "
-        "explain=true what every stage did.",
+        "score, relevance, kind, time, source), best first; relevance is the calibrated 0-1 "
+        "chance a hit is relevant, and hits below min_relevance (default "
+        f"{DEFAULT_MIN_RELEVANCE}: only the clearly unrelated) are left out; full=true gives "
+        "each hit's whole record, explain=true what every stage did.",
+        defaults={"min_relevance": DEFAULT_MIN_RELEVANCE},
         extras=(
             Extra("full", bool, False, "each hit with the memory's whole record and evidence"),
             Extra("explain", bool, False, "add what every stage of the search did"),

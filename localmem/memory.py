@@ -22,7 +22,6 @@ from localmem.facade.sessions import Sessions
 from localmem.facade.writing import Writing
 from localmem.mechanisms import BUILTIN
 from localmem.plugin import Plugin, hooks_of, migrations_of, stages_of
-from localmem.remote import RemoteMemory, connect
 from localmem.retrieval.pipeline import CORE_STAGES
 from localmem.retrieval.stages import compose
 from localmem.store.address import StoreAddress
@@ -34,6 +33,7 @@ from localmem.store.store import Store
 if TYPE_CHECKING:
     from localmem.llm.base import Engine
     from localmem.procedures import ProcedureStore
+    from localmem.remote import RemoteMemory
 
 __all__ = ["JobsReport", "Memory"]
 
@@ -94,6 +94,8 @@ class Memory(Writing, Reading, Sessions, MemoryAPI):
     ) -> RemoteMemory:
         """A client of the ``localmem serve`` that holds a store (or of a server's URL), with
         this class's methods, return types and errors; see :func:`localmem.remote.connect`."""
+        from localmem.remote import connect  # http.client and ssl: only for a client
+
         return connect(target, token=token, timeout=timeout)
 
     @classmethod

@@ -13,10 +13,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from localmem import validate
-from localmem.errors import InputError, NotFoundError
+from localmem.errors import InputError
 from localmem.store import memories, records
 from localmem.store.db import utcnow
 from localmem.store.kernel import HasKernel, Kernel, kernel_of
+from localmem.store.prefix import find_rows
 from localmem.types import Session, Thought
 
 if TYPE_CHECKING:
@@ -71,17 +72,13 @@ def start_session(
 def get_session(memory: Kernel | HasKernel, session_id: str) -> Session:
     """One session by id (or unique prefix)."""
     session_id = validate.identifier(session_id, "a session id")
-    db = kernel_of(memory).db
-    rows = db.fetchall(f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", [session_id])
-    if not rows:
-        rows = db.fetchall(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE starts_with(s.id, ?) LIMIT 2",
-            [session_id],
-        )
-        if len(rows) > 1:
-            raise InputError(f"session prefix {session_id!r} matches more than one session")
-    if not rows:
-        raise NotFoundError(f"no session with id {session_id!r}")
+    rows = find_rows(
+        kernel_of(memory).db,
+        f"SELECT {_SESSION_COLUMNS} FROM sessions s",
+        session_id,
+        what="session",
+        column="s.id",
+    )
     return _row_to_session(rows[0])
 
 

@@ -77,6 +77,25 @@ class MemoryItem:
         """When it happened if known, else when it was stored."""
         return self.event_time or self.created_at
 
+    @property
+    def origin(self) -> str:
+        """Where the memory came from, in a few words: a chunk's file, line and heading; a
+        message's speaker and time; else its kind (and time when it happened at a known one).
+        Two hits with the same boilerplate text are told apart by it."""
+        meta = self.metadata or {}
+        if meta.get("source"):
+            where = str(meta["source"])
+            if meta.get("line"):
+                where += f":{meta['line']}"
+            if meta.get("heading"):
+                where += f" ({meta['heading']})"
+            return where
+        speaker = meta.get("speaker") or meta.get("name") or meta.get("role")
+        at = f" {self.event_time:%Y-%m-%d %H:%M}" if self.event_time else ""
+        if speaker:
+            return f"{speaker}{at}"
+        return f"{self.kind}{at}"
+
 
 def embedding_text(content: str, context: str | None) -> str:
     """The text a memory's vector is computed from (context evolves, so it is included)."""
@@ -138,24 +157,46 @@ class StageReport:
     notes: dict[str, Any] = field(default_factory=dict)
 
     def line(self) -> str:
-        """One line for a person: ``dense[hnsw] 0 -> 100 in 3.1 ms``."""
-        extra = ", ".join(f"{k}={v}" for k, v in self.notes.items())
+        """One aligned line for a person, notes in words:
+        ``rerank      model-free        2 in,     2 out     11.5 ms  scored 2, joined: none``."""
         base = (
-            f"{self.stage}[{self.implementation}] {self.candidates_in} -> "
-            f"{self.candidates_out} in {self.ms:.1f} ms"
+            f"{self.stage:<11} {self.implementation:<16} {self.candidates_in:>5} in, "
+            f"{self.candidates_out:>5} out {self.ms:>8.1f} ms"
         )
-        return f"{base} ({extra})" if extra else base
+        extra = ", ".join(f"{k.replace('_', ' ')} {_in_words(v)}" for k, v in self.notes.items())
+        return f"{base}  {extra}" if extra else base
+
+
+def _in_words(value: Any) -> str:
+    """A stage note's value as a person reads it (no Python reprs)."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    if isinstance(value, dict):
+        shown = [f"{k.replace('_', ' ')} {_in_words(v)}" for k, v in value.items() if v]
+        return "(" + ", ".join(shown) + ")" if shown else "none"
+    if isinstance(value, (list, tuple, set)):
+        return "(" + ", ".join(_in_words(v) for v in value) + ")" if value else "none"
+    return "none" if value is None else str(value)
 
 
 @dataclass
 class Hit:
-    """One search result: the memory, its final score, and the evidence per stage."""
+    """One search result: the memory, its ranking score, the evidence per stage, and its
+    relevance.
+
+    ``score`` orders the hits of one search (the last stage's number; it means nothing across
+    searches). ``relevance`` is the calibrated chance, 0 to 1, that the hit is what the query
+    asked for, comparable across searches and stores (:mod:`localmem.retrieval.relevance`).
+    """
 
     memory: MemoryItem
     score: float
     rank: int
     evidence: dict[str, float] = field(default_factory=dict)
     flags: tuple[str, ...] = ()
+    relevance: float | None = None
 
 
 @dataclass
@@ -179,7 +220,14 @@ class SearchResult:
 
     def explain(self) -> str:
         """The per-stage explanation as text, one stage per line."""
-        return "\n".join(r.line() for r in self.stages) + f"\ntotal {self.total_ms:.1f} ms"
+        lines = [r.line() for r in self.stages]
+        lines.append(f"total {self.total_ms:.1f} ms")
+        for h in self.hits:  # the raw ranking score: orders this search only
+            relevance = "-" if h.relevance is None else f"{h.relevance:.3f}"
+            lines.append(
+                f"hit {h.rank:>2}  {h.memory.id[:8]}  score {h.score:.4f}  relevance {relevance}"
+            )
+        return "\n".join(lines)
 
 
 @dataclass
@@ -200,3 +248,20 @@ class IngestReport:
     resolved: str | None = None
     #: with inference: how many facts were added, superseded an older one, or were known
     inferred: dict[str, int] | None = None
+    #: chunks of an earlier version of the file that were deleted (the file had changed)
+    replaced: int = 0
+    #: the path the file's text was stored from before it moved there (nothing stored again)
+    moved_from: str | None = None
+
+
+@dataclass(frozen=True)
+class Link:
+    """A connection seen from one memory: the other end, which way it points, and why (the
+    ``links`` table, :mod:`localmem.store.links`)."""
+
+    other: str
+    direction: str  # "to" (this memory linked the other) or "from" (the other linked this)
+    kind: str
+    weight: float
+    reason: str | None
+    created_at: datetime

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import math
+from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from localmem.errors import InputError
 from localmem.types import KINDS, LEVELS
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 #: how deeply metadata may nest (dicts and lists); deeper is refused before json.dumps recurses
 MAX_METADATA_DEPTH = 32
@@ -156,6 +162,16 @@ def metadata(value: Any, what: str = "metadata") -> dict[str, Any] | None:
     return value
 
 
+def metadata_filter(value: Any) -> dict[str, Any] | None:
+    """A filter on metadata: top-level keys, each with the string, number or boolean value a
+    memory's metadata must hold there (search's and list's ``metadata``)."""
+    meta = metadata(value)
+    for key, wanted in (meta or {}).items():  # keys are top-level keys, matched exactly
+        if isinstance(wanted, (dict, list)) or wanted is None:
+            raise InputError(f"metadata filter {key!r} must name a string, number or boolean value")
+    return meta
+
+
 def _check_json_tree(value: Any, what: str) -> None:
     """Depth and strings of a metadata tree, walked without recursion (a 5,000-deep dict must
     give an InputError, not a RecursionError)."""
@@ -194,3 +210,23 @@ def non_negative_int(value: Any, what: str, *, maximum: int = 10**12) -> int:
     if not 0 <= value <= maximum:
         raise InputError(f"{what} must be between 0 and {maximum}")
     return value
+
+
+def arguments_checked(method: Callable[P, R]) -> Callable[P, R]:
+    """``method``, with a call that does not fit its signature (an unknown option, a missing
+    argument) refused as an :class:`InputError` naming what did not fit, not a bare TypeError.
+
+    The wrapper keeps the method's signature for introspection (``inspect.signature`` follows
+    ``__wrapped__``), so the contract sees the declared parameters.
+    """
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise InputError(f"{method.__name__}: {exc}") from None
+        return method(*args, **kwargs)
+
+    return checked

@@ -9,9 +9,9 @@ back as the same class of :mod:`localmem.errors`.
 
 - A memory is its record: every field of :class:`~localmem.types.MemoryItem` but the index's
   internal label.
-- A search hit is flat: :func:`compact_hit` (id, content, score, kind, time, source: what an
-  agent needs to use it) followed by its rank, evidence, flags and the rest of the memory's
-  record. The compact form is what MCP gives by default, the full one on request.
+- A search hit is flat: :func:`compact_hit` (id, content, score, relevance, kind, time,
+  source: what an agent needs to use it) followed by its rank, evidence, flags and the rest of
+  the memory's record. The compact form is what MCP gives by default, the full one on request.
 - A history event, a session, a thought, an inference decision: their dataclass fields.
 - An explanation: the list of stage reports (stage, implementation, candidates in and out,
   ms, notes), ``SearchResult.stages``.
@@ -31,7 +31,7 @@ from localmem import errors
 from localmem.types import Hit, MemoryItem
 
 #: the fields of a hit's compact form, in order
-COMPACT_HIT = ("id", "content", "score", "kind", "time", "source")
+COMPACT_HIT = ("id", "content", "score", "relevance", "kind", "time", "source")
 
 
 def encode(value: Any) -> Any:
@@ -111,13 +111,15 @@ def source_of(memory: MemoryItem) -> str | None:
 
 
 def compact_hit(hit: Hit) -> dict[str, Any]:
-    """A hit as an agent needs it: id, content, score, kind, time (when it happened, else when
-    it was stored) and source (:func:`source_of`)."""
+    """A hit as an agent needs it: id, content, score (orders this search only), relevance
+    (the calibrated 0-1 chance it is relevant), kind, time (when it happened, else when it was
+    stored) and source (:func:`source_of`)."""
     memory = hit.memory
     return {
         "id": memory.id,
         "content": memory.content,
         "score": encode(hit.score),
+        "relevance": encode(hit.relevance),
         "kind": memory.kind,
         "time": memory.when.isoformat(),
         "source": source_of(memory),
@@ -138,7 +140,8 @@ def _decode_hit(data: dict[str, Any]) -> Hit:
     names = {f.name for f in fields(MemoryItem)}
     memory = _decode(MemoryItem, {k: v for k, v in data.items() if k in names})
     flags = tuple(data.get("flags") or ())
-    return Hit(memory, data["score"], data["rank"], dict(data.get("evidence") or {}), flags)
+    evidence = dict(data.get("evidence") or {})
+    return Hit(memory, data["score"], data["rank"], evidence, flags, data.get("relevance"))
 
 
 @functools.lru_cache(maxsize=256)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from lab.locomo import CATEGORIES, ingest_conversation, load_locomo
 from lab.report import provenance, write_section
+from lab.stats import percentile
 
 from localmem import Memory
 from localmem.console import short
@@ -90,7 +91,7 @@ def summarise(rows: list[dict]) -> dict:
             "hit": statistics.fmean(r["hit"] for r in rs) if rs else 0.0,
             "turns": statistics.fmean(r["turns"] for r in rs) if rs else 0.0,
             "consolidated": statistics.fmean(r["consolidated"] for r in rs) if rs else 0.0,
-            "p95_ms": sorted(r["ms"] for r in rs)[int(0.95 * (len(rs) - 1))] if rs else 0.0,
+            "p95_ms": percentile([r["ms"] for r in rs], 95) if rs else 0.0,
         }
 
     by_cat = defaultdict(list)

@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import bench_data  # noqa: E402
 from bench_scale import Precomputed, grow, log, segment_vectors  # noqa: E402
 from bench_store import queries as make_queries  # noqa: E402
+from lab.stats import percentile as pct  # noqa: E402
 
 from localmem import Memory  # noqa: E402
 from localmem.embed import make_embedder  # noqa: E402
@@ -104,11 +105,6 @@ def count(store: Path, name: str) -> int:
         return 0
     with Memory.open(store, embedder=Precomputed(name, 384)) as mem:
         return mem.count()
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
 
 
 def main(argv: list[str] | None = None) -> int:

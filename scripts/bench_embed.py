@@ -218,6 +218,7 @@ def main() -> int:
 
 def report(rows: list[dict], args, n_corpus: int, n_queries: int) -> str:
     from lab.report import provenance, write_section
+    from lab.stats import percentile
 
     ok = [r for r in rows if r.get("status") == "ok"]
     ref = next((r for r in ok if r["variant"] == REFERENCE), None)
@@ -234,7 +235,7 @@ def report(rows: list[dict], args, n_corpus: int, n_queries: int) -> str:
         dd = rd - ref["recall"]["dense"]["R@10"] if ref else float("nan")
         lines.append(
             f"| {r['variant']} | {r['load_s']:.1f} | {rate:.0f} | {rate / ref_rate:.2f}x | "
-            f"{np.percentile(r['query_ms'], 50):.1f} / {np.percentile(r['query_ms'], 95):.1f} | "
+            f"{percentile(r['query_ms'], 50):.1f} / {percentile(r['query_ms'], 95):.1f} | "
             f"{r['cosine']['mean']:.5f} / {r['cosine']['min']:.4f} | {rh:.3f} | {dh:+.3f} | "
             f"{rd:.3f} | {dd:+.3f} | {r['peak_rss_mb']:.0f} |"
         )
@@ -281,6 +282,7 @@ def plot(rows: list[dict], file: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from lab.stats import percentile
 
     ok = [r for r in rows if r.get("status") == "ok"]
     if not ok:
@@ -289,7 +291,7 @@ def plot(rows: list[dict], file: Path) -> None:
     names = [r["variant"] for r in ok]
     panels = [
         ([float(np.median(r["items_per_s"])) for r in ok], "throughput, items/s"),
-        ([float(np.percentile(r["query_ms"], 50)) for r in ok], "query p50, ms"),
+        ([percentile(r["query_ms"], 50) for r in ok], "query p50, ms"),
         ([r["recall"]["hybrid"]["R@10"] for r in ok], "LoCoMo dev R@10 (hybrid)"),
     ]
     for ax, (vals, title) in zip(axes, panels, strict=True):

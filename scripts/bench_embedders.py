@@ -34,6 +34,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from lab.stats import percentile as pct  # noqa: E402
+
 MINILM, E5 = "all-MiniLM-L6-v2", "multilingual-e5-small"
 #: name -> (model, threads, batch size, environment)
 VARIANTS = {
@@ -44,12 +46,6 @@ VARIANTS = {
     "E5, 2 threads, batch 256": (E5, 2, 256, {}),
     "E5, 2 threads, batch 64, busy-waiting": (E5, 2, 64, {"OMP_WAIT_POLICY": "ACTIVE"}),
 }
-
-
-def pct(values: list[float], q: float) -> float:
-    """The q-th percentile (nearest rank)."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))]
 
 
 def locomo_texts(path: Path, turns: int) -> tuple[list[str], list[str]]:

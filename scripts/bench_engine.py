@@ -45,6 +45,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from lab.stats import percentile  # noqa: E402
 
 
 def _tiny_model(folder: Path) -> Path:
@@ -54,11 +57,6 @@ def _tiny_model(folder: Path) -> Path:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.build_tiny_gguf(folder / "tiny.gguf")
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def bench_task(name: str, engine, *, repeats: int, tiny: bool) -> dict:
@@ -86,8 +84,8 @@ def bench_task(name: str, engine, *, repeats: int, tiny: bool) -> dict:
         return {"task": name, "error": str(exc)}
     return {
         "task": name,
-        "wall_p50_ms": 1000 * statistics.median(walls),
-        "wall_p95_ms": 1000 * _percentile(walls, 0.95),
+        "wall_p50_ms": 1000 * percentile(walls, 50),
+        "wall_p95_ms": 1000 * percentile(walls, 95),
         "overhead_ms": 1000 * statistics.median(w - g for w, g in zip(walls, gens, strict=True)),
         "prompt_tokens": statistics.median(prompt),
         "completion_tokens": statistics.median(completion),
@@ -163,8 +161,8 @@ def bench_data(engine, n: int) -> dict:
         "valid_first": sum(a == 1 for a in attempts) / calls,
         "retried": sum(a > 1 for a in attempts) / calls,
         "failed": failed,
-        "p50_s": statistics.median(walls),
-        "p95_s": _percentile(walls, 0.95),
+        "p50_s": percentile(walls, 50),
+        "p95_s": percentile(walls, 95),
         "completion_tokens": statistics.median(completion) if completion else 0,
     }
 

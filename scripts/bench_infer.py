@@ -26,6 +26,7 @@ from lab.infer_eval import SETS, load_dialogues, rates, run_dialogues, table
 from lab.locomo import load_locomo
 from lab.report import provenance, write_section
 from lab.retrieval import markdown_table, run_questions, summarize
+from lab.stats import percentile
 
 from localmem import Memory
 from localmem.embed import make_embedder
@@ -70,8 +71,8 @@ def locomo(path: str, embedder, tmp: Path) -> tuple[str, dict]:
     for name in ("raw", "infer"):
         ms = np.array(add_ms[name])
         lines.append(
-            f"| {name} | {counts[name]} | {superseded[name]} | {np.percentile(ms, 50):.1f} | "
-            f"{np.percentile(ms, 95):.1f} |"
+            f"| {name} | {counts[name]} | {superseded[name]} | {percentile(ms, 50):.1f} | "
+            f"{percentile(ms, 95):.1f} |"
         )
     return "\n".join(lines), {"summaries": summaries, "memories": counts, "superseded": superseded}
 

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from lab.report import provenance, write_section
+from lab.stats import percentile
 from lab.synthetic import synthetic_texts
 
 from localmem import Memory
@@ -104,10 +105,7 @@ def main() -> int:
         "|---|---|---|",
     ]
     for attr, ms in search_ms.items():
-        ms = sorted(ms)
-        lines.append(
-            f"| {attr} | {statistics.median(ms):.1f} | {ms[int(0.95 * (len(ms) - 1))]:.1f} |"
-        )
+        lines.append(f"| {attr} | {percentile(ms, 50):.1f} | {percentile(ms, 95):.1f} |")
     markdown = "\n".join(lines)
     print(markdown)
     if not args.no_write:

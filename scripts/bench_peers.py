@@ -233,7 +233,9 @@ def recall_at(result: dict, gold: dict, k: int = 10) -> dict:
 
 
 def pct(values, q) -> float:
-    return float(np.percentile(values, q)) if values else float("nan")
+    from lab.stats import percentile
+
+    return percentile(values, q)  # NaN for no values
 
 
 def summarise(system: str, res: dict, gold: dict) -> dict:

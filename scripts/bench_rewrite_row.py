@@ -25,6 +25,9 @@ def main() -> int:
     p.add_argument("--report", type=Path, help="append the result to this markdown file")
     args = p.parse_args()
 
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from lab.stats import percentile
+
     from localmem import Memory
     from localmem.store import records
 
@@ -44,7 +47,7 @@ def main() -> int:
                     timings[name].append(time.perf_counter() - began)
         records.REWRITE_ROW = rewrite
     med = {k: statistics.median(v) * 1000 for k, v in timings.items()}
-    p90 = {k: sorted(v)[int(len(v) * 0.9)] * 1000 for k, v in timings.items()}
+    p90 = {k: percentile(v, 90) * 1000 for k, v in timings.items()}
     text = (
         "\n### What rewriting the row costs (issue 30 item 3)\n\n"
         f"`python scripts/bench_rewrite_row.py --updates {args.updates} --memories "

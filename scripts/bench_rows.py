@@ -34,13 +34,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from lab.stats import percentile as pct  # noqa: E402
+
 from localmem.store import records  # noqa: E402
 from localmem.store.db import Database  # noqa: E402
 from localmem.store.mirror import RowMirror  # noqa: E402
-
-
-def pct(xs: list[float], p: float) -> float:
-    return float(np.percentile(xs, p))
 
 
 def pools(n: int, count: int, seed: int = 5) -> list[tuple[list[int], list[int]]]:

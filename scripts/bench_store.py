@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 from lab.report import provenance, write_section
+from lab.stats import percentile as pct
 from lab.synthetic import synthetic_texts
 
 from localmem import Memory
@@ -70,10 +71,6 @@ def queries(n: int, seed: int = 7) -> list[str]:
         lambda: f"How did {rng.choice(s._NAMES)} feel about it?",
     ]
     return [rng.choice(forms)() for _ in range(n)]
-
-
-def pct(values, q) -> float:
-    return float(np.percentile(values, q))
 
 
 def throughput(texts: list[str], rounds: int = 3) -> dict:

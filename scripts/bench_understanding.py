@@ -28,12 +28,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 from bench_infer import locomo
 from calibrate_links import cosines, figures
 from lab import attributes_eval
 from lab.infer_eval import load_dialogues, rates, run_dialogues, table
 from lab.report import provenance, write_section
+from lab.stats import percentile
 
 from localmem import Memory
 from localmem.attributes.labels import get_label_set
@@ -148,8 +148,8 @@ def main() -> int:
             rows.append(
                 f"| {metric} | {sign} {bound:.2f} | {value:.3f} | {'yes' if met else 'no'} |"
             )
-        p95 = {k: float(np.percentile(v, 95)) for k, v in add_ms.items()}
-        p50 = {k: float(np.percentile(v, 50)) for k, v in add_ms.items()}
+        p95 = {k: percentile(v, 95) for k, v in add_ms.items()}
+        p50 = {k: percentile(v, 50) for k, v in add_ms.items()}
         ratio = p95["infer"] / p95["raw"]
         rows.append(
             f"| add p95, infer / raw (all {len(add_ms['raw'])} turns above) | <= 2.00 | "

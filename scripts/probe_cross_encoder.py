@@ -430,6 +430,7 @@ def latency(work: Path, locomo: Path, ns: list[int], queries: int, say) -> str:
     saw, next to torch's (does quantisation keep the ranking?)."""
     import torch
     from lab.locomo import asked_at, load_locomo
+    from lab.stats import percentile
 
     from localmem.memory import Memory
 
@@ -473,7 +474,7 @@ def latency(work: Path, locomo: Path, ns: list[int], queries: int, say) -> str:
     lines = ["| what | p50 ms | p95 ms |", "|---|---|---|"]
     for k, v in times.items():
         v = v[5:]  # the first five warm up
-        lines.append(f"| {k} | {np.percentile(v, 50):.1f} | {np.percentile(v, 95):.1f} |")
+        lines.append(f"| {k} | {percentile(v, 50):.1f} | {percentile(v, 95):.1f} |")
     pools = [p for p in pickle.loads((work / "pools.pkl").read_bytes())["locomo"] if p.conv == held]
     kept = {}
     for name, fn in (("torch", model.score), ("onnx int8", scorers["onnx int8, 1 thread(s)"])):

@@ -28,7 +28,7 @@ def test_mine_show_attributes_and_filtered_search(capsys, tmp_path):
     code, out, _ = run(capsys, "show", ids[0], "--store", store)
     assert "attributes:" in out and "not mined" in out
     code, out, _ = run(capsys, "mine", "--store", store, "--deferred")
-    assert code == 0 and "3 mining job(s) queued" in out
+    assert code == 0 and "3 mining jobs queued" in out
     code, out, _ = run(capsys, "jobs", "run", "--store", store)
     assert code == 0 and "3 done" in out
     code, out, _ = run(capsys, "show", ids[0], "--store", store)

@@ -198,3 +198,38 @@ def test_the_cue_test_keeps_every_phrase_of_the_rules(anchor):
     for token in _TOKENS:
         for text in (token, token.upper(), f"we met {token}, then left"):
             assert find_spans.__wrapped__(text, anchor) == scan_spans(text, anchor), text
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "how can I see which packages are out of date",
+        "is my fork up to date",
+        "keep the docs up-to-date",
+        "will the build finish in time",
+        "did the train arrive on time",
+        "what is failing at the moment",
+        "from time to time the build breaks",
+        "for the time being we pin numpy",
+        "run the jobs one at a time",
+        "the request hit a time out",
+        "first of all, which branch is it",
+        "as long as the tests pass, merge",
+    ],
+)
+def test_idioms_of_time_words_are_not_time_questions(query):
+    """Issue 33 item 6: these ask nothing about time."""
+    assert not is_temporal_question(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "what was out of date last week",
+        "when was the fork last up to date",
+        "how long ago did we pin numpy",
+        "what did we deploy in March 2024",
+    ],
+)
+def test_a_time_question_stays_one_beside_an_idiom(query):
+    assert is_temporal_question(query)

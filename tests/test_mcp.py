@@ -84,16 +84,35 @@ def test_an_mcp_client_adds_searches_and_keeps_a_procedure(tmp_path):
         )
         assert found["hits"][0]["id"] == added["id"]
         # compact hits by default, no explanation (issue 33 item 16)
-        assert set(found["hits"][0]) == {"id", "content", "score", "kind", "time", "source"}
+        assert set(found["hits"][0]) == {
+            "id",
+            "content",
+            "score",
+            "relevance",
+            "kind",
+            "time",
+            "source",
+        }
+        assert 0 <= found["hits"][0]["relevance"] <= 1
         assert found["hits"][0]["time"] == "2023-05-07T12:00:00+00:00"
         assert "stages" not in found
         scoped = _payload(
             await s.call_tool(
                 "search_memories",
-                {"query": "paints", "user_id": "caroline", "temporal": True, "full": True},
+                {
+                    "query": "paints",
+                    "user_id": "caroline",
+                    "temporal": True,
+                    "full": True,
+                    "min_relevance": 0,  # the default floor would leave out her unrelated memory
+                },
             )
         )
         assert scoped["hits"] and all(h["user_id"] == "caroline" for h in scoped["hits"])
+        floored = _payload(
+            await s.call_tool("search_memories", {"query": "paints", "user_id": "caroline"})
+        )
+        assert floored["hits"] == []  # below the agents' floor: clearly unrelated
         explained = _payload(
             await s.call_tool("search_memories", {"query": "paints", "explain": True})
         )

@@ -66,9 +66,16 @@ def stage(result, name):
 def test_stages_run_in_order_and_only_when_on(talk):
     # "exact" reports itself only when a memory holds every word of the query (it does here)
     plain = talk.search("camping with the kids", k=3, temporal=False, rerank="off")
-    assert [r.stage for r in plain.stages] == ["candidates", "exact"]
+    # "relevance" always runs: every hit gets its calibrated relevance (issue 33 item 5)
+    assert [r.stage for r in plain.stages] == ["candidates", "exact", "relevance"]
     default = talk.search("camping with the kids", k=3)  # the default pipeline (issue 18)
-    assert [r.stage for r in default.stages] == ["candidates", "temporal", "rerank", "exact"]
+    assert [r.stage for r in default.stages] == [
+        "candidates",
+        "temporal",
+        "rerank",
+        "exact",
+        "relevance",
+    ]
     full = talk.search(
         "When did Melanie go camping?",
         k=3,
@@ -79,9 +86,9 @@ def test_stages_run_in_order_and_only_when_on(talk):
         now=NOW,
     )
     names = [r.stage for r in full.stages]
-    assert names == ["expand", "candidates", "temporal", "rerank", "pack"]
-    for line in full.explain().splitlines()[:-1]:
-        assert "[" in line and "ms" in line
+    assert names == ["expand", "candidates", "temporal", "rerank", "relevance", "pack"]
+    for report in full.stages:
+        assert report.line().startswith(report.stage) and " ms" in report.line()
     assert "camping" in full.hits[0].memory.content
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
 import numpy as np
@@ -48,14 +49,14 @@ def test_hybrid_evidence_and_explanation(filled):
     result = filled.search("Redis cache", k=2, temporal=False, rerank="off")
     top = result.hits[0]
     assert "Redis" in top.memory.content
-    assert set(top.evidence) == {"dense", "bm25"}
+    assert {"dense", "bm25"} <= set(top.evidence)  # and the relevance signals
     default = filled.search("Redis cache", k=2)  # the default adds the reranker's score
     assert {"dense", "bm25", "rerank"} <= set(default.hits[0].evidence)
     assert "Redis" in default.hits[0].memory.content
     stage = {r.stage: r for r in result.stages}["candidates"]
     assert stage.implementation == "hnsw+bm25" and stage.candidates_out >= 2
     assert stage.notes["fusion"] == "zscore"  # the default, chosen on LoCoMo dev
-    assert "candidates[hnsw+bm25]" in result.explain()
+    assert re.search(r"^candidates +hnsw\+bm25 ", result.explain(), re.M)
 
 
 @pytest.mark.parametrize("fusion", ["rrf", "zscore", "minmax"])

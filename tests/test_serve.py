@@ -270,7 +270,7 @@ def test_mcp_over_the_servers_http_endpoint(served):
             assert not result.is_error
             found = await session.call_tool("search_memories", {"query": "streamable", "k": 3})
             hit = json.loads(found.content[0].text)["hits"][0]
-            assert set(hit) == {"id", "content", "score", "kind", "time", "source"}
+            assert set(hit) == {"id", "content", "score", "relevance", "kind", "time", "source"}
             bad = await session.call_tool("search_memories", {"query": "x", "k": "many"})
             assert bad.is_error and bad.content[0].text.startswith("InputError: search_memories")
             resource = await session.read_resource(f"memory://{hit['id']}")

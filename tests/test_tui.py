@@ -272,6 +272,7 @@ def test_ingest_a_file_with_progress_in_a_worker(memory, tmp_path):
         app = pilot.app
         await press(pilot, "4")
         run = app.query_one(RunPane)
+        run.query_one("#ingest-path", Input).focus()  # the tab opens on its button (item 14)
         await type_text(pilot, str(doc))
         await press(pilot, "enter")
         bar = run.query_one("#ingest-progress", ProgressBar)
@@ -283,7 +284,8 @@ def test_ingest_a_file_with_progress_in_a_worker(memory, tmp_path):
         path_box = run.query_one("#ingest-path", Input)
         path_box.value = str(doc)
         await press(pilot, "enter")
-        assert {c.metadata["chunker"] for c in memory.list(kind="chunk")} == {"paragraph", "fixed"}
+        # chunked another way, the same file replaces its chunks (issue 33 item 2)
+        assert {c.metadata["chunker"] for c in memory.list(kind="chunk")} == {"fixed"}
         path_box.value = str(lines)
         await press(pilot, "enter")
         assert run.last_ingest.memories == 5 and run.last_ingest.skipped == 1
@@ -496,6 +498,15 @@ def test_engine_rows_are_grouped_by_what_serves_them():
     ]
 
 
+def test_status_says_what_the_read_stage_runs_when_its_model_task_cannot():
+    """Issue 33 item 13: 'rerank unavailable' beside a Search tab that reranks model-free."""
+    from localmem_tui.status import stage_fallbacks
+
+    stages = {"candidates": "hnsw+bm25", "rerank": "model-free", "expand": "off"}
+    assert stage_fallbacks(["expand_query", "rerank"], stages) == "rerank model-free"
+    assert stage_fallbacks(["judge"], stages) == ""
+
+
 def test_a_failing_job_or_view_update_is_a_notification_not_a_crash(memory):
     from localmem_tui.common import background
 
@@ -543,3 +554,50 @@ def test_the_add_form_infers_and_the_detail_pane_shows_what_was_superseded(memor
         assert "INVALIDATE" in history and "paris -> berlin" in history
 
     assert drive(make_app(memory), scenario).errors == []
+
+
+def test_the_tab_keys_work_from_every_tab(memory):
+    """Issue 33 item 14: the Run tab does not swallow '5'; alt+N switches even while typing."""
+    from textual.widgets import TabbedContent
+
+    async def scenario(pilot):
+        tabs = pilot.app.query_one(TabbedContent)
+        await press(pilot, "4")
+        assert tabs.active == "run" and not isinstance(pilot.app.focused, Input)
+        await press(pilot, "5")
+        assert tabs.active == "status"
+        await press(pilot, "2")  # the search box has the focus
+        assert tabs.active == "search" and isinstance(pilot.app.focused, Input)
+        await press(pilot, "alt+1")
+        assert tabs.active == "browse"
+
+    drive(make_app(memory), scenario)
+
+
+def test_the_add_form_defaults_follow_the_store_and_say_what_ran(memory):
+    """Issue 33 item 15: a plain note mines, evolves and infers nothing unless the store's
+    config says so; a message infers; the notice says what ran."""
+    from textual.widgets import Checkbox, Select
+
+    async def scenario(pilot):
+        app = pilot.app
+        await press(pilot, "a")
+        form = app.screen
+        assert isinstance(form, AddMemoryForm)
+        for box in ("#with-mine", "#with-evolve", "#with-infer"):
+            assert form.query_one(box, Checkbox).value is False, box
+        form.query_one("#kind", Select).value = "message"
+        await settle(pilot)
+        assert form.query_one("#with-infer", Checkbox).value is True
+        form.query_one("#kind", Select).value = "note"
+        await settle(pilot)
+        assert form.query_one("#with-infer", Checkbox).value is False
+        await type_text(pilot, "a plain note about the kettle")
+        await press(pilot, "ctrl+s")
+        assert not isinstance(app.screen, AddMemoryForm)
+        notes = [n.message for n in app._notifications]
+        assert any("stored as written" in n for n in notes), notes
+
+    drive(make_app(memory), scenario)
+    added = next(m for m in memory.list() if "kettle" in m.content)
+    assert memory.links(added.id) == []

@@ -71,3 +71,43 @@ def test_the_tui_on_a_served_store_shows_what_another_client_adds(served_demo):
 
     app = drive(make_app(app_side, follow_s=0.2), scenario)
     assert app.errors == []
+
+
+def test_when_the_server_stops_the_tui_says_so_and_opens_the_store_here(tmp_path, embedder):
+    """Issue 33 item 12: a refused connection applied nothing; the TUI offers to reconnect or
+    open the store directly, and does it."""
+    from localmem_tui.reconnect import ServerGoneScreen
+
+    from localmem.remote.transport import ServerGone
+
+    path = tmp_path / "store"
+    with localmem.Memory.open(path, embedder=embedder) as mem:
+        mem.add("the deploy runs on Fridays", kind="note")
+    proc = start_server(path)
+    client = localmem.connect(path)
+
+    async def scenario(pilot):
+        app = pilot.app
+        await asyncio.to_thread(stop_server, proc)
+        with pytest.raises(ServerGone, match="nothing was applied"):
+            await asyncio.to_thread(client.add, "lost?", kind="note")
+        await press(pilot, "r")  # reload the browse list: the server is gone
+        for _ in range(40):
+            if isinstance(app.screen, ServerGoneScreen):
+                break
+            await asyncio.sleep(0.1)
+            await settle(pilot)
+        assert isinstance(app.screen, ServerGoneScreen)
+        await press(pilot, "o")  # open the store here
+        for _ in range(40):
+            if not hasattr(app.memory, "call"):
+                break
+            await asyncio.sleep(0.1)
+            await settle(pilot)
+        assert not isinstance(app.screen, ServerGoneScreen)
+        added = await asyncio.to_thread(app.memory.add, "written after the server left")
+        assert app.memory.get(added.id).content == "written after the server left"
+
+    app = drive(make_app(client), scenario)
+    assert any("nothing was applied" in e for e in app.errors)
+    app.memory.close()

@@ -34,6 +34,7 @@ RANK_PRIOR = 0.02  # a small preference for memories retrieval ranked higher
 MAX_ANSWER_CHARS = 200
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])|\n+")
+_LIST_ITEM = re.compile(r"\s*(?:[-*+•]|\d{1,3}[.)])\s")
 _SPEAKER = re.compile(r"^\s*[A-Z][\w .'-]{0,40}:\s+")
 _TIME_QUESTION = re.compile(
     r"^\s*(when\b|what (date|day|year|month|time)\b|how long ago\b|in which (year|month)\b|"
@@ -184,10 +185,37 @@ def extract_answer(
         return Extract(not_found, (), float(score[best]), f"extractive: nothing matches ({detail})")
     answer = _SPEAKER.sub("", sentence)
     how = "sentence"
+    if answer.rstrip().endswith(":"):  # "the differences are:" is nothing without its list
+        answer, how = _with_list(answer, candidates, best), "sentence and the list it opens"
     if is_time_question(question):
         answer, how = _time_answer(sentence, memories[mem][1], answer)
     reasoning = f"extractive: {how} of memory [{mem + 1}] scored {score[best]:.2f} ({detail})"
-    return Extract(answer[:MAX_ANSWER_CHARS], (mem + 1,), float(score[best]), reasoning)
+    limit = MAX_ANSWER_CHARS * (3 if how.endswith("opens") else 1)
+    return Extract(whole(answer, limit), (mem + 1,), float(score[best]), reasoning)
+
+
+def _with_list(intro: str, candidates: list[tuple[int, str]], at: int) -> str:
+    """An introducing sentence and the list items after it in the same memory."""
+    mem, lines = candidates[at][0], [intro]
+    for other, line in candidates[at + 1 :]:
+        if other != mem or not _LIST_ITEM.match(line):
+            break
+        if sum(map(len, lines)) + len(line) > MAX_ANSWER_CHARS * 3:
+            break
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def whole(answer: str, limit: int = MAX_ANSWER_CHARS) -> str:
+    """``answer`` within ``limit`` characters, cut only after a whole sentence or line (else at a
+    word, marked with "…"), so an extract never ends in a fragment."""
+    if len(answer) <= limit:
+        return answer
+    head = answer[:limit]
+    ends = [m.end() for m in re.finditer(r"[.!?](?=\s)|\n", head)]
+    if ends:
+        return head[: ends[-1]].rstrip()
+    return head.rsplit(" ", 1)[0].rstrip() + "…"
 
 
 def _time_answer(sentence: str, when: str | None, fallback: str) -> tuple[str, str]:

@@ -31,7 +31,7 @@ RESULT_TYPES = {
     "HistoryEvent": "localmem.types",
     "IngestReport": "localmem.types",
     "JobsReport": "localmem.store.kernel",
-    "Link": "localmem.store.links",
+    "Link": "localmem.types",
     "MemoryItem": "localmem.types",
     "Procedure": "localmem.procedures.model",
     "ProcedureEvent": "localmem.procedures.model",
@@ -40,7 +40,7 @@ RESULT_TYPES = {
     "RecordResult": "localmem.procedures.model",
     "SearchResult": "localmem.types",
     "Session": "localmem.types",
-    "StoredAttributes": "localmem.attributes.rows",
+    "StoredAttributes": "localmem.attributes.mined",
     "Thought": "localmem.types",
 }
 
@@ -214,8 +214,9 @@ def _first_sentence(text: str) -> str:
 
 
 # -- types -----------------------------------------------------------------------------------------
-def namespace(*, results: bool = False) -> dict[str, Any]:
-    """The names the declaration's annotations use (with ``results``: the result types too)."""
+def namespace(*, results: bool = False, only: frozenset[str] | None = None) -> dict[str, Any]:
+    """The names the declaration's annotations use (with ``results``: the result types too, or
+    those of them in ``only``)."""
     names = {k: v for k, v in vars(declaration).items() if not k.startswith("__")}
     names.update(vars(typing))
     names.update(
@@ -231,7 +232,8 @@ def namespace(*, results: bool = False) -> dict[str, Any]:
     )
     if results:
         for name, module in RESULT_TYPES.items():
-            names[name] = getattr(importlib.import_module(module), name)
+            if only is None or name in only:
+                names[name] = getattr(importlib.import_module(module), name)
     return names
 
 
@@ -242,7 +244,10 @@ def resolve(annotation: str, *, results: bool = False) -> Any:
     Raises:
         NameError: it names something the declaration does not know.
     """
-    return eval(annotation, namespace(results=results))  # the declaration's own annotations
+    # only the result types this annotation names are imported: a client decoding a search
+    # must not import the store's modules (the kernel's JobsReport, the procedures) for the rest
+    used = frozenset(re.findall(r"\w+", annotation)) if results else None
+    return eval(annotation, namespace(results=results, only=used))  # the declaration's own
 
 
 def check_arguments(op: Operation, args: Mapping[str, Any]) -> None:

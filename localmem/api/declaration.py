@@ -53,10 +53,10 @@ if TYPE_CHECKING:
         RecordResult,
     )
     from localmem.store.kernel import JobsReport
-    from localmem.store.links import Link
     from localmem.types import (
         HistoryEvent,
         IngestReport,
+        Link,
         MemoryItem,
         SearchResult,
         Session,
@@ -368,6 +368,44 @@ class MemoryAPI(Protocol):
         """Remove a memory's text for good (privacy): content, context, vector, history values;
         a tombstone and a PURGE event remain."""
 
+    @operation(writes=True, raises=(StoreReadOnlyError,))
+    def delete_all(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        everything: bool = False,
+    ) -> int:
+        """Hide every live memory of a scope (the scopes given must all match), in one unit;
+        returns how many were deleted (each recorded; restore undoes one).
+
+        Args:
+            user_id: the user whose memories go.
+            agent_id: the agent whose memories go.
+            session_id: the session whose memories go.
+            everything: every memory of the store (no scope may be named with it).
+        """
+
+    @operation(writes=True, raises=(StoreReadOnlyError,))
+    def purge_all(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        everything: bool = False,
+    ) -> int:
+        """Erase for good every memory of a scope, deleted ones included, as purge does, in one
+        unit (forget one user entirely); returns how many were purged.
+
+        Args:
+            user_id: the user whose memories are erased.
+            agent_id: the agent whose memories are erased.
+            session_id: the session whose memories are erased.
+            everything: every memory of the store (no scope may be named with it).
+        """
+
     # -- reading ---------------------------------------------------------------------------------
     @operation(writes=False, raises=(NotFoundError,))
     def get(self, memory_id: str, *, include_deleted: bool = False) -> MemoryItem:
@@ -397,13 +435,17 @@ class MemoryAPI(Protocol):
         include_deleted: bool = False,
         in_session: bool | None = None,
         oldest_first: bool = False,
+        agent_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> list[MemoryItem]:
-        """Memories, newest first, optionally of one kind, session or user.
+        """Memories, newest first, optionally of one kind, session, user or agent.
 
         Args:
             kind: only memories of this kind.
             session_id: only memories of this session.
             user_id: only memories of this user.
+            agent_id: only memories of this agent.
+            metadata: only memories whose metadata has these top-level values.
             limit: at most this many (1 to 1,000,000).
             offset: skip this many first.
             include_deleted: deleted memories too.
@@ -454,6 +496,7 @@ class MemoryAPI(Protocol):
         links: bool | None = None,
         rerank: Reranker | None = None,
         budget_tokens: int | None = None,
+        min_relevance: float | None = None,
         now: Time | None = None,
     ) -> SearchResult:
         """Find memories for a query: the hits, best first, each with its score and evidence,
@@ -487,8 +530,16 @@ class MemoryAPI(Protocol):
             links: add linked memories (A-Mem).
             rerank: the reranker (default model-free; engine asks the language model).
             budget_tokens: pack the hits into this many tokens.
+            min_relevance: leave out hits whose relevance (the calibrated 0-1 chance a hit is
+                relevant) is below this; 0.05 drops what is clearly unrelated.
             now: the moment time-aware stages count from (default: the search's own time).
         """
+
+    @operation(writes=False)
+    def export(self) -> builtins.list[dict[str, Any]]:
+        """The whole store as the lines of a localmem export (a header, then every row of every
+        table), read as one moment while writers wait; ``localmem import`` loads it into a new
+        store with nothing lost."""
 
     @operation(writes=False)
     def links(self, memory_id: str) -> builtins.list[Link]:

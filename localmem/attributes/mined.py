@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from localmem.attributes.labels import LabelSet
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MODEL_FREE = "model-free"
 
@@ -100,3 +101,18 @@ def prioritise(attributes: list[Attribute], importance: list[float]) -> tuple[At
 
 
 _AXIS_ORDER = {"entities": 0, "topic": 1, "intent": 2}
+
+
+@dataclass(frozen=True)
+class StoredAttributes:
+    """A memory's attributes as stored, with how and when they were mined (the ``attributes``
+    table, :mod:`localmem.attributes.rows`)."""
+
+    memory_id: str
+    mined: Mined
+    source_hash: str | None
+    mined_at: Any
+
+    def stale(self, content_hash: str) -> bool:
+        """Whether the memory's text changed since it was mined."""
+        return self.source_hash is not None and self.source_hash != content_hash

@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from localmem.attributes.mined import Attribute, Mined
+from localmem.attributes.mined import Attribute, Mined, StoredAttributes
 from localmem.store.backend import StoreDatabase
 from localmem.store.db import utcnow
 
@@ -56,20 +56,6 @@ def write(db: StoreDatabase, memory_id: str, mined: Mined, source_hash: str) -> 
 def delete(db: StoreDatabase, memory_id: str) -> None:
     """Remove a memory's attributes."""
     db.execute("DELETE FROM attributes WHERE memory_id = ?", [memory_id])
-
-
-@dataclass(frozen=True)
-class StoredAttributes:
-    """A memory's attributes as stored, with how and when they were mined."""
-
-    memory_id: str
-    mined: Mined
-    source_hash: str | None
-    mined_at: Any
-
-    def stale(self, content_hash: str) -> bool:
-        """Whether the memory's text changed since it was mined."""
-        return self.source_hash is not None and self.source_hash != content_hash
 
 
 def read(db: StoreDatabase, memory_ids: Sequence[str]) -> dict[str, StoredAttributes]:

@@ -19,6 +19,7 @@ from localmem.cli import (
     demo,
     evolution,
     experiment,
+    forget,
     ingest,
     mcp,
     memories,
@@ -28,9 +29,10 @@ from localmem.cli import (
     search,
     serve,
     sessions,
+    transfer,
     tui,
 )
-from localmem.console import CommandError, Parser, fail
+from localmem.console import CREATED, CommandError, Parser, created_notice, fail
 from localmem.errors import LocalMemError
 
 #: command modules, in the order their commands appear in --help
@@ -46,6 +48,8 @@ COMMANDS = [
     evolution,
     admin,
     migrate,
+    transfer,
+    forget,
     models,
     experiment,
     demo,
@@ -74,7 +78,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for module in COMMANDS:
         module.register(sub)
+    _describe(sub)
     return parser
+
+
+def _describe(sub: argparse._SubParsersAction) -> None:
+    """A command's `--help` opens with its one-line help when it has no longer description."""
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    for name, parser in sub.choices.items():
+        line = helps.get(name)
+        if not parser.description and line:
+            parser.description = line[0].upper() + line[1:] + "."
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _describe(action)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -86,10 +103,12 @@ def run_parsed(args: argparse.Namespace) -> int:
     """Run a parsed command (``args.func``): errors become one line and an exit code."""
     if getattr(args, "verbose", False):
         os.environ["LOCALMEM_ENGINE_LOG"] = "stderr"  # read by the model host's supervisor
+    CREATED.clear()
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
     except (LocalMemError, CommandError) as exc:
-        return fail(str(exc))
+        made = created_notice()  # a typo in --store is seen even when the command failed
+        return fail(f"{exc} ({made})" if made else str(exc))
     except KeyboardInterrupt:
         return fail("interrupted", code=130)
     except BrokenPipeError:  # `localmem search ... | head`
@@ -100,6 +119,9 @@ def run_parsed(args: argparse.Namespace) -> int:
         return fail(
             f"unexpected {type(exc).__name__}: {exc} (set LOCALMEM_DEBUG=1 for the traceback)"
         )
+    if made := created_notice():
+        print(f"localmem: {made}", file=sys.stderr)
+    return code
 
 
 def entry() -> None:  # pragma: no cover - console script wrapper

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from localmem.console import Progress, open_memory, print_json, store_options, store_path
+from localmem.console import Progress, counted, open_memory, print_json, store_options, store_path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,8 +38,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_reembed)
 
     p = sub.add_parser("jobs", parents=[common], help="background jobs: show or run them")
-    p.add_argument("action", nargs="?", choices=("status", "run", "retry"), default="status")
-    p.add_argument("--kind", action="append", dest="kinds")
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=("status", "run", "retry"),
+        default="status",
+        help="status: count them (default); run: run the queued ones; retry: the failed ones",
+    )
+    p.add_argument(
+        "--kind", action="append", dest="kinds", help="only jobs of this kind (repeatable)"
+    )
     p.set_defaults(func=cmd_jobs)
 
 
@@ -60,6 +68,27 @@ def cmd_stats(args: argparse.Namespace) -> int:
     print(f"embedder:  {stats['embedder']} ({stats['dim']}-d)")
     print(f"on disk:   {stats['bytes_on_disk'] / 1e6:.1f} MB")
     return 0
+
+
+def _served_store(path) -> str | None:
+    """What a server holding the store at ``path`` says of it (None: no server holds it)."""
+    from localmem.discovery import find_server
+    from localmem.errors import LocalMemError
+    from localmem.remote import connect
+
+    server = find_server(path)
+    if server is None:
+        return None
+    try:
+        with connect(path) as memory:
+            live = memory.stats().get("memories")
+        count = f"{live} live {'memory' if live == 1 else 'memories'}, " if live is not None else ""
+    except LocalMemError as exc:
+        return f"served by process {server.pid}, which did not answer ({exc})"
+    return (
+        f"served by process {server.pid} ({count}answering); the integrity checks read the "
+        "files, so stop the server to run them"
+    )
 
 
 def doctor_report(path, *, repair: bool = False) -> dict:
@@ -84,11 +113,48 @@ def doctor_report(path, *, repair: bool = False) -> dict:
     )
     facts: dict | None = None
     store_error: LocalMemError | None = None
-    if postgres or (path / "localmem.duckdb").exists():
+    served = _served_store(path) if not postgres else None
+    if served is not None:  # the server holds the lock: a healthy served store is no damage
+        check("store", True, served)
+    elif postgres or (path / "localmem.duckdb").exists():
         try:
             facts = check_store(path, repair=repair)
         except LocalMemError as exc:
             store_error = exc
+    _embedder_checks(check, config, facts)
+    _engine_checks(check, config)
+    if facts is not None:
+        check(
+            "store",
+            True,
+            f"{counted(facts['live'], 'live memory')}, migrations {', '.join(facts['migrations'])}"
+            + (" (read-only)" if facts["read_only"] else ""),
+        )
+        check(
+            "database",
+            not facts["damage"],
+            "; ".join(facts["damage"])
+            or "every table reads back"
+            + (" (PostgreSQL)" if postgres else " (DuckDB checked every block)"),
+        )
+        _index_checks(check, facts)
+        for notice in [*facts["notices"], *facts["repaired"]]:
+            check("repair", True, notice)
+        for setting in facts.get("server_settings", ()):  # PostgreSQL: advice, not a fault
+            check(f"pg {setting['setting']}", True, setting["detail"])
+        report["facts"] = facts
+    elif store_error is not None:
+        check("store", False, str(store_error))
+    elif served is None:
+        check("store", True, "no store yet (it is created on the first add)")
+    report["ok"] = all(c["ok"] for c in report["checks"])
+    return report
+
+
+def _embedder_checks(check, config, facts: dict | None) -> None:
+    """The embedder loads and embeds, and is the model the store's vectors were made with."""
+    from localmem.errors import LocalMemError
+
     try:
         from localmem.embed import embedder_for_store
 
@@ -116,6 +182,10 @@ def doctor_report(path, *, repair: bool = False) -> dict:
             )
     except LocalMemError as exc:
         check("embedder", False, str(exc))
+
+
+def _engine_checks(check, config) -> None:
+    """Who serves each model task, and llama.cpp probed on this CPU."""
     try:
         from localmem.llm import describe_engines  # the engine module says who serves each task
 
@@ -134,32 +204,6 @@ def doctor_report(path, *, repair: bool = False) -> dict:
         found = probe_engine(config.engine)
         if found is not None:
             check("engine probe", *found)
-    if facts is not None:
-        check(
-            "store",
-            True,
-            f"{facts['live']} live memories, migrations {', '.join(facts['migrations'])}"
-            + (" (read-only)" if facts["read_only"] else ""),
-        )
-        check(
-            "database",
-            not facts["damage"],
-            "; ".join(facts["damage"])
-            or "every table reads back"
-            + (" (PostgreSQL)" if postgres else " (DuckDB checked every block)"),
-        )
-        _index_checks(check, facts)
-        for notice in [*facts["notices"], *facts["repaired"]]:
-            check("repair", True, notice)
-        for setting in facts.get("server_settings", ()):  # PostgreSQL: advice, not a fault
-            check(f"pg {setting['setting']}", True, setting["detail"])
-        report["facts"] = facts
-    elif store_error is not None:
-        check("store", False, str(store_error))
-    else:
-        check("store", True, "no store yet (it is created on the first add)")
-    report["ok"] = all(c["ok"] for c in report["checks"])
-    return report
 
 
 def _index_checks(check, facts: dict) -> None:
@@ -168,7 +212,7 @@ def _index_checks(check, facts: dict) -> None:
     check(
         "vector index",
         facts["vectors_in_step"],
-        f"{facts['vectors_live']} vectors for {facts['live']} memories"
+        f"{counted(facts['vectors_live'], 'vector')} for {counted(facts['live'], 'memory')}"
         + (
             ""
             if facts["vectors_in_step"]
@@ -179,7 +223,7 @@ def _index_checks(check, facts: dict) -> None:
     check(
         "lexical index",
         facts["lexical_in_step"],
-        f"{facts['lexical_docs']} documents for {facts['live']} memories"
+        f"{counted(facts['lexical_docs'], 'document')} for {counted(facts['live'], 'memory')}"
         + (
             ""
             if facts["lexical_in_step"]
@@ -230,7 +274,8 @@ def cmd_reembed(args: argparse.Namespace) -> int:
         print_json(result)
     else:
         print(
-            f"re-embedded {result['memories']} memories: {result['from']} -> {result['to']} "
+            f"re-embedded {counted(result['memories'], 'memory')}: "
+            f"{result['from']} -> {result['to']} "
             f"({result['dim']}-d)"
         )
     return 0
@@ -241,7 +286,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     with open_memory(args, create=False) as mem:
         if args.action == "retry":
             n = mem.store.jobs.retry_failed(args.kinds)
-            print(f"{n} failed job(s) queued again", file=sys.stderr)
+            print(f"{counted(n, 'failed job')} queued again", file=sys.stderr)
         if args.action in ("run", "retry"):
             report = mem.run_jobs(kinds=args.kinds)
             print_json(report) if args.json else print(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from localmem.console import CommandError, open_memory, print_json, short, store_options
+from localmem.console import CommandError, counted, open_memory, print_json, short, store_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -13,9 +13,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "ask",
         parents=[common],
-        help="answer a question from the stored chunks, with conversation memory (seed 003)",
+        help="answer a question from the stored chunks, with conversation memory",
     )
-    p.add_argument("question")
+    p.add_argument("question", help="the question, in your own words")
     p.add_argument("--conversation", default="default", help="conversation id (default: default)")
     p.add_argument("--user", dest="scope", help="whose long-term memory (default: shared)")
     p.add_argument("-k", type=int, help="chunks to retrieve (default: conversation.retrieve_k)")
@@ -30,13 +30,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     a = actions.add_parser("list", parents=[common], help="conversations with a buffer")
     a.set_defaults(func=cmd_list)
     a = actions.add_parser("show", parents=[common], help="the buffer of a conversation")
-    a.add_argument("id")
+    a.add_argument("id", help="the conversation id (`conversation list`)")
     a.set_defaults(func=cmd_show)
     a = actions.add_parser("clear", parents=[common], help="forget a conversation's buffer")
-    a.add_argument("id")
+    a.add_argument("id", help="the conversation id (`conversation list`)")
     a.set_defaults(func=cmd_clear)
     a = actions.add_parser("ltm", parents=[common], help="long-term facts, entities, relations")
-    a.add_argument("--user", dest="scope")
+    a.add_argument("--user", dest="scope", help="whose long-term memory (default: shared)")
     a.add_argument("--forget", action="store_true", help="delete this scope's long-term memory")
     a.set_defaults(func=cmd_ltm)
 
@@ -70,6 +70,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.json:
         print_json(ans)
         return 0
+    if ans.served_by == "model-free":  # no model wrote it: say what it is
+        print(
+            "(extractive: the stored sentences that best match the question, not a written answer)"
+        )
     print(ans.answer)
     for i, s in enumerate(ans.sources, 1):
         mark = "*" if i in ans.cited else " "
@@ -91,7 +95,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         print_json([{"id": c, "messages": n, "tokens": t, "last": at} for c, n, t, at in rows])
         return 0
     for cid, n, tokens, at in rows:
-        print(f"{cid}  {n} messages, {tokens} tokens, last {at:%Y-%m-%d %H:%M}")
+        sizes = f"{counted(n, 'message')}, {counted(tokens, 'token')}"
+        print(f"{cid}  {sizes}, last {at:%Y-%m-%d %H:%M}")
     if not rows:
         print("no conversations")
     return 0
@@ -119,7 +124,7 @@ def cmd_clear(args: argparse.Namespace) -> int:
     """localmem conversation clear"""
     with open_memory(args, create=False) as mem:
         n = _agent(mem, args).stm(args.id).clear()
-    print(f"forgot {n} messages of {args.id!r}")
+    print(f"forgot {counted(n, 'message')} of {args.id!r}")
     return 0
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from localmem.console import CommandError, Progress, open_memory, print_json, store_options
+from localmem.console import CommandError, Progress, counted, open_memory, print_json, store_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -83,9 +83,7 @@ def print_mined(mined, *, indent: str = "") -> None:
 
 def show_attributes(mem, item) -> None:
     """The attributes section of `localmem show`."""
-    from localmem import attributes
-
-    found = attributes.stored(mem, [item.id]).get(item.id)
+    found = mem.attributes_of([item.id]).get(item.id)  # the API: answered by a server too
     print("\nattributes:")
     if found is None:
         print("  (not mined: `localmem attributes ID --mine` or `localmem mine`)")
@@ -122,7 +120,7 @@ def cmd_attributes(args: argparse.Namespace) -> int:
                 print_json(found)
             else:
                 print(
-                    f"{found['mined']} of {found['memories']} memories mined "
+                    f"{found['mined']} of {counted(found['memories'], 'memory')} mined "
                     f"({found['unmined']} not yet, {found['stale']} stale)"
                 )
                 for miner, n in found["by_miner"].items():
@@ -164,7 +162,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
         if args.json:
             print_json(report)
         elif args.deferred:
-            print(f"{len(jobs)} mining job(s) queued; run them with `localmem jobs run`")
+            print(f"{counted(len(jobs), 'mining job')} queued; run them with `localmem jobs run`")
         else:
             print(
                 f"{report['done']} mined, {report['failed']} failed, {report['dropped']} dropped"

@@ -62,18 +62,21 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
 
 def show_provenance(mem, item) -> None:
     """`localmem show`: what a consolidated memory was made from, and what was made from it."""
-    from localmem.consolidation import derived_into, sources_of
-
-    sources = sources_of(mem, [item.id]).get(item.id, [])
+    sources = mem.sources_of([item.id]).get(item.id, [])  # the API: answered by a server too
     if sources:
         print(f"\nderived from ({len(sources)}):")
         for other in mem.get_many(sources):
             gone = " [deleted]" if other.deleted else ""
             print(f"  <- {other.id[:8]} {other.level:<8} {short(other.content, 70)}{gone}")
-    into = derived_into(mem, item.id)
-    if into:
-        print(f"\nconsolidated into ({len(into)}):")
-        for other in mem.get_many(into):
+    # the links of the API (a served store answers too); "derived_from" is
+    # consolidation.model.DERIVED_FROM, written out so that show imports no mechanism
+    into = [
+        x.other for x in mem.links(item.id) if x.kind == "derived_from" and x.direction == "from"
+    ]
+    live = [other for other in mem.get_many(into) if not other.deleted]
+    if live:
+        print(f"\nconsolidated into ({len(live)}):")
+        for other in live:
             print(f"  -> {other.id[:8]} {other.level:<8} {short(other.content, 70)}")
 
 

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import argparse
 
-from localmem.console import open_memory, short, store_options
+from localmem.console import counted, open_memory, short, store_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the demo command."""
-    p = sub.add_parser("demo", parents=[store_options()], help="a sample store, searched")
+    p = sub.add_parser(
+        "demo",
+        parents=[store_options()],
+        help="a sample store, searched",
+        description="Fill the demo store with a sample (sessions, thoughts, messages) on first "
+        "use and show a few searches on it. --store defaults to $LOCALMEM_HOME/demo (not your "
+        "default store).",
+    )
+    for action in p._actions:  # its own parent parser: the default differs here
+        if action.dest == "store":
+            action.help = "the store folder (default: $LOCALMEM_HOME/demo)"
     p.set_defaults(func=cmd_demo)
 
 
@@ -25,8 +35,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if mem.count() == 0:
             added = load_demo(mem)
             print(
-                f"demo store {mem.path}: {added['sessions']} sessions, "
-                f"{added['thoughts']} thoughts, {added['messages']} messages"
+                f"demo store {mem.path}: {counted(added['sessions'], 'session')}, "
+                f"{counted(added['thoughts'], 'thought')}, {counted(added['messages'], 'message')}"
             )
         for query in DEMO_QUERIES:
             result = mem.search(query, k=3)

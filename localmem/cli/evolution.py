@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "revert", parents=[common], help="undo the evolution of a memory's context (recorded)"
     )
-    p.add_argument("id")
+    p.add_argument("id", help="memory id, or a unique prefix of it (at least 4 characters)")
     p.add_argument(
         "--to",
         type=int,
@@ -92,9 +92,7 @@ def cmd_revert(args: argparse.Namespace) -> int:
 
 def show_evolution(mem, item) -> None:
     """`localmem show`: the memory's links and how often its context changed."""
-    from localmem import evolution
-
-    found = evolution.links(mem, item.id)
+    found = mem.links(item.id)  # the API: answered by a server too
     if found:
         others = {o.id: o for o in mem.get_many([x.other for x in found])}
         print(f"\nlinks ({len(found)}):")
@@ -105,7 +103,11 @@ def show_evolution(mem, item) -> None:
             print(f"  {arrow} {link.other[:8]}  {short(other.content, 60)}{gone}")
             if link.reason:
                 print(f"       {short(link.reason, 90)}")
-    versions = evolution.context_versions(mem, item.id) if not item.deleted else []
+    if item.deleted or not hasattr(mem, "kernel"):  # served: no context versions in the API
+        return
+    from localmem import evolution
+
+    versions = evolution.context_versions(mem, item.id)
     if len(versions) > 1:
         kinds = ", ".join(f"{v.event} #{v.event_id}" for v in versions[1:])
         print(f"\ncontext versions: {len(versions)} ({kinds}); `localmem history {item.id[:8]}`")

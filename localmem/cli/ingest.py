@@ -9,6 +9,7 @@ from localmem.console import (
     Progress,
     non_negative_int,
     open_memory,
+    plural,
     positive_int,
     print_json,
     store_options,
@@ -24,12 +25,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         parents=[store_options()],
         help="store a file: text/markdown as chunks, JSONL as one memory per line",
     )
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument(
+        "files", nargs="+", metavar="FILE", help="text (.txt, .md) or JSON lines (.jsonl)"
+    )
     p.add_argument("--chunker", default="paragraph", help="chunking strategy for documents")
-    p.add_argument("--chunk-tokens", type=positive_int, default=256)
-    p.add_argument("--overlap-tokens", type=non_negative_int, default=0)
+    p.add_argument(
+        "--chunk-tokens", type=positive_int, default=256, help="tokens per chunk (default 256)"
+    )
+    p.add_argument(
+        "--overlap-tokens",
+        type=non_negative_int,
+        default=0,
+        help="tokens a chunk repeats from the one before (default 0)",
+    )
     p.add_argument("--kind", choices=KINDS, help="kind of the memories (default: chunk / note)")
-    p.add_argument("--user", dest="user_id")
+    p.add_argument("--user", dest="user_id", help="the user they belong to (default: none)")
     p.add_argument("--session", dest="session_id", help="an existing session (`session start`)")
     p.add_argument(
         "--allow-duplicates",
@@ -50,6 +60,27 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"refuse files larger than this many MiB (default {MAX_FILE_BYTES // 2**20})",
     )
     p.set_defaults(func=cmd_ingest)
+
+
+def ingest_summary(report) -> str:
+    """What an ingestion did to the store, in words."""
+    if report.moved_from:
+        return f"moved from {report.moved_from}: its stored chunks now point here, nothing new"
+    stored = f"{report.memories} {plural(report.memories, 'memory', 'memories')} stored"
+    if report.replaced:
+        return (
+            f"{stored}, replacing {report.replaced} "
+            f"{plural(report.replaced, 'chunk', 'chunks')} of its earlier version"
+        )
+    if report.duplicates and not report.memories:
+        return f"nothing new: all {report.duplicates} already stored"
+    parts = [stored]
+    if report.duplicates:
+        parts.append(f"{report.duplicates} already stored")
+    bad = report.skipped - report.duplicates
+    if bad:
+        parts.append(f"{bad} {plural(bad, 'line', 'lines')} skipped")
+    return ", ".join(parts)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -91,14 +122,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             if not args.json:
                 if report.resolved:
                     print(f"{path}: a link; read {report.resolved}")
-                skipped = f", {report.skipped} skipped" if report.skipped else ""
-                if report.duplicates:
-                    skipped += f" ({report.duplicates} already stored)"
-                print(f"{path}: {report.memories} memories stored{skipped}")
+                print(f"{path}: {ingest_summary(report)}")
                 if report.inferred:
                     done = ", ".join(f"{n} {e}" for e, n in sorted(report.inferred.items()))
                     print(f"  inferred: {done}")
-                for err in (report.errors or [])[:5]:
+                for err in [e for e in report.errors or [] if " line " in f" {e}"][:5]:
                     print(f"  skipped {err}")
     if args.json:
         print_json(reports)

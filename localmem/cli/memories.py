@@ -23,10 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     common = store_options()
     p = sub.add_parser("add", parents=[common], help="store a memory")
     p.add_argument("content", help="the text ('-' reads standard input)")
-    p.add_argument("--kind", default="note", choices=KINDS)
-    p.add_argument("--user", dest="user_id")
-    p.add_argument("--agent", dest="agent_id")
-    p.add_argument("--session", dest="session_id")
+    p.add_argument("--kind", default="note", choices=KINDS, help="what it is (default note)")
+    p.add_argument("--user", dest="user_id", help="the user it belongs to (default: none)")
+    p.add_argument("--agent", dest="agent_id", help="the agent it belongs to (default: none)")
+    p.add_argument(
+        "--session", dest="session_id", help="an existing session it belongs to (default: none)"
+    )
     p.add_argument("--event-time", help="when it happened (ISO-8601 with offset)")
     p.add_argument("--context", help="a description of the memory's context")
     p.add_argument("--metadata", help="a JSON object")
@@ -48,18 +50,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_add)
 
     p = sub.add_parser("show", parents=[common], help="show a memory")
-    p.add_argument("id", help="memory id or a unique prefix of it")
+    p.add_argument("id", help="memory id, or a unique prefix of it (at least 4 characters)")
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("list", parents=[common], help="list memories, newest first")
-    p.add_argument("--kind", choices=KINDS)
-    p.add_argument("--session", dest="session_id")
-    p.add_argument("--user", dest="user_id")
-    p.add_argument("--limit", type=positive_int, default=20)
+    p.add_argument("--kind", choices=KINDS, help="only this kind (default: every kind)")
+    p.add_argument("--session", dest="session_id", help="only this session's (default: all)")
+    p.add_argument("--user", dest="user_id", help="only this user's (default: all)")
+    p.add_argument("--limit", type=positive_int, default=20, help="at most this many (default 20)")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("history", parents=[common], help="every change of a memory")
-    p.add_argument("id")
+    p.add_argument("id", help="memory id, or a unique prefix of it (at least 4 characters)")
     p.add_argument("--full", action="store_true", help="print old and new values in full")
     p.set_defaults(func=cmd_history)
 
@@ -69,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         ("purge", "erase a memory's text for good (privacy)", cmd_purge),
     ):
         p = sub.add_parser(name, parents=[common], help=helptext)
-        p.add_argument("id")
+        p.add_argument("id", help="memory id, or a unique prefix of it (at least 4 characters)")
         if name == "purge":
             p.add_argument("--yes", action="store_true", help="do not ask")
         p.set_defaults(func=func)

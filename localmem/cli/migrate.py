@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from localmem.console import CommandError, print_json
+from localmem.console import CommandError, counted, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,7 +42,8 @@ def cmd_migrate_store(args: argparse.Namespace) -> int:
         rows = report["rows"]
         print(f"copied {report['from']} -> {report['to']}")
         print(
-            f"  {rows.get('memories', 0)} memories; {sum(rows.values())} rows in {len(rows)} tables"
+            f"  {counted(rows.get('memories', 0), 'memory')}; {counted(sum(rows.values()), 'row')} "
+            f"in {counted(len(rows), 'table')}"
         )
         for mode, same in report["same_results"].items():
             print(f"  {mode:<8} {same}/{report['searches']} sampled searches identical")

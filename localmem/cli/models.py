@@ -19,7 +19,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Without a path: list the models in the search folders (engine.model_path, "
         "engine.models_dir, $LOCALMEM_HOME/models, ./models). With a path: verify that GGUF.",
     )
-    p.add_argument("action", nargs="?", choices=("list", "verify"), default="list")
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=("list", "verify"),
+        default="list",
+        help="list the models found (default) or verify the GGUF at PATH",
+    )
     p.add_argument("path", nargs="?", help="the GGUF file to verify")
     p.add_argument(
         "--load",

@@ -17,14 +17,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     actions.required = True
 
     a = actions.add_parser("list", parents=[common], help="procedures, newest first")
-    a.add_argument("--status", choices=("active", "retired", "all"), default="active")
+    a.add_argument(
+        "--status", choices=("active", "retired", "all"), default="active", help="(default active)"
+    )
     a.add_argument("--type", dest="task_type", help="only this task type")
     a.add_argument("--session", dest="session_id", help="only those from this session")
-    a.add_argument("--limit", type=int, default=20)
+    a.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
     a.set_defaults(func=cmd_list)
 
     a = actions.add_parser("show", parents=[common], help="a procedure, its versions and uses")
-    a.add_argument("id", help="procedure id or a unique prefix")
+    a.add_argument("id", help="procedure id, or a unique prefix of it (at least 4 characters)")
     a.add_argument("--render", action="store_true", help="print the prompt block only")
     a.set_defaults(func=cmd_show)
 
@@ -38,10 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.set_defaults(func=cmd_find)
 
     a = actions.add_parser("record", parents=[common], help="record a use (success or failure)")
-    a.add_argument("id")
+    a.add_argument("id", help="procedure id, or a unique prefix of it (at least 4 characters)")
     outcome = a.add_mutually_exclusive_group(required=True)
-    outcome.add_argument("--success", action="store_true", dest="success", default=None)
-    outcome.add_argument("--failure", action="store_false", dest="success")
+    outcome.add_argument(
+        "--success", action="store_true", dest="success", default=None, help="it worked"
+    )
+    outcome.add_argument("--failure", action="store_false", dest="success", help="it did not")
     a.add_argument("--session", dest="session_id", help="the session of the attempt")
     a.add_argument("--trace", type=Path, help="a text file, one thought per line")
     a.add_argument("--task", help="the task it was used for")
@@ -50,17 +54,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.set_defaults(func=cmd_record)
 
     a = actions.add_parser("abstract", parents=[common], help="abstract a completed session")
-    a.add_argument("session_id")
-    a.add_argument("--level", choices=("concrete", "abstract", "hybrid"))
+    a.add_argument(
+        "session_id", help="session id, or a unique prefix of it (at least 4 characters)"
+    )
+    a.add_argument(
+        "--level",
+        choices=("concrete", "abstract", "hybrid"),
+        help="how general the procedure is (default: the store's)",
+    )
     a.set_defaults(func=cmd_abstract)
 
     a = actions.add_parser("retire", parents=[common], help="take a procedure out of find")
-    a.add_argument("id")
-    a.add_argument("--reason")
+    a.add_argument("id", help="procedure id, or a unique prefix of it (at least 4 characters)")
+    a.add_argument("--reason", help="why, kept in its history (default: none)")
     a.set_defaults(func=cmd_retire)
 
     a = actions.add_parser("restore", parents=[common], help="bring a retired procedure back")
-    a.add_argument("id")
+    a.add_argument("id", help="procedure id, or a unique prefix of it (at least 4 characters)")
     a.add_argument("--reset-counts", action="store_true", help="start its record afresh")
     a.set_defaults(func=cmd_restore)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 from localmem.api import operations
 from localmem.console import (
@@ -19,16 +21,35 @@ from localmem.types import KINDS, LEVELS
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the search command."""
-    p = sub.add_parser("search", parents=[store_options()], help="find memories for a query")
-    p.add_argument("query")
+    p = sub.add_parser(
+        "search",
+        parents=[store_options()],
+        help="find memories for a query",
+        description="Search a store: each hit shows its relevance (the calibrated chance, 0 "
+        "to 1, that it is what you asked for), where it came from, and its text. --json and "
+        "--explain add the raw ranking score and what every stage did.",
+    )
+    p.add_argument("query", help="what to look for, in your own words")
     p.add_argument("-k", type=int, default=5, help="hits to return (default 5)")
-    p.add_argument("--mode", choices=MODES)
-    p.add_argument("--fusion", choices=FUSIONS)
-    p.add_argument("--user", dest="user_id")
-    p.add_argument("--agent", dest="agent_id")
-    p.add_argument("--session", dest="session_id")
-    p.add_argument("--kind", dest="kinds", action="append", choices=KINDS)
-    p.add_argument("--level", dest="levels", action="append", choices=LEVELS)
+    p.add_argument(
+        "--mode", choices=MODES, help="dense (vectors), lexical (words) or hybrid (default)"
+    )
+    p.add_argument(
+        "--fusion", choices=FUSIONS, help="how hybrid joins the two lists (default: the store's)"
+    )
+    p.add_argument("--user", dest="user_id", help="only this user's memories (default: all)")
+    p.add_argument("--agent", dest="agent_id", help="only this agent's memories (default: all)")
+    p.add_argument("--session", dest="session_id", help="only this session's (default: all)")
+    p.add_argument(
+        "--kind", dest="kinds", action="append", choices=KINDS, help="only this kind (repeatable)"
+    )
+    p.add_argument(
+        "--level",
+        dest="levels",
+        action="append",
+        choices=LEVELS,
+        help="only this consolidation level (repeatable; default: all)",
+    )
     p.add_argument("--since", help="only memories from this time on (ISO-8601 with offset)")
     p.add_argument("--until", help="only memories up to this time")
     p.add_argument(
@@ -39,7 +60,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--where", metavar="JSON", help="metadata equality filter, a JSON object")
     p.add_argument("--expand", choices=EXPANSIONS, help="query expansion")
-    p.add_argument("--attributes", choices=("off", "filter", "boost"), help="MemInsight stage")
+    p.add_argument(
+        "--attributes",
+        choices=("off", "filter", "boost"),
+        help="mined attributes: filter or boost the hits by them (default off)",
+    )
     p.add_argument("--min-matches", type=int, help="filter: axes a memory must match (default 2)")
     p.add_argument(
         "--axes",
@@ -63,6 +88,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--rerank", choices=RERANKERS, help="reranker (default: the store's, model-free)"
     )
     p.add_argument("--budget", type=int, dest="budget_tokens", help="pack hits into N tokens")
+    p.add_argument(
+        "--min-relevance",
+        type=float,
+        dest="min_relevance",
+        metavar="P",
+        help="leave out hits whose relevance (0 to 1) is below P (default: keep all)",
+    )
     p.add_argument("--explain", action="store_true", help="print what every stage did")
     p.set_defaults(func=cmd_search)
 
@@ -93,12 +125,13 @@ def cmd_search(args: argparse.Namespace) -> int:
             print_json(out)
             return 0
         for h in result.hits:
+            # relevance: the calibrated 0-1 chance the hit is relevant (the raw ranking score
+            # is in --json and --explain); then where it came from, then the text
             flags = f" [{', '.join(h.flags)}]" if h.flags else ""
             level = f"[{h.memory.level}] " if h.memory.level != "episodic" else ""
-            print(
-                f"{h.rank:>2}. {h.score:.4f}  {h.memory.id[:8]}  "
-                f"{level}{short(h.memory.content, 90)}{flags}"
-            )
+            relevance = "  -  " if h.relevance is None else f"{h.relevance:.2f}"
+            print(f"{h.rank:>2}. {relevance}  {h.memory.id[:8]}  {_origin(h.memory)}")
+            print(f"      {level}{short(h.memory.content, 90)}{flags}")
             if h.memory.id in derived:
                 sources = derived[h.memory.id]
                 print(f"      from {len(sources)}: {' '.join(s[:8] for s in sources[:8])}")
@@ -108,6 +141,16 @@ def cmd_search(args: argparse.Namespace) -> int:
             print()
             print(result.explain())
     return 0
+
+
+def _origin(item, width: int = 80) -> str:
+    """Where a hit came from, short: a path under the working folder relative to it, a long
+    one cut on the left (the file name and line are what tell two hits apart)."""
+    origin = " ".join(item.origin.split())
+    here = str(Path.cwd()) + os.sep
+    if origin.startswith(here):
+        origin = origin[len(here) :]
+    return origin if len(origin) <= width else "…" + origin[-(width - 1) :]
 
 
 def _provenance(mem, hits) -> dict[str, list[str]]:

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from localmem.console import add_store_argument, given_store
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the serve command."""
@@ -18,7 +20,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "store's lock. Every request needs the token written to STORE/serve.token (readable by "
         "you only).",
     )
-    p.add_argument("store", nargs="?", metavar="STORE", help="the store folder (default store)")
+    add_store_argument(
+        p,
+        "the store folder or a postgresql:// address (default: $LOCALMEM_HOME/default, "
+        "else ~/.localmem/default)",
+    )
     p.add_argument("--host", default="127.0.0.1", help="a loopback address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=0, help="the port (default: any free one)")
     p.add_argument(
@@ -47,6 +53,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from localmem.discovery import find_server
     from localmem.errors import StoreError
 
+    args.store = given_store(args)
     loopback_socket(args.host, 0).close()  # refuse a non-loopback host before opening the store
     if args.store is not None and not args.store.strip():
         raise InputError("the store path is empty")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from localmem.console import open_memory, print_json, read_content, short, store_options
+from localmem.console import counted, open_memory, print_json, read_content, short, store_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,12 +16,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     a = actions.add_parser("start", parents=[common], help="open a session; prints its id")
     a.add_argument("title", help="the task or goal of the session")
-    a.add_argument("--user", dest="user_id")
-    a.add_argument("--agent", dest="agent_id")
+    a.add_argument("--user", dest="user_id", help="the user it is for (default: none)")
+    a.add_argument("--agent", dest="agent_id", help="the agent working on it (default: none)")
     a.set_defaults(func=cmd_start)
 
     a = actions.add_parser("thought", parents=[common], help="add the next thought")
-    a.add_argument("session_id")
+    a.add_argument(
+        "session_id", help="session id, or a unique prefix of it (at least 4 characters)"
+    )
     a.add_argument("content", help="the thought ('-' reads standard input)")
     a.add_argument("--revises", type=int, help="the number of the thought it revises")
     a.add_argument("--branch", dest="branch_id", help="the branch it is on")
@@ -29,20 +31,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.set_defaults(func=cmd_thought)
 
     a = actions.add_parser("complete", parents=[common], help="close a session with its outcome")
-    a.add_argument("session_id")
-    a.add_argument("--outcome", choices=("success", "failure"), default="success")
-    a.add_argument("--notes")
+    a.add_argument(
+        "session_id", help="session id, or a unique prefix of it (at least 4 characters)"
+    )
+    a.add_argument(
+        "--outcome", choices=("success", "failure"), default="success", help="(default success)"
+    )
+    a.add_argument("--notes", help="what was learned, in a sentence (default: none)")
     a.add_argument("--abstract", action="store_true", help="abstract it into a procedure")
-    a.add_argument("--level", choices=("concrete", "abstract", "hybrid"))
+    a.add_argument(
+        "--level",
+        choices=("concrete", "abstract", "hybrid"),
+        help="with --abstract: how general the procedure is (default: the store's)",
+    )
     a.set_defaults(func=cmd_complete)
 
     a = actions.add_parser("show", parents=[common], help="a session and its thoughts")
-    a.add_argument("session_id")
+    a.add_argument(
+        "session_id", help="session id, or a unique prefix of it (at least 4 characters)"
+    )
     a.set_defaults(func=cmd_show)
 
     a = actions.add_parser("list", parents=[common], help="sessions, newest first")
-    a.add_argument("--status", choices=("open", "completed"))
-    a.add_argument("--limit", type=int, default=20)
+    a.add_argument("--status", choices=("open", "completed"), help="only these (default: all)")
+    a.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
     a.set_defaults(func=cmd_list)
 
 
@@ -87,7 +99,8 @@ def cmd_complete(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"session": session, "procedure": proc})
         return 0
-    print(f"completed {session.id} ({session.outcome}, {session.thought_count} thoughts)")
+    thoughts = counted(session.thought_count, "thought")
+    print(f"completed {session.id} ({session.outcome}, {thoughts})")
     if proc:
         print(f"procedure {proc.id} ({proc.task_type}, {proc.level}, by {proc.served_by}):")
         print(f"  when: {proc.trigger}")
@@ -124,7 +137,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     for s in found:
         outcome = f" {s.outcome}" if s.outcome else ""
-        print(f"{s.id}  {s.status}{outcome:<9} {s.thought_count:>3} thoughts  {short(s.title, 60)}")
+        thoughts = counted(s.thought_count, "thought")
+        print(f"{s.id}  {s.status}{outcome:<9} {thoughts:>12}  {short(s.title, 60)}")
     if not found:
         print("(no sessions)")
     return 0

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from localmem.console import CommandError
+from localmem.console import CommandError, add_store_argument, given_store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,11 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Open the terminal UI. Without STORE it opens your default store, or the "
         "demo store while the default one is still empty.",
     )
-    p.add_argument(
-        "store",
-        nargs="?",
-        metavar="STORE",
-        help="the store folder or a postgresql:// address (default: $LOCALMEM_HOME/default, "
+    add_store_argument(
+        p,
+        "the store folder or a postgresql:// address (default: $LOCALMEM_HOME/default, "
         "else ~/.localmem/default)",
     )
     p.add_argument(
@@ -105,7 +103,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
 
     make_app = _tui_app()
 
-    path, fill_demo, notices = choose_store(args.store, demo=args.demo)
+    path, fill_demo, notices = choose_store(given_store(args), demo=args.demo)
     server = find_server(path) if isinstance(path, Path) else None
     if server is not None:  # an agent's `localmem serve` holds the store: watch it live
         notices.append(f"served by process {server.pid}: memories others add appear here")

@@ -32,6 +32,7 @@ from localmem.config.mechanisms import (
     ProcedureConfig,
 )
 from localmem.errors import InputError
+from localmem.home import default_store_path, localmem_home
 
 CONFIG_FILE = "config.json"
 
@@ -110,14 +111,3 @@ class Config(Section):
                 raise InputError(f"unknown config section {name!r}; known: {', '.join(data)}")
             data[name].update(fields)
         return Config.from_dict(data)
-
-
-def localmem_home() -> Path:
-    """Where stores and models live by default: ``$LOCALMEM_HOME``, else ``~/.localmem``."""
-    env = os.environ.get("LOCALMEM_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".localmem"
-
-
-def default_store_path() -> Path:
-    """The store used when none is named."""
-    return localmem_home() / "default"

@@ -247,3 +247,8 @@ class SearchConfig(Section):
         description="A JSON file of model-free reranker weights (default: the shipped ones, "
         "see docs/benchmarks.md, section locomo-reranker, for how they were trained).",
     )
+    relevance_calibration: str | None = Field(
+        None,
+        description="A JSON file calibrating a hit's relevance (0 to 1) from its signals "
+        "(default: the shipped one, see docs/benchmarks.md, section relevance).",
+    )

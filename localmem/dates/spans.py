@@ -11,6 +11,7 @@ from typing import Any
 from localmem.dates.patterns import AMBIGUOUS_MONTHS, DIGIT, LETTERS, NEEDS, RULES, STRONG_PREPS
 from localmem.dates.vocabulary import (
     MONTHS,
+    NOT_TEMPORAL_IDIOMS,
     NUMBERS,
     SEASONS,
     TEMPORAL_PHRASES,
@@ -283,9 +284,16 @@ class _Cased:
         return self._original[a:b]
 
 
+_IDIOMS = re.compile(
+    r"\b(?:" + "|".join(re.escape(i) for i in NOT_TEMPORAL_IDIOMS) + r")\b", re.IGNORECASE
+)
+
+
 def is_temporal_question(text: str) -> bool:
     """Whether a query asks about time: a time word ("when", "ago", "last"...), a phrase such
-    as "how long", or any date expression."""
+    as "how long", or any date expression. Idioms made of time words ("out of date", "in
+    time", "at the moment": :data:`NOT_TEMPORAL_IDIOMS`) are not time cues."""
+    text = _IDIOMS.sub(" ", text)
     low = text.lower()
     if any(p in low for p in TEMPORAL_PHRASES):
         return True

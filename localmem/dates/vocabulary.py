@@ -118,6 +118,33 @@ TEMPORAL_WORDS = frozenset(
 )
 #: multi-word cues of a time question
 TEMPORAL_PHRASES = ("how long", "how many years", "how many months", "how often", "what year")
+#: idioms built of time words that ask nothing about time ("which packages are out of date"):
+#: left out before a query is read for time cues
+NOT_TEMPORAL_IDIOMS = (
+    "out of date",
+    "out-of-date",
+    "up to date",
+    "up-to-date",
+    "in time",
+    "on time",
+    "at the moment",
+    "from time to time",
+    "all the time",
+    "for the time being",
+    "at the same time",
+    "at a time",
+    "one at a time",
+    "time out",
+    "first of all",
+    "at first",
+    "at last",
+    "last but not least",
+    "long story short",
+    "before long",
+    "as long as",
+    "no longer",
+    "in the long run",
+)
 
 
 @dataclass(frozen=True)

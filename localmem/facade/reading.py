@@ -11,9 +11,9 @@ from localmem.api import Time
 from localmem.errors import InputError
 from localmem.retrieval.pipeline import search as run_search
 from localmem.retrieval.stages import StageSpec
-from localmem.store import memories
+from localmem.store import dump, memories
 from localmem.store.kernel import Kernel
-from localmem.store.links import Link, links_of
+from localmem.store.links import links_of
 from localmem.types import (
     AttributeMode,
     Axis,
@@ -22,6 +22,7 @@ from localmem.types import (
     HistoryEvent,
     Kind,
     Level,
+    Link,
     MemoryItem,
     Mode,
     Reranker,
@@ -66,9 +67,12 @@ class Reading:
         include_deleted: bool = False,
         in_session: bool | None = None,
         oldest_first: bool = False,
+        agent_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> list[MemoryItem]:
         """Memories, newest first (``oldest_first``: in event-time order), optionally of one
-        kind / session / user; ``in_session=False`` keeps memories outside any session.
+        kind / session / user / agent, with some top-level metadata values;
+        ``in_session=False`` keeps memories outside any session.
 
         Raises:
             InputError: a bad kind, id, ``limit`` (1 to a million) or ``offset`` (0 or more).
@@ -77,6 +81,8 @@ class Reading:
             validate.kind(kind)
         validate.scope_id(session_id, "session_id")
         validate.scope_id(user_id, "user_id")
+        validate.scope_id(agent_id, "agent_id")
+        wanted = validate.metadata_filter(metadata)
         validate.positive_int(limit, "limit", maximum=validate.MAX_LIMIT)
         validate.non_negative_int(offset, "offset")
         return memories.select(
@@ -84,6 +90,8 @@ class Reading:
             kind=kind,
             session_id=session_id,
             user_id=user_id,
+            agent_id=agent_id,
+            metadata=wanted,
             limit=limit,
             offset=offset,
             include_deleted=include_deleted,
@@ -95,6 +103,10 @@ class Reading:
         """(user id, how many memories outside sessions) for every user scope, by id."""
         validate.positive_int(limit, "limit", maximum=validate.MAX_LIMIT)
         return memories.users(self.kernel, limit=limit)
+
+    def export(self) -> builtins.list[dict[str, Any]]:
+        """The whole store as export lines, read as one moment (see :mod:`localmem.store.dump`)."""
+        return dump.dump(self.kernel.store)
 
     def links(self, memory_id: str) -> builtins.list[Link]:
         """Every link touching a memory (evolution, consolidation...), newest first."""
@@ -132,6 +144,7 @@ class Reading:
         validate.scope_id(user_id, "user_id")
         return memories.count(self.kernel, include_deleted=include_deleted, user_id=user_id)
 
+    @validate.arguments_checked
     def search(
         self,
         query: str,
@@ -161,6 +174,7 @@ class Reading:
         links: bool | None = None,
         rerank: Reranker | None = None,
         budget_tokens: int | None = None,
+        min_relevance: float | None = None,
         now: Time | None = None,
     ) -> SearchResult:
         """Find memories for a query (:meth:`localmem.api.MemoryAPI.search` says what each

@@ -14,7 +14,7 @@ from localmem.infer import apply as infer_apply
 from localmem.infer import plan as infer_plan
 from localmem.infer.apply import Applied
 from localmem.plugin import Plugin, add_jobs
-from localmem.store import duplicates, memories
+from localmem.store import duplicates, forget, memories
 from localmem.store.kernel import Kernel
 from localmem.store.memories import JobRequest
 from localmem.store.records import NewMemory
@@ -284,6 +284,44 @@ class Writing:
         the database is checkpointed so the removed text leaves the file.
         """
         memories.purge(self.kernel, memory_id, actor=self.actor)
+
+    def delete_all(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        everything: bool = False,
+    ) -> int:
+        """Hide every live memory of a scope in one unit; returns how many (see
+        :meth:`localmem.api.MemoryAPI.delete_all`)."""
+        return forget.delete_scope(
+            self.kernel,
+            user_id=user_id,
+            agent_id=agent_id,
+            session_id=session_id,
+            everything=everything,
+            actor=self.actor,
+        )
+
+    def purge_all(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        everything: bool = False,
+    ) -> int:
+        """Erase every memory of a scope for good in one unit; returns how many (see
+        :meth:`localmem.api.MemoryAPI.purge_all`)."""
+        return forget.purge_scope(
+            self.kernel,
+            user_id=user_id,
+            agent_id=agent_id,
+            session_id=session_id,
+            everything=everything,
+            actor=self.actor,
+        )
 
 
 def _fields(item: Mapping[str, Any]) -> dict[str, Any]:

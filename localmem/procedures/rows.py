@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from localmem import validate
-from localmem.errors import InputError, NotFoundError
+from localmem.errors import InputError
 from localmem.procedures.model import (
     STATUSES,
     Procedure,
@@ -18,6 +18,7 @@ from localmem.procedures.model import (
 )
 from localmem.store.backend import StoreDatabase
 from localmem.store.db import utcnow
+from localmem.store.prefix import find_rows
 from localmem.store.records import aware
 
 COLUMNS = (
@@ -52,17 +53,9 @@ def to_procedure(row: Sequence[Any]) -> Procedure:
 
 
 def get(db: StoreDatabase, procedure_id: Any) -> Procedure:
-    """A procedure by id or unique prefix (3 characters or more)."""
+    """A procedure by id or unique prefix (4 characters or more)."""
     pid = validate.identifier(procedure_id, "a procedure id")
-    rows = db.fetchall(f"SELECT {COLUMNS} FROM procedures WHERE id = ?", [pid])
-    if not rows and len(pid) >= 3:
-        rows = db.fetchall(
-            f"SELECT {COLUMNS} FROM procedures WHERE starts_with(id, ?) LIMIT 2", [pid]
-        )
-        if len(rows) > 1:
-            raise InputError(f"procedure prefix {pid!r} matches more than one procedure")
-    if not rows:
-        raise NotFoundError(f"no procedure with id {pid!r}")
+    rows = find_rows(db, f"SELECT {COLUMNS} FROM procedures", pid, what="procedure")
     return to_procedure(rows[0])
 
 

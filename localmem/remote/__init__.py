@@ -24,13 +24,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from localmem import wire
 from localmem.api import MemoryAPI, ServedAPI
 from localmem.api.declaration import MineMode
-from localmem.config import Config
 from localmem.discovery import (
     TOKEN_HEADER,
     ServerInfo,
@@ -41,8 +40,11 @@ from localmem.discovery import (
 from localmem.errors import InputError, StoreError
 from localmem.remote.calls import install
 from localmem.remote.procedures import RemoteProcedures
-from localmem.remote.transport import IDLE_S, NeedsLocalStore
+from localmem.remote.transport import IDLE_S, NeedsLocalStore, ServerGone
 from localmem.types import MemoryItem
+
+if TYPE_CHECKING:
+    from localmem.config import Config
 
 
 def connect(
@@ -66,7 +68,7 @@ def connect(
             raise StoreError("connecting to a URL needs the store's token (or $LOCALMEM_TOKEN)")
         return RemoteMemory(target, token, timeout=timeout)
     if target is None:
-        from localmem.config import default_store_path
+        from localmem.home import default_store_path
 
         target = default_store_path()
     info = find_server(target)
@@ -113,6 +115,12 @@ class RemoteMemory(ServedAPI, MemoryAPI):
             raise InputError(f"the arguments of {method} are not JSON: {exc}") from None
         try:
             conn = self._connection()
+        except OSError as exc:  # refused before anything was sent: nothing was applied
+            raise ServerGone(
+                f"the localmem server at {self.url} is gone ({exc.strerror or exc}); nothing "
+                "was applied: reconnect when it runs again, or open the store directly"
+            ) from None
+        try:
             conn.request(
                 "POST",
                 f"/v1/{method}",
@@ -122,6 +130,21 @@ class RemoteMemory(ServedAPI, MemoryAPI):
                     TOKEN_HEADER: f"Bearer {self._token}",
                 },
             )
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            # the kept-alive connection was closed by the server before the request went out;
+            # when a new one is refused the server is gone and never read it
+            self._drop()
+            if self._refused():
+                raise ServerGone(
+                    f"the localmem server at {self.url} is gone ({exc.strerror or exc}); "
+                    "nothing was applied: reconnect when it runs again, or open the store "
+                    "directly"
+                ) from None
+            raise StoreError(
+                f"the localmem server at {self.url} closed the connection ({exc}); whether the "
+                "last request was applied is unknown: check before repeating it"
+            ) from None
+        try:
             response = conn.getresponse()
             raw = response.read()
         except (OSError, http.client.HTTPException) as exc:
@@ -165,6 +188,14 @@ class RemoteMemory(ServedAPI, MemoryAPI):
             self._local.conn, self._local.used = conn, time.monotonic()
         return conn
 
+    def _refused(self) -> bool:
+        """Whether the server refuses a new connection now (it has stopped)."""
+        try:
+            socket.create_connection((self._host, self._port), timeout=self._timeout).close()
+        except OSError:
+            return True
+        return False
+
     def _drop(self) -> None:
         conn = getattr(self._local, "conn", None)
         self._local.conn = None
@@ -205,6 +236,8 @@ class RemoteMemory(ServedAPI, MemoryAPI):
     @property
     def config(self) -> Config:
         """The served store's configuration."""
+        from localmem.config import Config  # pydantic: only when asked for
+
         return Config.model_validate(self._facts()["config"])
 
     @property
@@ -219,8 +252,8 @@ class RemoteMemory(ServedAPI, MemoryAPI):
 
     def infers(self, infer: bool | None) -> bool:
         """As :meth:`Memory.infers`."""
-        if infer is None:
-            return self.config.infer.on_add
+        if infer is None:  # read from the described config as sent: no pydantic model
+            return bool(self._facts()["config"]["infer"]["on_add"])
         if not isinstance(infer, bool):
             raise InputError(f"infer must be true or false, not {infer!r}")
         return infer

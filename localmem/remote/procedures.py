@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from localmem.api import ProceduresAPI
-from localmem.procedures.model import Procedure, ProcedureMatch, render
 from localmem.remote.calls import install
 from localmem.remote.transport import NeedsLocalStore
 
 if TYPE_CHECKING:
+    from localmem.procedures.model import Procedure, ProcedureMatch
     from localmem.remote import RemoteMemory
 
 
@@ -32,6 +32,9 @@ class RemoteProcedures(ProceduresAPI):
     @staticmethod
     def render(procedure: Procedure | ProcedureMatch) -> str:
         """The prompt block of a procedure (computed here: it needs no store)."""
+        # imported here: localmem.procedures brings the store's modules (DuckDB, numpy)
+        from localmem.procedures.model import render
+
         return render(procedure)
 
 

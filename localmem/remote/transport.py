@@ -16,12 +16,19 @@ class NeedsLocalStore(StoreError, AttributeError):
 
     def __init__(self, name: str, server: ServerInfo | None) -> None:
         who = f" (pid {server.pid})" if server else ""
+        #: the part asked for (``kernel``, ``reembed``...): for a developer, not in the message
+        self.part = name
         super().__init__(
-            f"{name!r} needs the store in this process, and a localmem server holds it{who}; "
-            "stop the server first"
+            f"this needs the store in this process, and a localmem server holds it{who}; "
+            "stop the server first, or do it through the server's commands"
         )
 
 
 class BadArguments(InputError, TypeError):
     """Arguments a declared operation does not take, found before anything is sent: an
     InputError, and a TypeError as Python's own for a wrong call (what ``Memory`` raises)."""
+
+
+class ServerGone(StoreError):
+    """The server of a store no longer answers: its connection was refused, so the request
+    was never sent and nothing was applied (reconnect, or open the store directly)."""

@@ -57,6 +57,8 @@ class SearchContext:
     candidates: dict[int, Candidate] = field(default_factory=dict)
     reports: list[StageReport] = field(default_factory=list)
     packed_tokens: int | None = None
+    #: each hit's calibrated relevance, by label (the relevance stage gives it)
+    relevance: dict[int, float] = field(default_factory=dict)
     _items: dict[int, MemoryItem] = field(default_factory=dict)
     _placed: dict[int, tuple | None] = field(default_factory=dict)  # see placement()
     _vectors: dict[str, np.ndarray] = field(default_factory=dict)

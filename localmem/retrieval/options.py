@@ -75,6 +75,9 @@ class SearchOptions:
     rerank: str = "model-free"
     # packing the hits into a token budget (None: no packing)
     budget_tokens: int | None = None
+    # hits whose relevance (0 to 1, calibrated: localmem.retrieval.relevance) is below this are
+    # left out (None: every hit is kept)
+    min_relevance: float | None = None
     # "now" for time-aware stages (default: the time of the search)
     now: datetime | None = None
 
@@ -133,14 +136,15 @@ class SearchOptions:
             raise InputError("since is after until")
         now = validate.timestamp(self.now, "now")
         as_of = validate.timestamp(self.as_of, "as_of")
-        meta = validate.metadata(self.metadata)
-        for key, value in (meta or {}).items():  # keys are top-level keys, matched exactly
-            if isinstance(value, (dict, list)) or value is None:
-                raise InputError(
-                    f"metadata filter {key!r} must name a string, number or boolean value"
-                )
+        meta = validate.metadata_filter(self.metadata)
         if self.budget_tokens is not None:
             validate.positive_int(self.budget_tokens, "budget_tokens", maximum=1_000_000)
+        if self.min_relevance is not None and (
+            isinstance(self.min_relevance, bool)
+            or not isinstance(self.min_relevance, (int, float))
+            or not 0 <= self.min_relevance <= 1
+        ):
+            raise InputError("min_relevance must be a number between 0 and 1")
         return replace(
             self,
             kinds=kinds,
@@ -177,7 +181,7 @@ class SearchOptions:
         )
 
 
-_NULLABLE = {"budget_tokens"}
+_NULLABLE = {"budget_tokens", "min_relevance"}
 
 
 def _one_of(value: Any, allowed: tuple[str, ...], what: str) -> None:

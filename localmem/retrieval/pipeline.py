@@ -16,6 +16,7 @@ from localmem.retrieval.exact import exact_stage
 from localmem.retrieval.expansion import expand_stage
 from localmem.retrieval.options import SearchOptions
 from localmem.retrieval.packing import pack
+from localmem.retrieval.relevance import relevance_stage
 from localmem.retrieval.rerank import rerank_stage
 from localmem.retrieval.stages import StageSpec
 from localmem.retrieval.temporal import temporal_stage
@@ -70,6 +71,7 @@ CORE_STAGES: tuple[StageSpec, ...] = (
     StageSpec("temporal", temporal_stage, "dates"),
     StageSpec("rerank", rerank_stage, "model-free"),
     StageSpec("exact", exact_stage, "words"),  # a verbatim match is never lost (exact.py)
+    StageSpec("relevance", relevance_stage, "calibrated"),  # 0..1, comparable (relevance.py)
     StageSpec("pack", _pack_stage, "tokenizer"),
 )
 
@@ -118,7 +120,14 @@ def search(
     top = ctx.ranked()[: ctx.options.k]
     items = ctx.items([c.label for c in top])
     hits = [
-        Hit(items[c.label], c.score, rank, dict(c.evidence), tuple(sorted(c.flags)))
+        Hit(
+            items[c.label],
+            c.score,
+            rank,
+            dict(c.evidence),
+            tuple(sorted(c.flags)),
+            ctx.relevance.get(c.label),
+        )
         for rank, c in enumerate((c for c in top if c.label in items), start=1)
         if not items[c.label].deleted
     ]

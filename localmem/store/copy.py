@@ -29,10 +29,11 @@ SEQUENCES = {
 }
 #: not copied: the migrations are each store's own; ``lex_stats`` (PostgreSQL's BM25 counts) is
 #: recounted from the copied rows
-_SKIP = {"schema_migrations", "lex_stats"}
+SKIPPED = {"schema_migrations", "lex_stats"}
 
 
-def _columns(store: Store, table: str) -> list[tuple[str, str]]:
+def columns_of(store: Store, table: str) -> list[tuple[str, str]]:
+    """A table's columns as (name, type), in order."""
     return [
         (name, str(kind))
         for name, kind in store.db.fetchall(
@@ -58,8 +59,8 @@ def copy_store(
     """
     if dst.db.scalar("SELECT count(*) FROM memories"):
         raise StoreError(f"the destination {dst.location} is not empty; copy into a new store")
-    src_tables = {name for _, name, _ in src.db.user_tables()} - _SKIP
-    dst_tables = {name for _, name, _ in dst.db.user_tables()} - _SKIP
+    src_tables = {name for _, name, _ in src.db.user_tables()} - SKIPPED
+    dst_tables = {name for _, name, _ in dst.db.user_tables()} - SKIPPED
     if src_tables - dst_tables:
         raise StoreError(
             f"the destination lacks tables of the source: {sorted(src_tables - dst_tables)}"
@@ -69,8 +70,8 @@ def copy_store(
         for table in sorted(src_tables):
             dst.db.execute(f"DELETE FROM {table}")  # meta of a new store: the source's wins
             # the columns both have (PostgreSQL's postings carry an extra one, filled after)
-            have = {c for c, _ in _columns(src, table)}
-            columns = [(c, kind) for c, kind in _columns(dst, table) if c in have]
+            have = {c for c, _ in columns_of(src, table)}
+            columns = [(c, kind) for c, kind in columns_of(dst, table) if c in have]
             names = ", ".join(f'"{c}"' for c, _ in columns)
             # PostgreSQL takes text into a JSON column only by an explicit cast
             select = ", ".join(
@@ -86,15 +87,21 @@ def copy_store(
                     if progress is not None:
                         progress(table, n)
             counts[table] = n
-        for seq, (table, column) in SEQUENCES.items():
-            if table in dst_tables and (seq != "lex_term_seq" or dst.db.backend == "postgres"):
-                top = dst.db.scalar(f"SELECT max({column}) FROM {table}")
-                if top is not None:
-                    dst.db.restart_sequence(seq, int(top) + 1)
+        advance_sequences(dst)
         dst.lexical.refresh_stats()
     return counts
 
 
+def advance_sequences(dst: Store) -> None:
+    """Move the store's sequences past the numbers its copied rows hold."""
+    tables = {name for _, name, _ in dst.db.user_tables()}
+    for seq, (table, column) in SEQUENCES.items():
+        if table in tables and (seq != "lex_term_seq" or dst.db.backend == "postgres"):
+            top = dst.db.scalar(f"SELECT max({column}) FROM {table}")
+            if top is not None:
+                dst.db.restart_sequence(seq, int(top) + 1)
+
+
 def table_counts(store: Store) -> dict[str, int]:
     """Rows per table (what a copy must reproduce)."""
-    return {name: n for _, name, n in store.db.user_tables() if name not in _SKIP}
+    return {name: n for _, name, n in store.db.user_tables() if name not in SKIPPED}

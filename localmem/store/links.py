@@ -6,26 +6,12 @@ read from both ends: for search and for a person the connection goes both ways.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
-
 from localmem.store import records
 from localmem.store.backend import StoreDatabase
 from localmem.store.db import utcnow
+from localmem.types import Link  # defined with the API's other light types (a client decodes it)
 
 EVOLUTION = "evolution"
-
-
-@dataclass(frozen=True)
-class Link:
-    """A connection seen from one memory: the other end, which way it points, and why."""
-
-    other: str
-    direction: str  # "to" (this memory linked the other) or "from" (the other linked this)
-    kind: str
-    weight: float
-    reason: str | None
-    created_at: datetime
 
 
 def add_link(

@@ -18,7 +18,7 @@ import numpy as np
 
 from localmem import validate
 from localmem.errors import InputError, NotFoundError
-from localmem.store import embedcache, records
+from localmem.store import embedcache, prefix, records
 from localmem.store import history as history_rows
 from localmem.store.db import utcnow
 from localmem.store.fields import changed_fields, text_after, wanted_fields
@@ -137,15 +137,10 @@ def lookup(kernel: Kernel, memory_id: str) -> MemoryItem:
         NotFoundError: no such memory.
     """
     memory_id = validate.identifier(memory_id, "a memory id")
-    db = kernel.db
-    found = records.fetch(db, "id = ?", [memory_id])
-    if not found and len(memory_id) >= 4:
-        found = records.fetch(db, "starts_with(id, ?)", [memory_id], order="LIMIT 2")
-        if len(found) > 1:
-            raise InputError(f"id prefix {memory_id!r} matches more than one memory")
-    if not found:
-        raise NotFoundError(f"no memory with id {memory_id!r}")
-    return found[0]
+    found = prefix.find_rows(
+        kernel.db, f"SELECT {records.MEMORY_COLUMNS} FROM memories", memory_id, what="memory"
+    )
+    return records.row_to_item(found[0])
 
 
 def get(kernel: Kernel, memory_id: str, *, include_deleted: bool = False) -> MemoryItem:
@@ -194,16 +189,26 @@ def select(
     include_deleted: bool = False,
     in_session: bool | None = None,
     oldest_first: bool = False,
+    agent_id: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> list[MemoryItem]:
-    """Memories, newest first (or in time order), optionally of one kind / session / user,
-    in a session or outside any (``in_session``)."""
+    """Memories, newest first (or in time order), optionally of one kind / session / user /
+    agent, with some metadata values, in a session or outside any (``in_session``)."""
     where, params = ["TRUE"], []
     if not include_deleted:
         where.append("NOT deleted")
-    for col, val in (("kind", kind), ("session_id", session_id), ("user_id", user_id)):
+    for col, val in (
+        ("kind", kind),
+        ("session_id", session_id),
+        ("user_id", user_id),
+        ("agent_id", agent_id),
+    ):
         if val is not None:
             where.append(f"{col} = ?")
             params.append(val)
+    more, more_params = records.metadata_conditions(metadata)
+    where += more
+    params += more_params
     if in_session is not None:
         where.append("session_id IS NOT NULL" if in_session else "session_id IS NULL")
     order = (

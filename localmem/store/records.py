@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, overload
@@ -238,16 +238,38 @@ def json_key(key: str) -> str:
     return "/" + key.replace("~", "~0").replace("/", "~1")
 
 
-def metadata_values(db: StoreDatabase, key: str, *, where: dict[str, str]) -> list[str | None]:
-    """The metadata value under ``key`` of every live memory whose metadata has the given
-    string values (``where``: key -> value)."""
+def metadata_rows(
+    db: StoreDatabase, keys: Sequence[str], *, where: dict[str, str], with_label: bool = False
+) -> list[tuple[Any, ...]]:
+    """``(id, [label,] value of each key)`` of every live memory whose metadata has the given
+    string values (``where``: key -> value), oldest first."""
     conditions = ["NOT deleted"] + ["json_extract_string(metadata, ?) = ?" for _ in where]
-    params = [json_key(key)] + [v for name, value in where.items() for v in (json_key(name), value)]
-    rows = db.fetchall(
-        f"SELECT json_extract_string(metadata, ?) FROM memories WHERE {' AND '.join(conditions)}",
+    values = ", ".join("json_extract_string(metadata, ?)" for _ in keys)
+    params = [json_key(k) for k in keys]
+    params += [v for name, value in where.items() for v in (json_key(name), value)]
+    label = "label, " if with_label else ""
+    return db.fetchall(
+        f"SELECT id, {label}{values} FROM memories WHERE {' AND '.join(conditions)} ORDER BY label",
         params,
     )
-    return [r[0] for r in rows]
+
+
+def metadata_conditions(metadata: Mapping[str, Any] | None) -> tuple[list[str], list[Any]]:
+    """SQL conditions (and their parameters) for memories whose metadata holds these
+    top-level values (strings, numbers, booleans; compared as JSON text)."""
+    where: list[str] = []
+    params: list[Any] = []
+    for key, value in (metadata or {}).items():
+        where.append("json_extract_string(metadata, ?) = ?")
+        params.append(json_key(key))
+        params.append(
+            value
+            if isinstance(value, str)
+            else str(value).lower()
+            if isinstance(value, bool)
+            else str(value)
+        )
+    return where, params
 
 
 #: the memories true at a moment (two parameters: the moment, twice)
@@ -305,16 +327,9 @@ def filtered_labels(
     if until is not None:
         where.append("coalesce(event_time, created_at) <= ?")
         params.append(to_db_time(until))
-    for key, value in (metadata or {}).items():
-        where.append("json_extract_string(metadata, ?) = ?")
-        params.append(json_key(key))
-        params.append(
-            value
-            if isinstance(value, str)
-            else str(value).lower()
-            if isinstance(value, bool)
-            else str(value)
-        )
+    more, more_params = metadata_conditions(metadata)
+    where += more
+    params += more_params
     tbl = db.arrow(f"SELECT label FROM memories WHERE {' AND '.join(where)} ORDER BY label", params)
     return tbl.column(0).to_numpy().astype(np.int64)
 

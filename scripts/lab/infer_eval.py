@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from lab.stats import percentile
 from localmem.infer.task import normal
 from localmem.memory import Memory
 
@@ -151,8 +152,8 @@ def rates(run: Run) -> dict[str, float]:
         "stale@5 (now)": share("stale", "now"),
         "answer@5 (now)": share("answered", "now"),
         "past recall@5 (as_of)": share("past_found", "past"),
-        "add p50 ms": float(np.percentile(ms, 50)),
-        "add p95 ms": float(np.percentile(ms, 95)),
+        "add p50 ms": percentile(ms, 50),
+        "add p95 ms": percentile(ms, 95),
     }
 
 

@@ -39,6 +39,7 @@ from lab.agentmemory import (
     reciprocal_rank,
     relevant_by_overlap,
 )
+from lab.stats import percentile
 from localmem.config import EmbedderConfig
 from localmem.errors import InputError
 
@@ -129,9 +130,9 @@ def summarize(questions: Sequence[QuestionRun]) -> dict[str, Any]:
         "mrr": float(np.mean([q.rr for q in questions])),
         "article_hit_rate": float(np.mean([q.article_hit for q in questions])),
         "similarity": float(np.mean(sims)) if sims else None,
-        "latency_p50_s": float(np.percentile(secs, 50)),
-        "latency_p95_s": float(np.percentile(secs, 95)),
-        "retrieval_p50_ms": float(np.percentile([q.retrieval_ms for q in questions], 50)),
+        "latency_p50_s": percentile(secs, 50),
+        "latency_p95_s": percentile(secs, 95),
+        "retrieval_p50_ms": percentile([q.retrieval_ms for q in questions], 50),
         "tokens_in_total": int(sum(q.prompt_tokens for q in questions)) if served else None,
         "tokens_out_total": int(sum(q.completion_tokens for q in questions)) if served else None,
         "served_by": served,

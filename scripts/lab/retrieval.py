@@ -16,6 +16,7 @@ from lab.locomo import (
     hit_at,
     reciprocal_rank,
 )
+from lab.stats import percentile
 
 if TYPE_CHECKING:
     from localmem.memory import Memory
@@ -94,15 +95,15 @@ def summarize(results: Sequence[QuestionResult], ks: Sequence[int] = KS) -> dict
         entry["MRR"] = float(np.mean([reciprocal_rank(r.retrieved, r.evidence) for r in rows]))
         ms = np.array([r.ms for r in rows])
         entry["p50_ms"], entry["p95_ms"] = (
-            float(np.percentile(ms, 50)),
-            float(np.percentile(ms, 95)),
+            percentile(ms, 50),
+            percentile(ms, 95),
         )
         stages = sorted({s for r in rows for s in r.stage_ms})
         entry["stage_p50_ms"] = {
-            s: float(np.percentile([r.stage_ms.get(s, 0.0) for r in rows], 50)) for s in stages
+            s: percentile([r.stage_ms.get(s, 0.0) for r in rows], 50) for s in stages
         }
         entry["stage_p95_ms"] = {
-            s: float(np.percentile([r.stage_ms.get(s, 0.0) for r in rows], 95)) for s in stages
+            s: percentile([r.stage_ms.get(s, 0.0) for r in rows], 95) for s in stages
         }
         tokens = [r.tokens for r in rows if r.tokens is not None]
         if tokens:

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from lab.stats import percentile
+
 DATA = Path(__file__).with_name("data")
 STORE_CONFIG: Any = None  # new stores' config (None: MiniLM; --embedder); a store keeps its own
 
@@ -87,8 +89,8 @@ def metrics(rows: Sequence[Scored]) -> dict[str, float]:
         out["MRR@3"].append(1.0 / first if first and first <= 3 else 0.0)
     summary = {m: float(np.mean(v)) if v else 0.0 for m, v in out.items()}
     ms = [r.ms for r in rows]
-    summary["p50_ms"] = float(np.percentile(ms, 50)) if ms else 0.0
-    summary["p95_ms"] = float(np.percentile(ms, 95)) if ms else 0.0
+    summary["p50_ms"] = percentile(ms, 50) if ms else 0.0
+    summary["p95_ms"] = percentile(ms, 95) if ms else 0.0
     summary["n"] = len(rows)
     return summary
 

@@ -16,12 +16,14 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 
 from localmem.errors import LocalMemError
+from localmem.remote.transport import ServerGone
 from localmem_tui import forms
 from localmem_tui.browse import BrowsePane
 from localmem_tui.common import OpenMemory, background
 from localmem_tui.detail import MemoryDetail, MemoryScreen
 from localmem_tui.help import HelpScreen
 from localmem_tui.procedures import ProceduresPane, procedure_api
+from localmem_tui.reconnect import ServerGoneScreen
 from localmem_tui.run import RunPane
 from localmem_tui.search import SearchPane
 from localmem_tui.status import StatusPane
@@ -45,7 +47,8 @@ FIRST_FOCUS = {
     "browse": "#sources",
     "search": "#query",
     "procedures": "#procedure-list",
-    "run": "#ingest-path",
+    # not its path box: the number keys must still switch tabs (Enter or a click edits it)
+    "run": "#ingest-go",
     "status": "#status-pane",
 }
 #: worker groups that write to the store (quitting in the middle of one asks first)
@@ -67,6 +70,11 @@ class LocalMemApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         *(
             Binding(str(i), f"show_tab('{tab}')", title, show=False)
+            for i, (tab, (title, _)) in enumerate(TABS.items(), start=1)
+        ),
+        # alt+N switches tabs even while typing in a box (N alone types there)
+        *(
+            Binding(f"alt+{i}", f"show_tab('{tab}')", title, show=False, priority=True)
             for i, (tab, (title, _)) in enumerate(TABS.items(), start=1)
         ),
         Binding("slash", "find", "Search", show=False),
@@ -122,10 +130,17 @@ class LocalMemApp(App[None]):
                     memory.count(include_deleted=True),
                     newest[0].id if newest else None,
                 )
+            except ServerGone as exc:  # stopped: offer a reconnect or the store here, once
+                return exc
             except LocalMemError:  # the server went away: say so once, keep looking
                 return None
 
-        def seen(state: tuple | None) -> None:
+        def seen(state: tuple | ServerGone | None) -> None:
+            if isinstance(state, ServerGone):
+                if not self._follow_failed:
+                    self.report_error(state)
+                self._follow_failed = True
+                return
             if state is None:
                 if not self._follow_failed:
                     self.notify("the store's server does not answer", severity="warning")
@@ -156,7 +171,13 @@ class LocalMemApp(App[None]):
 
     # -- errors ----------------------------------------------------------------------------------
     def report_error(self, exc: BaseException) -> None:
-        """Show an error as a notification (the app keeps running)."""
+        """Show an error as a notification (the app keeps running); a server that is gone is
+        offered a reconnect or the store opened here."""
+        if isinstance(exc, ServerGone):
+            self.errors.append(str(exc))
+            if not isinstance(self.screen, ServerGoneScreen):
+                self.push_screen(ServerGoneScreen(str(exc)), self.recover)
+            return
         if isinstance(exc, LocalMemError):
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         else:  # a bug: still one line; the traceback goes to the log
@@ -164,6 +185,31 @@ class LocalMemApp(App[None]):
             text = f"unexpected {type(exc).__name__}: {exc}"
         self.errors.append(text)
         self.notify(text, title="Error", severity="error", markup=False, timeout=10)
+
+    def recover(self, choice: str | None) -> None:
+        """Reconnect to the store's server, or open the store in this process."""
+        if choice is None:
+            return
+        from localmem.discovery import find_server
+        from localmem.memory import Memory
+        from localmem.remote import connect
+
+        path = self.memory.path
+        try:
+            if choice == "reconnect":
+                if find_server(path) is None:
+                    self.notify("no server runs for this store yet", severity="warning")
+                    return
+                memory = connect(path)
+            else:
+                memory = Memory.open(path)
+        except LocalMemError as exc:
+            self.report_error(exc)
+            return
+        old, self.memory = self.memory, memory
+        old.close()
+        self.notify("reconnected to the server" if choice == "reconnect" else f"opened {path}")
+        self.store_changed()
 
     async def action_quit(self) -> None:
         """Quit; while a write runs in the background, ask for a second q first."""
@@ -236,18 +282,22 @@ class LocalMemApp(App[None]):
         """Add a memory (scoped to the user shown, if any)."""
         memory = self.memory
 
+        ran: list[str] = []
+
         def save(values: dict[str, Any]):
             content = values.pop("content")
+            ran[:] = forms.mechanisms_asked(values)
             if values.pop("infer", False):
                 return memory.infer(content, **values)  # every decision, to show them
             return memory.add(content, **values, infer=False)
 
         def added(result) -> None:
+            also = f" ({', '.join(ran)})" if ran else " (stored as written)"
             if isinstance(result, list) and result:  # inferred: say what each fact did
-                self.notify("; ".join(inferred_line(a) for a in result))
+                self.notify("; ".join(inferred_line(a) for a in result) + also)
                 self.store_changed(memory_id=result[0].memory.id)
             elif result is not None:
-                self.notify(f"added {result.kind} {result.id[:8]}")
+                self.notify(f"added {result.kind} {result.id[:8]}{also}")
                 self.store_changed(memory_id=result.id)
 
         self.push_screen(forms.AddMemoryForm(save, user_id=self.browse.user_id), added)

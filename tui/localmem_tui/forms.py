@@ -30,6 +30,18 @@ def available_jobs(memory: Memory) -> set[str]:
     return set(memory.add_options)
 
 
+def mechanisms_asked(values: dict[str, Any]) -> list[str]:
+    """What an add with these form values runs besides storing ("facts inferred", ...)."""
+    out = []
+    if values.get("infer"):
+        out.append("facts inferred")
+    if values.get("mine") not in (None, "off"):
+        out.append("attributes mined")
+    if values.get("evolve"):
+        out.append("neighbours evolved")
+    return out
+
+
 class FormScreen(ModalScreen[Any]):
     """A modal form: Ctrl+S (or the Save button) saves, Escape cancels."""
 
@@ -93,12 +105,16 @@ class FormScreen(ModalScreen[Any]):
     def mechanism_fields(self) -> ComposeResult:
         """Switches for the write-time mechanisms (attribute mining, evolution) of this build."""
         handlers = available_jobs(self.app.memory)
+        # on only where the store's config says an add does it (mining: attributes.mine_on_add;
+        # evolution is asked per add, never by default): a plain note gets no surprise links
+        config = self.app.memory.config
+        defaults = {"mine": config.attributes.mine_on_add != "off", "evolve": False}
         with Horizontal(classes="form-row"):
             for job, label in (("mine", "Mine attributes"), ("evolve", "Evolve neighbours")):
                 here = job in handlers
                 yield Checkbox(
                     label if here else f"{label}: n/a",
-                    value=here,
+                    value=here and defaults[job],
                     disabled=not here,
                     id=f"with-{job}",
                 )
@@ -145,6 +161,13 @@ class AddMemoryForm(FormScreen):
             id="with-infer",
         )
 
+    def on_select_changed(self, event: Select.Changed) -> None:
+        # a chat message is inferred by default (as `localmem ingest` does); other kinds
+        # follow the store's infer.on_add
+        if event.select.id == "kind":
+            infer = event.value == "message" or self.app.memory.infers(None)
+            self.query_one("#with-infer", Checkbox).value = infer
+
     def values(self) -> dict[str, Any]:
         return {
             "content": self.query_one("#content", TextArea).text,
@@ -180,6 +203,13 @@ class ThoughtForm(FormScreen):
         yield Label("Revises thought number (optional)")
         yield Input(id="revises", type="integer")
         yield from self.mechanism_fields()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        # a chat message is inferred by default (as `localmem ingest` does); other kinds
+        # follow the store's infer.on_add
+        if event.select.id == "kind":
+            infer = event.value == "message" or self.app.memory.infers(None)
+            self.query_one("#with-infer", Checkbox).value = infer
 
     def values(self) -> dict[str, Any]:
         return {

@@ -32,7 +32,7 @@ TOGGLES: list[tuple[str, str, tuple[str, ...], str | None]] = [
 _BOOLEAN = {"temporal", "links"}
 COLUMNS = [
     ("rank", "#", 3),
-    ("score", "score", 7),
+    ("relevance", "relev.", 6),  # the calibrated 0-1 relevance; the raw score is in the why
     ("kind", "kind", 8),
     ("content", "content", None),
 ]
@@ -121,7 +121,10 @@ def evidence_text(hit) -> Text:
     """The per-stage scores of one hit, and its flags."""
     out = Text()
     out.append_text(section(f"Hit {hit.rank}"))
-    out.append(f"  score {hit.score:.4f}", style="bold")
+    relevance = "-" if hit.relevance is None else f"{hit.relevance:.2f}"
+    out.append(f"  relevance {relevance}", style="bold")
+    out.append(f"  (score {hit.score:.4f})", style="dim")
+    out.append(f"\n{hit.memory.origin}", style="cyan")
     for name, value in hit.evidence.items():
         out.append(f"\n{name:<14}", style="dim")
         out.append(f"{value:.4f}" if isinstance(value, float) else str(value))
@@ -224,7 +227,7 @@ class SearchPane(Vertical):
                     hit.memory.id,
                     (
                         str(hit.rank),
-                        f"{hit.score:.4f}",
+                        "-" if hit.relevance is None else f"{hit.relevance:.2f}",
                         hit.memory.kind,
                         plain(one_line(hit.memory.content, 300)),
                     ),

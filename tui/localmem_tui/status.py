@@ -84,6 +84,21 @@ def engine_groups(rows: list[dict[str, Any]]) -> list[tuple[str, list[str], str,
     return [(served, tasks, line, ok) for served, (tasks, line, ok) in groups.items()]
 
 
+#: the read stage each model task serves (the stage has a model-free implementation of its own)
+TASK_STAGES = {"rerank": "rerank", "expand_query": "expand"}
+
+
+def stage_fallbacks(tasks: list[str], stage_runs: dict[str, str]) -> str:
+    """What the read stages of unavailable model tasks run instead ("rerank model-free"), so
+    Status does not say "unavailable" of what the Search tab runs."""
+    runs = [
+        f"{TASK_STAGES[t]} {stage_runs[TASK_STAGES[t]]}"
+        for t in tasks
+        if TASK_STAGES.get(t) in stage_runs and stage_runs[TASK_STAGES[t]] != "off"
+    ]
+    return ", ".join(runs)
+
+
 def render(report: StatusReport) -> list[Any]:
     """The status as renderables, one per section."""
     s = report.stats
@@ -121,10 +136,15 @@ def render(report: StatusReport) -> list[Any]:
     engines = Table.grid(padding=(0, 2))
     engines.add_column(no_wrap=True)
     engines.add_column()
+    stage_runs = dict(report.stages)
     for served, tasks, line, ok in engine_groups(report.engines):
         style = "bold red" if not ok else _SERVED_STYLE.get(served, "green")
         engines.add_row(Text(served, style=style), Text(", ".join(tasks)))
         engines.add_row("", Text(line, style="dim"))
+        if served == "unavailable":  # the model task is; its read stage may run without it
+            runs = stage_fallbacks(tasks, stage_runs)
+            if runs:
+                engines.add_row("", Text(f"without a model, search uses: {runs}", style="cyan"))
 
     stages = Text(" → ".join(f"{name}[{label}]" for name, label in report.stages))
     return [
