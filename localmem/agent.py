@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localmem.answers.tasks.rag_answer import NOT_FOUND
 from localmem.answers.tasks.rag_answer import SPEC as RAG_ANSWER
@@ -26,6 +26,9 @@ from localmem.conversation.entity_rules import Extraction
 from localmem.conversation.tasks.entities import SPEC as ENTITIES
 from localmem.errors import InputError
 from localmem.types import Hit
+
+if TYPE_CHECKING:
+    from localmem.llm.base import Engine
 
 DEFAULT_CONVERSATION = "default"
 
@@ -107,7 +110,7 @@ class Agent:
     def __init__(
         self,
         memory: Any,
-        engine: Any = None,
+        engine: Engine | None = None,
         *,
         config: ConversationConfig | None = None,
         use_stm: bool = True,

@@ -6,6 +6,8 @@ them into one clear line for a person. Anything else escaping the library is a b
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class LocalMemError(Exception):
     """Base of every error localmem raises on purpose."""
@@ -95,7 +97,8 @@ class EngineCrashedError(EngineUnavailableError):
         self.signal, self.meaning, self.fix = signal, meaning, fix
         self.retry_after, self.in_flight = retry_after, in_flight
 
-    def __reduce__(self):  # keyword fields survive a pickle (errors cross process boundaries)
+    # keyword fields survive a pickle (errors cross process boundaries)
+    def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild_crash, (str(self), self.__dict__))
 
 
@@ -110,7 +113,7 @@ class EngineUnhealthyError(EngineUnavailableError):
     restarts."""
 
 
-def _rebuild_crash(message: str, fields: dict) -> EngineCrashedError:
+def _rebuild_crash(message: str, fields: dict[str, Any]) -> EngineCrashedError:
     error = EngineCrashedError(message)
     error.__dict__.update(fields)
     return error

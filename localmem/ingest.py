@@ -228,6 +228,40 @@ def ingest_document(
 
     ``allow_duplicates`` stores the chunks again whatever is stored.
     """
+    pieces = _pieces(memory, text, source, chunker, chunk_tokens, overlap_tokens)
+    kind = defaults.pop("kind", None) or "chunk"
+    records_ = _chunk_records(
+        text, pieces, source, kind, chunker, chunk_tokens, overlap_tokens, title
+    )
+    doc_id = records_[0]["metadata"]["doc"]
+    report = report if report is not None else IngestReport(source, errors=[])
+    report.errors = report.errors if report.errors is not None else []
+    report.documents += 1
+    if allow_duplicates:
+        return _store_chunks(memory, records_, [], source, progress, report, defaults)
+    wanted = {r["metadata"]["chunk_id"] for r in records_}
+    held = stored_chunks(memory, source=source)
+    if held and {c.chunk_id for c in held} == wanted:
+        _already(report, len(records_), f"{len(records_)} chunk(s) of {source} already stored")
+        return []
+    if not held and moved_from is not None:
+        for old in {c.source for c in stored_chunks(memory, doc=doc_id)}:
+            if old != source and moved_from(old, doc_id):
+                moved = _move(memory, stored_chunks(memory, source=old), source)
+                _already(report, len(records_), f"{source} was {old}: {moved} chunk(s) moved")
+                report.moved_from = old
+                return []
+    stale = [c for c in held if c.chunk_id not in wanted]
+    todo = [r for r in records_ if r["metadata"]["chunk_id"] not in {c.chunk_id for c in held}]
+    if len(todo) < len(records_):
+        _already(report, len(records_) - len(todo), "")
+    return _store_chunks(memory, todo, stale, source, progress, report, defaults)
+
+
+def _pieces(
+    memory: Memory, text: str, source: str, chunker: str, chunk_tokens: int, overlap_tokens: int
+) -> list[TextChunk]:
+    """The document's chunks, each within the store's size limit (else an InputError)."""
     try:
         split = CHUNKERS[chunker]
     except KeyError:
@@ -259,9 +293,22 @@ def ingest_document(
             f"a chunk of {source} has {len(too_long.text):,} characters, more than the limit of "
             f"{limit:,}; use a smaller --chunk-tokens"
         )
+    return pieces
+
+
+def _chunk_records(
+    text: str,
+    pieces: list[TextChunk],
+    source: str,
+    kind: str,
+    chunker: str,
+    chunk_tokens: int,
+    overlap_tokens: int,
+    title: str | None,
+) -> list[dict[str, Any]]:
+    """The memories of a document's chunks, each with its place and identity in metadata."""
     strategy = f"{chunker}:{chunk_tokens}:{overlap_tokens}"
     doc_id = content_hash(text)[:16]
-    kind = defaults.pop("kind", None) or "chunk"
     places = chunk_places(text, pieces)
     records_ = []
     for i, (chunk, (line, heading)) in enumerate(zip(pieces, places, strict=True)):
@@ -283,28 +330,7 @@ def ingest_document(
         if title:
             meta["title"] = title
         records_.append({"content": chunk.text, "kind": kind, "metadata": meta})
-    report = report if report is not None else IngestReport(source, errors=[])
-    report.errors = report.errors if report.errors is not None else []
-    report.documents += 1
-    if allow_duplicates:
-        return _store_chunks(memory, records_, [], source, progress, report, defaults)
-    wanted = {r["metadata"]["chunk_id"] for r in records_}
-    held = stored_chunks(memory, source=source)
-    if held and {c.chunk_id for c in held} == wanted:
-        _already(report, len(records_), f"{len(records_)} chunk(s) of {source} already stored")
-        return []
-    if not held and moved_from is not None:
-        for old in {c.source for c in stored_chunks(memory, doc=doc_id)}:
-            if old != source and moved_from(old, doc_id):
-                moved = _move(memory, stored_chunks(memory, source=old), source)
-                _already(report, len(records_), f"{source} was {old}: {moved} chunk(s) moved")
-                report.moved_from = old
-                return []
-    stale = [c for c in held if c.chunk_id not in wanted]
-    todo = [r for r in records_ if r["metadata"]["chunk_id"] not in {c.chunk_id for c in held}]
-    if len(todo) < len(records_):
-        _already(report, len(records_) - len(todo), "")
-    return _store_chunks(memory, todo, stale, source, progress, report, defaults)
+    return records_
 
 
 def _already(report: IngestReport, n: int, note: str) -> None:

@@ -31,6 +31,7 @@ from localmem.store.opening import open_store
 from localmem.store.store import Store
 
 if TYPE_CHECKING:
+    from localmem.llm.base import Engine
     from localmem.procedures import ProcedureStore
     from localmem.remote import RemoteMemory
 
@@ -58,7 +59,7 @@ class Memory(Writing, Reading, Sessions, MemoryAPI):
         embedder: Embedder,
         *,
         config: Config | None = None,
-        engine: Any = None,
+        engine: Engine | None = None,
         plugins: Sequence[Plugin] | None = None,
         actor: str = "user",
     ) -> None:
@@ -104,7 +105,7 @@ class Memory(Writing, Reading, Sessions, MemoryAPI):
         *,
         config: Config | None = None,
         embedder: Embedder | None = None,
-        engine: Any = None,
+        engine: Engine | None = None,
         create: bool = True,
         plugins: Sequence[Plugin] | None = None,
         read_only: bool | None = None,
@@ -190,7 +191,7 @@ class Memory(Writing, Reading, Sessions, MemoryAPI):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _make_engine(self) -> Any:
+    def _make_engine(self) -> Engine | None:
         from localmem.llm import make_engine  # imported late: llama.cpp is heavy
 
         return make_engine(self.config.engine)
@@ -211,7 +212,7 @@ class Memory(Writing, Reading, Sessions, MemoryAPI):
         return self.kernel.folder
 
     @property
-    def engine(self) -> Any:
+    def engine(self) -> Engine | None:
         """The model engine for model tasks, or None when only model-free ones are available."""
         return self.kernel.engine
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from localmem import validate
@@ -52,7 +52,7 @@ def start_session(
     *,
     user_id: str | None = None,
     agent_id: str | None = None,
-    metadata: dict[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> Session:
     """Open a new session of thoughts."""
     title = validate.content(title, max_chars=500, what="session title")
@@ -109,7 +109,7 @@ def add_thought(
     branch_from: int | None = None,
     revises: int | None = None,
     event_time: Any = None,
-    metadata: dict[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
     jobs: Sequence[JobRequest] = (),
 ) -> Thought:
     """Add the next thought to an open session.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, get_args
@@ -112,7 +114,8 @@ class HistoryEvent:
     new_value: str | None
     actor: str
     at: datetime
-    info: dict[str, Any] = field(default_factory=dict)
+    # dataclasses.field: the name ``field`` is this class's attribute above
+    info: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -206,7 +209,7 @@ class SearchResult:
     total_ms: float
     packed_tokens: int | None = None
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)
 
     def __len__(self) -> int:

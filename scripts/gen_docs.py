@@ -99,7 +99,7 @@ def api_page() -> str:
             for p in op.params
         )
         parts += ["", f"## {op.name}", "", "```python", f"{where}.{op.name}({params})"]
-        parts += [f"# -> {op.returns}", "```", "", op.description.strip()]
+        parts += [f"# -> {op.returns.replace('builtins.', '')}", "```", "", op.description.strip()]
         if op.params:
             parts += ["", "| parameter | type | |", "|---|---|---|"]
             for p in op.params:

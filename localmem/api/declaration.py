@@ -16,6 +16,7 @@ needed (:mod:`localmem.api.contract`).
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, Union
@@ -52,10 +53,10 @@ if TYPE_CHECKING:
         RecordResult,
     )
     from localmem.store.kernel import JobsReport
-    from localmem.store.links import Link
     from localmem.types import (
         HistoryEvent,
         IngestReport,
+        Link,
         MemoryItem,
         SearchResult,
         Session,
@@ -207,11 +208,11 @@ class ProceduresAPI(Protocol):
         """
 
     @operation(writes=False, raises=(NotFoundError,))
-    def versions(self, procedure_id: str) -> list[ProcedureVersion]:
+    def versions(self, procedure_id: str) -> builtins.list[ProcedureVersion]:
         """Every version of a procedure, oldest first (the last is the current one)."""
 
     @operation(writes=False, raises=(NotFoundError,))
-    def history(self, procedure_id: str) -> list[ProcedureEvent]:
+    def history(self, procedure_id: str) -> builtins.list[ProcedureEvent]:
         """What happened to a procedure, oldest first: CREATE, USE, REVISE, RETIRE, RESTORE."""
 
     @operation(writes=True, raises=(NotFoundError,))
@@ -462,7 +463,7 @@ class MemoryAPI(Protocol):
         """
 
     @operation(writes=False, raises=(NotFoundError,))
-    def history(self, memory_id: str) -> list[HistoryEvent]:
+    def history(self, memory_id: str) -> builtins.list[HistoryEvent]:
         """Every change of a memory, oldest first: what changed, who changed it, when."""
 
     @operation(writes=False, raises=(EngineUnavailableError,))
@@ -535,13 +536,13 @@ class MemoryAPI(Protocol):
         """
 
     @operation(writes=False)
-    def export(self) -> list[dict[str, Any]]:
+    def export(self) -> builtins.list[dict[str, Any]]:
         """The whole store as the lines of a localmem export (a header, then every row of every
         table), read as one moment while writers wait; ``localmem import`` loads it into a new
         store with nothing lost."""
 
     @operation(writes=False)
-    def links(self, memory_id: str) -> list[Link]:
+    def links(self, memory_id: str) -> builtins.list[Link]:
         """Every link touching a memory (evolution, consolidation...), newest first."""
 
     @operation(writes=False)
@@ -553,11 +554,11 @@ class MemoryAPI(Protocol):
         """The attributes mined for some memories (never-mined ones left out)."""
 
     @operation(writes=False)
-    def sources_of(self, memory_ids: Sequence[str]) -> dict[str, list[str]]:
+    def sources_of(self, memory_ids: Sequence[str]) -> dict[str, builtins.list[str]]:
         """For each consolidated (semantic, meta) memory, the memories it came from."""
 
     @operation(writes=False)
-    def users(self, *, limit: int = 200) -> list[tuple[str, int]]:
+    def users(self, *, limit: int = 200) -> builtins.list[tuple[str, int]]:
         """Every user scope with how many memories it holds outside sessions, by id."""
 
     @operation(writes=False)
@@ -635,7 +636,7 @@ class MemoryAPI(Protocol):
         """
 
     @operation(writes=False, raises=(NotFoundError,))
-    def thoughts(self, session_id: str) -> list[Thought]:
+    def thoughts(self, session_id: str) -> builtins.list[Thought]:
         """The thoughts of a session, in order.
 
         Args:
@@ -651,7 +652,9 @@ class MemoryAPI(Protocol):
         """
 
     @operation(writes=False)
-    def sessions(self, *, status: SessionStatus | None = None, limit: int = 100) -> list[Session]:
+    def sessions(
+        self, *, status: SessionStatus | None = None, limit: int = 100
+    ) -> builtins.list[Session]:
         """Sessions, newest first.
 
         Args:

@@ -15,7 +15,8 @@ from typing import Any
 import pyarrow as pa
 
 from localmem.attributes.mined import Attribute, Mined, StoredAttributes
-from localmem.store.db import Database, utcnow
+from localmem.store.backend import StoreDatabase
+from localmem.store.db import utcnow
 
 COLUMNS = (
     "memory_id, axis, value, rank, score, miner, terms, priority, label_set, source_hash, mined_at"
@@ -27,7 +28,7 @@ def priority_weight(position: int | None) -> float:
     return 1.0 / (1.0 + (position if position is not None else 9))
 
 
-def write(db: Database, memory_id: str, mined: Mined, source_hash: str) -> None:
+def write(db: StoreDatabase, memory_id: str, mined: Mined, source_hash: str) -> None:
     """Replace a memory's attributes (call inside the caller's transaction)."""
     db.execute("DELETE FROM attributes WHERE memory_id = ?", [memory_id])
     if not mined.attributes:
@@ -52,12 +53,12 @@ def write(db: Database, memory_id: str, mined: Mined, source_hash: str) -> None:
     db.insert_arrow("attributes", table, COLUMNS)
 
 
-def delete(db: Database, memory_id: str) -> None:
+def delete(db: StoreDatabase, memory_id: str) -> None:
     """Remove a memory's attributes."""
     db.execute("DELETE FROM attributes WHERE memory_id = ?", [memory_id])
 
 
-def read(db: Database, memory_ids: Sequence[str]) -> dict[str, StoredAttributes]:
+def read(db: StoreDatabase, memory_ids: Sequence[str]) -> dict[str, StoredAttributes]:
     """The stored attributes of some memories (memories without any are left out)."""
     if not memory_ids:
         return {}
@@ -83,7 +84,7 @@ def read(db: Database, memory_ids: Sequence[str]) -> dict[str, StoredAttributes]
     return out
 
 
-def source_of(db: Database, memory_id: str) -> tuple[str, str | None, str, Any, bool] | None:
+def source_of(db: StoreDatabase, memory_id: str) -> tuple[str, str | None, str, Any, bool] | None:
     """What mining a memory reads: (content, context, content hash, stored vector, deleted)."""
     return db.fetchone(
         "SELECT content, context, content_hash, embedding, deleted FROM memories WHERE id = ?",
@@ -91,12 +92,12 @@ def source_of(db: Database, memory_id: str) -> tuple[str, str | None, str, Any, 
     )
 
 
-def is_live(db: Database, memory_id: str) -> bool:
+def is_live(db: StoreDatabase, memory_id: str) -> bool:
     """Whether a memory exists and is not deleted."""
     return bool(db.scalar("SELECT NOT deleted FROM memories WHERE id = ?", [memory_id]))
 
 
-def queued_texts(db: Database, limit: int) -> list[str]:
+def queued_texts(db: StoreDatabase, limit: int) -> list[str]:
     """The texts of the next live memories waiting for a ``mine`` job, in queue order."""
     rows = db.fetchall(
         "SELECT m.content FROM jobs j JOIN memories m ON m.id = j.memory_id "
@@ -107,7 +108,7 @@ def queued_texts(db: Database, limit: int) -> list[str]:
     return [r[0] for r in rows]
 
 
-def pending_mining(db: Database) -> dict[str, tuple[int, dict[str, Any]]]:
+def pending_mining(db: StoreDatabase) -> dict[str, tuple[int, dict[str, Any]]]:
     """The waiting ``mine`` job of each memory that has one: ``{memory: (job id, payload)}``."""
     found: dict[str, tuple[int, dict[str, Any]]] = {}
     for memory_id, job_id, payload in db.fetchall(
@@ -118,7 +119,7 @@ def pending_mining(db: Database) -> dict[str, tuple[int, dict[str, Any]]]:
     return found
 
 
-def counts(db: Database) -> dict[str, Any]:
+def counts(db: StoreDatabase) -> dict[str, Any]:
     """How many live memories are mined, not mined, or stale; and by which miner."""
     total = int(db.scalar("SELECT count(*) FROM memories WHERE NOT deleted") or 0)
     by_miner = dict(
@@ -144,7 +145,7 @@ def counts(db: Database) -> dict[str, Any]:
     }
 
 
-def to_mine(db: Database, *, which: str = "missing", limit: int | None = None) -> list[str]:
+def to_mine(db: StoreDatabase, *, which: str = "missing", limit: int | None = None) -> list[str]:
     """Ids of live memories to mine: ``missing`` (never mined), ``stale`` (text changed since),
     ``outdated`` (both) or ``all``; oldest first."""
     missing = "NOT EXISTS (SELECT 1 FROM attributes a WHERE a.memory_id = m.id)"
@@ -191,7 +192,7 @@ def query_rows(query: Mined, axes: Sequence[str], *, strategy: str, min_confiden
 
 
 def match(
-    db: Database,
+    db: StoreDatabase,
     labels: Sequence[int],
     query: Sequence[Attribute],
     *,

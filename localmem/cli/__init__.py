@@ -86,8 +86,9 @@ def _describe(sub: argparse._SubParsersAction) -> None:
     """A command's `--help` opens with its one-line help when it has no longer description."""
     helps = {a.dest: a.help for a in sub._choices_actions}
     for name, parser in sub.choices.items():
-        if not parser.description and helps.get(name):
-            parser.description = helps[name][0].upper() + helps[name][1:] + "."
+        line = helps.get(name)
+        if not parser.description and line:
+            parser.description = line[0].upper() + line[1:] + "."
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):
                 _describe(action)

@@ -121,6 +121,40 @@ def doctor_report(path, *, repair: bool = False) -> dict:
             facts = check_store(path, repair=repair)
         except LocalMemError as exc:
             store_error = exc
+    _embedder_checks(check, config, facts)
+    _engine_checks(check, config)
+    if facts is not None:
+        check(
+            "store",
+            True,
+            f"{counted(facts['live'], 'live memory')}, migrations {', '.join(facts['migrations'])}"
+            + (" (read-only)" if facts["read_only"] else ""),
+        )
+        check(
+            "database",
+            not facts["damage"],
+            "; ".join(facts["damage"])
+            or "every table reads back"
+            + (" (PostgreSQL)" if postgres else " (DuckDB checked every block)"),
+        )
+        _index_checks(check, facts)
+        for notice in [*facts["notices"], *facts["repaired"]]:
+            check("repair", True, notice)
+        for setting in facts.get("server_settings", ()):  # PostgreSQL: advice, not a fault
+            check(f"pg {setting['setting']}", True, setting["detail"])
+        report["facts"] = facts
+    elif store_error is not None:
+        check("store", False, str(store_error))
+    elif served is None:
+        check("store", True, "no store yet (it is created on the first add)")
+    report["ok"] = all(c["ok"] for c in report["checks"])
+    return report
+
+
+def _embedder_checks(check, config, facts: dict | None) -> None:
+    """The embedder loads and embeds, and is the model the store's vectors were made with."""
+    from localmem.errors import LocalMemError
+
     try:
         from localmem.embed import embedder_for_store
 
@@ -148,6 +182,10 @@ def doctor_report(path, *, repair: bool = False) -> dict:
             )
     except LocalMemError as exc:
         check("embedder", False, str(exc))
+
+
+def _engine_checks(check, config) -> None:
+    """Who serves each model task, and llama.cpp probed on this CPU."""
     try:
         from localmem.llm import describe_engines  # the engine module says who serves each task
 
@@ -166,32 +204,6 @@ def doctor_report(path, *, repair: bool = False) -> dict:
         found = probe_engine(config.engine)
         if found is not None:
             check("engine probe", *found)
-    if facts is not None:
-        check(
-            "store",
-            True,
-            f"{counted(facts['live'], 'live memory')}, migrations {', '.join(facts['migrations'])}"
-            + (" (read-only)" if facts["read_only"] else ""),
-        )
-        check(
-            "database",
-            not facts["damage"],
-            "; ".join(facts["damage"])
-            or "every table reads back"
-            + (" (PostgreSQL)" if postgres else " (DuckDB checked every block)"),
-        )
-        _index_checks(check, facts)
-        for notice in [*facts["notices"], *facts["repaired"]]:
-            check("repair", True, notice)
-        for setting in facts.get("server_settings", ()):  # PostgreSQL: advice, not a fault
-            check(f"pg {setting['setting']}", True, setting["detail"])
-        report["facts"] = facts
-    elif store_error is not None:
-        check("store", False, str(store_error))
-    elif served is None:
-        check("store", True, "no store yet (it is created on the first add)")
-    report["ok"] = all(c["ok"] for c in report["checks"])
-    return report
 
 
 def _index_checks(check, facts: dict) -> None:

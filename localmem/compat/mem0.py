@@ -21,6 +21,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from datetime import date
 from pathlib import Path
+from types import EllipsisType
 from typing import Any
 
 from localmem.api import MemoryAPI
@@ -155,7 +156,7 @@ class Memory:
         *,
         text: str | None = None,
         metadata: Mapping[str, Any] | None = None,
-        expiration_date: str | date | None = ...,  # type: ignore[assignment]
+        expiration_date: str | date | EllipsisType | None = ...,  # ...: left as it is
     ) -> dict[str, str]:
         """Change a memory's text (``text``, or ``data`` as mem0 1.x names it), merge metadata
         into its own, set or clear (None) its expiration date.

@@ -15,7 +15,7 @@ from localmem.types import MemoryItem
 
 def scope_of(
     user_id: str | None, agent_id: str | None, run_id: str | None, *, required: bool
-) -> dict[str, str]:
+) -> dict[str, Any]:
     scope = {
         key: value
         for key, value in (("user_id", user_id), ("agent_id", agent_id), ("session_id", run_id))

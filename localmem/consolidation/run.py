@@ -11,7 +11,7 @@ import numpy as np
 from localmem import validate
 from localmem.consolidation import scope
 from localmem.consolidation.cluster import ClusterParams
-from localmem.consolidation.model import ConsolidationReport, Derived, Source
+from localmem.consolidation.model import ConsolidationReport, Derived, KnownFact, Source
 from localmem.consolidation.patterns import MetaDraft
 from localmem.consolidation.plan import (
     FactDraft,
@@ -101,16 +101,8 @@ def consolidate(
             extra=engine_patterns,
         )
     run_id = None
-    params = {
-        "threshold": settings.cluster.threshold,
-        "max_cluster": settings.cluster.max_size,
-        "min_cluster": settings.min_cluster,
-        "within_session": settings.cluster.within_session,
-        "window_days": settings.cluster.window_days,
-        "implementation": settings.implementation,
-        "now": now.isoformat() if now else None,
-    }
-    ids = {}
+    params = _run_params(settings, now)
+    ids: dict[str, str] = {}
     if not dry_run and (plan.facts or plan.meta or plan.extend or plan.replaced):
         run_id, ids = write_plan(
             kernel,
@@ -129,21 +121,45 @@ def consolidate(
         episodic=len(episodic),
         pending=len(pending),
         clusters=plan.clusters,
-        semantic=tuple(
-            Derived(f.id, "semantic", f.content, f.context, tuple(f.sources), f.served_by)
-            for f in plan.facts
-        ),
+        semantic=_semantic(plan),
         extended=len(plan.extend),
-        meta=tuple(
-            Derived(ids.get(m.key, m.key), "meta", m.content, None, m.sources, MODEL_FREE)
-            for m in plan.meta
-        ),
+        meta=_meta(plan, ids),
         replaced=tuple(m.id for m in plan.replaced),
         served_by=tuple(sorted(plan.served_by)),
         seconds=time.perf_counter() - started,
         prompt_tokens=plan.prompt_tokens,
         completion_tokens=plan.completion_tokens,
         warnings=tuple(plan.warnings),
+    )
+
+
+def _run_params(settings: Settings, now: datetime | None) -> dict[str, object]:
+    """The settings a run is recorded with (the ``consolidation_runs`` row)."""
+    return {
+        "threshold": settings.cluster.threshold,
+        "max_cluster": settings.cluster.max_size,
+        "min_cluster": settings.min_cluster,
+        "within_session": settings.cluster.within_session,
+        "window_days": settings.cluster.window_days,
+        "implementation": settings.implementation,
+        "now": now.isoformat() if now else None,
+    }
+
+
+def _semantic(plan: Plan) -> tuple[Derived, ...]:
+    """The semantic facts a plan makes, as the report lists them."""
+    return tuple(
+        Derived(f.id, "semantic", f.content, f.context, tuple(f.sources), f.served_by)
+        for f in plan.facts
+    )
+
+
+def _meta(plan: Plan, ids: dict[str, str]) -> tuple[Derived, ...]:
+    """The meta memories a plan makes, by the ids they were written under (their keys in a
+    dry run)."""
+    return tuple(
+        Derived(ids.get(m.key, m.key), "meta", m.content, None, m.sources, MODEL_FREE)
+        for m in plan.meta
     )
 
 
@@ -206,7 +222,7 @@ def _add_drafts(kernel: Kernel, plan: Plan, drafts: list, known: list, settings:
     contexts = [fact_context(members, names=names) for _, _, _, members, _ in drafts]
     texts = [embedding_text(d[0], c) for d, c in zip(drafts, contexts, strict=True)]
     vectors = np.asarray(kernel.embedder.embed_batch(texts), dtype=np.float32)
-    hashes = {}
+    hashes: dict[str, KnownFact] = {}
     for fact in known:
         hashes.setdefault(fact.content_hash, fact)
     for (content, _, cited, members, served), ctx, vec in zip(

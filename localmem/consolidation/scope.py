@@ -10,7 +10,7 @@ from localmem.consolidation.model import DERIVED_FROM, META_KEY, KnownFact, Know
 from localmem.consolidation.statements import split_speaker
 from localmem.errors import NotFoundError
 from localmem.store import records
-from localmem.store.db import Database
+from localmem.store.backend import StoreDatabase
 
 _SCOPE = "user_id IS NOT DISTINCT FROM ? AND (CAST(? AS VARCHAR) IS NULL OR agent_id = ?)"
 _M_SCOPE = "m.user_id IS NOT DISTINCT FROM ? AND (CAST(? AS VARCHAR) IS NULL OR m.agent_id = ?)"
@@ -20,7 +20,7 @@ def scope_params(user_id: str | None, agent_id: str | None) -> list:
     return [user_id, agent_id, agent_id]
 
 
-def check_scope(db: Database, user_id: str | None, agent_id: str | None) -> None:
+def check_scope(db: StoreDatabase, user_id: str | None, agent_id: str | None) -> None:
     """A named user (or agent) with no memories at all is a mistake, not an empty run.
 
     Raises:
@@ -41,7 +41,7 @@ def check_scope(db: Database, user_id: str | None, agent_id: str | None) -> None
         raise NotFoundError(f"no memories of {who}")
 
 
-def episodic(db: Database, user_id: str | None, agent_id: str | None) -> list[Source]:
+def episodic(db: StoreDatabase, user_id: str | None, agent_id: str | None) -> list[Source]:
     """Live episodic memories of the scope with their vectors, in the order they happened."""
     rows = db.fetchall(
         "SELECT id, label, content, session_id, event_time, metadata, embedding FROM memories "
@@ -66,7 +66,7 @@ def episodic(db: Database, user_id: str | None, agent_id: str | None) -> list[So
     return out
 
 
-def consolidated_ids(db: Database, user_id: str | None, agent_id: str | None) -> set[str]:
+def consolidated_ids(db: StoreDatabase, user_id: str | None, agent_id: str | None) -> set[str]:
     """Episodic memories of the scope already folded into a live semantic memory."""
     rows = db.fetchall(
         "SELECT c.memory_id FROM consolidated c JOIN memories m ON m.id = c.into_id "
@@ -76,7 +76,7 @@ def consolidated_ids(db: Database, user_id: str | None, agent_id: str | None) ->
     return {r[0] for r in rows}
 
 
-def known_facts(db: Database, user_id: str | None, agent_id: str | None) -> list[KnownFact]:
+def known_facts(db: StoreDatabase, user_id: str | None, agent_id: str | None) -> list[KnownFact]:
     """Semantic memories of the scope that consolidation wrote, with their sources."""
     rows = db.fetchall(
         "SELECT id, content, context, content_hash, embedding FROM memories "
@@ -98,7 +98,9 @@ def known_facts(db: Database, user_id: str | None, agent_id: str | None) -> list
     ]
 
 
-def known_meta(db: Database, user_id: str | None, agent_id: str | None) -> dict[str, KnownMeta]:
+def known_meta(
+    db: StoreDatabase, user_id: str | None, agent_id: str | None
+) -> dict[str, KnownMeta]:
     """Meta memories of the scope that consolidation wrote, by their key."""
     rows = db.fetchall(
         "SELECT id, label, content, json_extract_string(metadata, "
@@ -109,7 +111,7 @@ def known_meta(db: Database, user_id: str | None, agent_id: str | None) -> dict[
     return {r[3]: KnownMeta(r[0], int(r[1]), r[3], r[2]) for r in rows}
 
 
-def sources_of(db: Database, ids: list[str]) -> dict[str, list[str]]:
+def sources_of(db: StoreDatabase, ids: list[str]) -> dict[str, list[str]]:
     """The memories each of ``ids`` was derived from (strongest link first)."""
     if not ids:
         return {}
@@ -123,7 +125,7 @@ def sources_of(db: Database, ids: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def derived_into(db: Database, memory_id: str) -> list[str]:
+def derived_into(db: StoreDatabase, memory_id: str) -> list[str]:
     """The live memories derived from ``memory_id``."""
     rows = db.fetchall(
         "SELECT l.src FROM links l JOIN memories m ON m.id = l.src "

@@ -14,7 +14,8 @@ import pyarrow as pa
 from localmem.consolidation.model import DERIVED_FROM, META_KEY, SUPERSEDES, Source
 from localmem.consolidation.plan import Plan
 from localmem.store import memories
-from localmem.store.db import Database, utcnow
+from localmem.store.backend import StoreDatabase
+from localmem.store.db import utcnow
 from localmem.types import embedding_text
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ def _vectors(kernel: Kernel, plan: Plan, rows: list[NewMemory]) -> np.ndarray:
     return np.concatenate(parts).astype(np.float32, copy=False)
 
 
-def _insert_links(db: Database, links: list[tuple[str, str, str, float, str]]) -> None:
+def _insert_links(db: StoreDatabase, links: list[tuple[str, str, str, float, str]]) -> None:
     """Provenance links in one statement; a link that exists already is kept as it was."""
     unique: dict[tuple[str, str, str], tuple[float, str]] = {}
     for src, dst, kind, weight, reason in links:
@@ -156,7 +157,7 @@ def _insert_links(db: Database, links: list[tuple[str, str, str, float, str]]) -
     )
 
 
-def _insert_consolidated(db: Database, consolidated: dict[str, str], run_id: int) -> None:
+def _insert_consolidated(db: StoreDatabase, consolidated: dict[str, str], run_id: int) -> None:
     """Which episodic memory went into which fact (a memory consolidated again moves)."""
     if not consolidated:
         return
@@ -169,7 +170,7 @@ def _insert_consolidated(db: Database, consolidated: dict[str, str], run_id: int
     )
 
 
-def _insert_history(db: Database, rows: list[NewMemory], run_id: int) -> None:
+def _insert_history(db: StoreDatabase, rows: list[NewMemory], run_id: int) -> None:
     """A CONSOLIDATE event for every new memory, naming the run."""
     if not rows:
         return

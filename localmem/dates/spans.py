@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 from functools import lru_cache
+from typing import Any
 
 from localmem.dates.patterns import AMBIGUOUS_MONTHS, DIGIT, LETTERS, NEEDS, RULES, STRONG_PREPS
 from localmem.dates.vocabulary import (
@@ -67,9 +68,34 @@ def _weekend_of(d: date) -> tuple[date, date]:
     return saturday, saturday + timedelta(days=1)
 
 
-def _resolve(kind: str, m: re.Match[str], anchor: date | None) -> Span | None:
+#: the kinds that name a date by itself (the others count from the anchor)
+_ABSOLUTE = frozenset(
+    {
+        "iso",
+        "day_month_year",
+        "month_day_year",
+        "month_year",
+        "day_month",
+        "month_day",
+        "season_year",
+        "month_alone",
+        "year",
+    }
+)
+
+
+def _resolve(kind: str, m: _Cased, anchor: date | None) -> Span | None:
     g = m.groupdict()
     text = m.group(0)
+    if kind in _ABSOLUTE:
+        return _absolute(kind, g, text, anchor)
+    if anchor is None:
+        return None
+    return _relative(kind, g, text, anchor)
+
+
+def _absolute(kind: str, g: dict[str, Any], text: str, anchor: date | None) -> Span | None:
+    """A date written out (a year missing from it is the anchor's, or 2000 without one)."""
     if kind == "iso":
         d = _safe_date(int(g["y"]), int(g["m"]), int(g["d"]))
         return Span(d, d, text, "day") if d else None
@@ -90,30 +116,37 @@ def _resolve(kind: str, m: re.Match[str], anchor: date | None) -> Span | None:
         start, end = _season_span(int(g["y"]), g["s"])
         return Span(start, end, text, "season")
     if kind == "month_alone":
-        name = g["m"].rstrip(".")
-        month = MONTHS[name]
-        prep = g["prep"]
-        if name in AMBIGUOUS_MONTHS and prep not in STRONG_PREPS:
-            return None
-        if prep in ("last", "this", "next"):
-            if anchor is None:
-                return None
-            year = anchor.year
-            if prep == "last" and month >= anchor.month:
-                year -= 1
-            elif prep == "next" and month <= anchor.month:
-                year += 1
-            start, end = _month_span(year, month)
-            return Span(start, end, text, "month", relative=True)
-        year = anchor.year if anchor else 2000
-        start, end = _month_span(year, month)
-        return Span(start, end, text, "month", yearless=True)
+        return _month_alone(g, text, anchor)
     if kind == "year":
         y = int(g["y"])
         return Span(date(y, 1, 1), date(y, 12, 31), text, "year")
-    if anchor is None:
+    return None
+
+
+def _month_alone(g: dict[str, Any], text: str, anchor: date | None) -> Span | None:
+    """A month named without a year: "in March", "last March" (from the anchor)."""
+    name = g["m"].rstrip(".")
+    month = MONTHS[name]
+    prep = g["prep"]
+    if name in AMBIGUOUS_MONTHS and prep not in STRONG_PREPS:
         return None
-    # relative forms from here on
+    if prep in ("last", "this", "next"):
+        if anchor is None:
+            return None
+        year = anchor.year
+        if prep == "last" and month >= anchor.month:
+            year -= 1
+        elif prep == "next" and month <= anchor.month:
+            year += 1
+        start, end = _month_span(year, month)
+        return Span(start, end, text, "month", relative=True)
+    year = anchor.year if anchor else 2000
+    start, end = _month_span(year, month)
+    return Span(start, end, text, "month", yearless=True)
+
+
+def _relative(kind: str, g: dict[str, Any], text: str, anchor: date) -> Span | None:
+    """A date counted from the anchor: yesterday, three weeks ago, last Friday."""
     if kind == "day_before_yesterday":
         d = anchor - timedelta(days=2)
         return Span(d, d, text, "day", relative=True)
@@ -129,28 +162,33 @@ def _resolve(kind: str, m: re.Match[str], anchor: date | None) -> Span | None:
         reach = VAGUE_DAYS[" ".join(text.lower().split())]
         return Span(anchor - timedelta(days=reach), anchor, text, "vague", relative=True)
     if kind == "ago":
-        n = _number(g["num"])
-        if n is None or n > 200:
-            return None
-        unit = g["unit"].rstrip("s")
-        if unit == "day":
-            d = anchor - timedelta(days=n)
-            return Span(d, d, text, "day", relative=True)
-        if unit in ("week", "weekend"):
-            ref = anchor - timedelta(weeks=n)
-            start, end = _weekend_of(ref) if unit == "weekend" else _week_of(ref)
-            return Span(start, end, text, unit, relative=True)
-        if unit == "month":
-            year, month = _shift_months(anchor, -n)
-            start, end = _month_span(year, month)
-            return Span(start, end, text, "month", relative=True)
-        year = anchor.year - n
-        return Span(date(year, 1, 1), date(year, 12, 31), text, "year", relative=True)
+        return _ago(g, text, anchor)
     if kind == "shifted":
         return _shifted(g["dir"], g["what"], text, anchor)
     if kind == "on_weekday":
         return _weekday(WEEKDAYS[g["wd"]], -1, text, anchor)
     return None
+
+
+def _ago(g: dict[str, Any], text: str, anchor: date) -> Span | None:
+    """ "N days/weeks/weekends/months/years ago" (N up to 200)."""
+    n = _number(g["num"])
+    if n is None or n > 200:
+        return None
+    unit = g["unit"].rstrip("s")
+    if unit == "day":
+        d = anchor - timedelta(days=n)
+        return Span(d, d, text, "day", relative=True)
+    if unit in ("week", "weekend"):
+        ref = anchor - timedelta(weeks=n)
+        start, end = _weekend_of(ref) if unit == "weekend" else _week_of(ref)
+        return Span(start, end, text, unit, relative=True)
+    if unit == "month":
+        year, month = _shift_months(anchor, -n)
+        start, end = _month_span(year, month)
+        return Span(start, end, text, "month", relative=True)
+    year = anchor.year - n
+    return Span(date(year, 1, 1), date(year, 12, 31), text, "year", relative=True)
 
 
 def _shifted(direction: str, what: str, text: str, anchor: date) -> Span | None:

@@ -20,7 +20,8 @@ from localmem.evolution.steps import totals as steps_totals
 from localmem.evolution.undo import ContextVersion, context_versions, revert
 from localmem.store import memories
 from localmem.store.kernel import HasKernel, JobsReport, Kernel, kernel_of
-from localmem.store.links import EVOLUTION, Link, links_of, pairs
+from localmem.store.links import EVOLUTION, links_of, pairs
+from localmem.types import Link
 
 
 def evolve(memory: Kernel | HasKernel, memory_id: str) -> list[Step]:

@@ -9,13 +9,14 @@ says which implementation served it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from localmem.evolution.modelfree import Decision
 from localmem.types import MemoryItem
 
 if TYPE_CHECKING:
     from localmem.config import Config
+    from localmem.llm.base import Engine
 
 TASK = "evolution"
 
@@ -48,7 +49,7 @@ def ask(
     shared: list[str],
     adds: list[str],
     config: Config,
-    engine: Any = None,
+    engine: Engine | None = None,
     tokens_left: int | None = None,
 ) -> Outcome | None:
     """Decide what to do with ``neighbour``; None when the token budget cannot pay for it.

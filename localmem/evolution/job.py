@@ -32,6 +32,7 @@ from localmem.store.links import add_link
 from localmem.types import MemoryItem, embedding_text
 
 if TYPE_CHECKING:
+    from localmem.llm.base import Engine
     from localmem.store.jobs import Job
     from localmem.store.kernel import Kernel
 
@@ -105,7 +106,7 @@ def _phrases(kernel: Kernel, new: MemoryItem, old: MemoryItem) -> tuple[list[str
 
 
 def _decide(
-    kernel: Kernel, source: MemoryItem, step: steps.Step, *, engine: Any, spent: int
+    kernel: Kernel, source: MemoryItem, step: steps.Step, *, engine: Engine | None, spent: int
 ) -> tuple[steps.Step, MemoryItem | None, decide.Outcome | None]:
     """The decision about one step: (step, neighbour or None if gone, outcome or None if over
     the token budget)."""

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from localmem.store import records
-from localmem.store.db import Database, utcnow
+from localmem.store.backend import StoreDatabase
+from localmem.store.db import utcnow
 
 PLANNED = "planned"
 UPDATED = "updated"  # context rewritten (and linked)
@@ -52,7 +53,9 @@ def _step(row) -> Step:
     return Step(*row[:11], records.aware(row[11]), records.aware(row[12]))
 
 
-def plan(db: Database, source: str, job_id: int, neighbours: Sequence[tuple[str, float]]) -> None:
+def plan(
+    db: StoreDatabase, source: str, job_id: int, neighbours: Sequence[tuple[str, float]]
+) -> None:
     """Write the plan: one ``planned`` step per neighbour, in rank order."""
     now = utcnow()
     for rank, (neighbour, sim) in enumerate(neighbours, start=1):
@@ -63,7 +66,7 @@ def plan(db: Database, source: str, job_id: int, neighbours: Sequence[tuple[str,
         )
 
 
-def steps_of(db: Database, source: str) -> list[Step]:
+def steps_of(db: StoreDatabase, source: str) -> list[Step]:
     """The steps of the evolution a memory caused, in rank order."""
     rows = db.fetchall(
         f"SELECT {_COLUMNS} FROM evolution_steps WHERE source = ? ORDER BY rank", [source]
@@ -71,7 +74,7 @@ def steps_of(db: Database, source: str) -> list[Step]:
     return [_step(r) for r in rows]
 
 
-def steps_on(db: Database, neighbour: str) -> list[Step]:
+def steps_on(db: StoreDatabase, neighbour: str) -> list[Step]:
     """The steps in which other memories evolved this one, oldest first."""
     rows = db.fetchall(
         f"SELECT {_COLUMNS} FROM evolution_steps WHERE neighbour = ? ORDER BY planned_at, source",
@@ -80,7 +83,7 @@ def steps_on(db: Database, neighbour: str) -> list[Step]:
     return [_step(r) for r in rows]
 
 
-def rewrites_by(db: Database, source: str) -> list[tuple[str, int]]:
+def rewrites_by(db: StoreDatabase, source: str) -> list[tuple[str, int]]:
     """(neighbour, history event) of every context this memory rewrote and that stands."""
     rows = db.fetchall(
         "SELECT neighbour, history_id FROM evolution_steps "
@@ -90,14 +93,14 @@ def rewrites_by(db: Database, source: str) -> list[tuple[str, int]]:
     return [(r[0], int(r[1])) for r in rows]
 
 
-def forget(db: Database, memory_id: str) -> None:
+def forget(db: StoreDatabase, memory_id: str) -> None:
     """Remove every step a memory took part in (it is being purged)."""
     db.execute(
         "DELETE FROM evolution_steps WHERE source = ? OR neighbour = ?", [memory_id, memory_id]
     )
 
 
-def mark_reverted(db: Database, source: str, neighbour: str) -> None:
+def mark_reverted(db: StoreDatabase, source: str, neighbour: str) -> None:
     """Note that a person undid the step ``source -> neighbour``."""
     db.execute(
         "UPDATE evolution_steps SET status = 'reverted' WHERE source = ? AND neighbour = ?",
@@ -106,7 +109,7 @@ def mark_reverted(db: Database, source: str, neighbour: str) -> None:
 
 
 def record(
-    db: Database,
+    db: StoreDatabase,
     step: Step,
     status: str,
     *,
@@ -146,7 +149,7 @@ class Totals:
     rewrites: list[tuple[str, str, str | None]]  # (new memory, neighbour, context written)
 
 
-def totals(db: Database, *, rewrites: int = 3) -> Totals:
+def totals(db: StoreDatabase, *, rewrites: int = 3) -> Totals:
     """Totals over every evolution step of a store."""
     steps = {
         str(k): int(v)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -12,7 +13,7 @@ from localmem.retrieval.pipeline import search as run_search
 from localmem.retrieval.stages import StageSpec
 from localmem.store import dump, memories
 from localmem.store.kernel import Kernel
-from localmem.store.links import Link, links_of
+from localmem.store.links import links_of
 from localmem.types import (
     AttributeMode,
     Axis,
@@ -21,6 +22,7 @@ from localmem.types import (
     HistoryEvent,
     Kind,
     Level,
+    Link,
     MemoryItem,
     Mode,
     Reranker,
@@ -97,16 +99,16 @@ class Reading:
             oldest_first=oldest_first,
         )
 
-    def users(self, *, limit: int = 200) -> list[tuple[str, int]]:
+    def users(self, *, limit: int = 200) -> builtins.list[tuple[str, int]]:
         """(user id, how many memories outside sessions) for every user scope, by id."""
         validate.positive_int(limit, "limit", maximum=validate.MAX_LIMIT)
         return memories.users(self.kernel, limit=limit)
 
-    def export(self) -> list[dict[str, Any]]:
+    def export(self) -> builtins.list[dict[str, Any]]:
         """The whole store as export lines, read as one moment (see :mod:`localmem.store.dump`)."""
         return dump.dump(self.kernel.store)
 
-    def links(self, memory_id: str) -> list[Link]:
+    def links(self, memory_id: str) -> builtins.list[Link]:
         """Every link touching a memory (evolution, consolidation...), newest first."""
         item = self.get(memory_id, include_deleted=True)
         return links_of(self.kernel.db, item.id)
@@ -125,7 +127,7 @@ class Reading:
             raise InputError("memory_ids must be a list of memory ids")
         return attributes.stored(self.kernel, [_memory_id(x) for x in memory_ids])
 
-    def sources_of(self, memory_ids: Sequence[str]) -> dict[str, list[str]]:
+    def sources_of(self, memory_ids: Sequence[str]) -> dict[str, builtins.list[str]]:
         """For each consolidated (semantic, meta) memory, the memories it came from."""
         from localmem.consolidation import sources_of
 
@@ -133,7 +135,7 @@ class Reading:
             raise InputError("memory_ids must be a list of memory ids")
         return sources_of(self.kernel, [_memory_id(x) for x in memory_ids])
 
-    def history(self, memory_id: str) -> list[HistoryEvent]:
+    def history(self, memory_id: str) -> builtins.list[HistoryEvent]:
         """Every change of a memory, oldest first (ADD, UPDATE, EVOLVE, DELETE, ...)."""
         return memories.history(self.kernel, memory_id)
 

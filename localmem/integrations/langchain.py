@@ -9,7 +9,7 @@ client work alike. The parameter descriptions the tools show a model come from t
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
@@ -19,7 +19,7 @@ from pydantic import ConfigDict, Field, create_model
 
 from localmem.api import MemoryAPI, operations
 from localmem.errors import InputError
-from localmem.types import KINDS, Hit
+from localmem.types import KINDS, Hit, Kind
 from localmem.wire import compact_hit
 
 
@@ -87,8 +87,8 @@ def memory_tools(
     """The store's add and search as LangChain tools: ``remember`` stores a memory,
     ``recall`` finds memories for a query (compact hits as JSON). The scopes given here apply
     to every call (a model cannot reach another user's memories through them)."""
-    scope = {"user_id": user_id, "agent_id": agent_id, "session_id": session_id}
-    scope = {key: value for key, value in scope.items() if value is not None}
+    given = {"user_id": user_id, "agent_id": agent_id, "session_id": session_id}
+    scope: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
 
     remember_args = create_model(
         "RememberArgs",
@@ -108,7 +108,7 @@ def memory_tools(
     )
 
     def remember(content: str, kind: str = "note", event_time: str | None = None) -> str:
-        item = memory.add(content, kind=kind, event_time=event_time, **scope)
+        item = memory.add(content, kind=cast(Kind, kind), event_time=event_time, **scope)
         return json.dumps({"id": item.id, "stored": item.content})
 
     def recall(query: str, k: int = k, since: str | None = None, until: str | None = None) -> str:

@@ -255,24 +255,11 @@ def decode(
         while len(out) < max_tokens:
             pointer = lib.llama_get_logits_ith(llama.ctx, -1)
             logits = np.ctypeslib.as_array(pointer, shape=(n_vocab,))
-            if temperature > 0:
-                token = _sampled(logits, grammar, temperature, rng)
-            elif grammar is not None:
-                token = _best_allowed(logits, grammar)
-            else:
-                token = int(np.argmax(logits))
+            token = _choose(logits, grammar, temperature, rng)
             if stop_on_eog and lib.llama_vocab_is_eog(vocab, token):
                 finish = "stop"
                 break
-            step = [token]
-            pieces.append(llama.detokenize([token]))
-            if grammar is not None:
-                grammar.accept(token)
-                if byte_tokens is not None:
-                    forced = _forced_bytes(grammar, byte_tokens, vocab)
-                    if forced:
-                        step += _forced_tokens(llama, forced, byte_tokens)
-                        pieces.append(forced)
+            step = _step(llama, token, grammar, byte_tokens, vocab, pieces)
             out.extend(step)
             text = b"".join(pieces).decode("utf-8", "ignore")
             if len(out) > max_tokens:  # the forced text ran past the budget
@@ -295,6 +282,39 @@ def decode(
     text = b"".join(pieces).decode("utf-8", errors="ignore")
     seconds = tick() - start
     return Decoded(text, tuple(out), finish, len(prompt), evaluated, prompt_seconds, seconds)
+
+
+def _choose(
+    logits: np.ndarray, grammar: GrammarCheck | None, temperature: float, rng: np.random.Generator
+) -> int:
+    """The next token: sampled above temperature 0, else the best the grammar allows."""
+    if temperature > 0:
+        return _sampled(logits, grammar, temperature, rng)
+    if grammar is not None:
+        return _best_allowed(logits, grammar)
+    return int(np.argmax(logits))
+
+
+def _step(
+    llama: Any,
+    token: int,
+    grammar: GrammarCheck | None,
+    byte_ids: np.ndarray | None,
+    vocab: Any,
+    pieces: list[bytes],
+) -> list[int]:
+    """The tokens of one model step: ``token``, then the text the grammar forces after it
+    (when ``byte_ids`` allows a fast-forward); their bytes are appended to ``pieces``."""
+    step = [token]
+    pieces.append(llama.detokenize([token]))
+    if grammar is not None:
+        grammar.accept(token)
+        if byte_ids is not None:
+            forced = _forced_bytes(grammar, byte_ids, vocab)
+            if forced:
+                step += _forced_tokens(llama, forced, byte_ids)
+                pieces.append(forced)
+    return step
 
 
 def byte_tokens(llama: Any) -> np.ndarray | None:

@@ -16,7 +16,8 @@ from localmem.procedures.model import (
     ProcedureEvent,
     ProcedureVersion,
 )
-from localmem.store.db import Database, utcnow
+from localmem.store.backend import StoreDatabase
+from localmem.store.db import utcnow
 from localmem.store.prefix import find_rows
 from localmem.store.records import aware
 
@@ -51,14 +52,14 @@ def to_procedure(row: Sequence[Any]) -> Procedure:
     )
 
 
-def get(db: Database, procedure_id: Any) -> Procedure:
+def get(db: StoreDatabase, procedure_id: Any) -> Procedure:
     """A procedure by id or unique prefix (4 characters or more)."""
     pid = validate.identifier(procedure_id, "a procedure id")
     rows = find_rows(db, f"SELECT {COLUMNS} FROM procedures", pid, what="procedure")
     return to_procedure(rows[0])
 
 
-def by_memory_ids(db: Database, memory_ids: Sequence[str]) -> list[Procedure]:
+def by_memory_ids(db: StoreDatabase, memory_ids: Sequence[str]) -> list[Procedure]:
     """The active procedures whose trigger memories these are."""
     if not memory_ids:
         return []
@@ -71,7 +72,7 @@ def by_memory_ids(db: Database, memory_ids: Sequence[str]) -> list[Procedure]:
 
 
 def listing(
-    db: Database,
+    db: StoreDatabase,
     *,
     status: str | None,
     task_type: str | None,
@@ -98,7 +99,7 @@ def listing(
     return [to_procedure(r) for r in rows]
 
 
-def versions(db: Database, procedure_id: str) -> list[ProcedureVersion]:
+def versions(db: StoreDatabase, procedure_id: str) -> list[ProcedureVersion]:
     """Every version of a procedure, oldest first."""
     rows = db.fetchall(
         "SELECT procedure_id, version, task_type, trigger, steps, level, example, caveats, "
@@ -124,7 +125,7 @@ def versions(db: Database, procedure_id: str) -> list[ProcedureVersion]:
     ]
 
 
-def events(db: Database, procedure_id: str) -> list[ProcedureEvent]:
+def events(db: StoreDatabase, procedure_id: str) -> list[ProcedureEvent]:
     """What happened to a procedure, oldest first."""
     rows = db.fetchall(
         "SELECT id, procedure_id, event, version, success, info, happened_at "
@@ -146,7 +147,7 @@ def events(db: Database, procedure_id: str) -> list[ProcedureEvent]:
 
 
 def insert_procedure(
-    db: Database,
+    db: StoreDatabase,
     pid: str,
     memory_id: str,
     *,
@@ -180,7 +181,7 @@ def insert_procedure(
 
 
 def insert_version(
-    db: Database,
+    db: StoreDatabase,
     pid: str,
     version: int,
     *,
@@ -214,7 +215,7 @@ def insert_version(
 
 
 def insert_event(
-    db: Database,
+    db: StoreDatabase,
     pid: str,
     event: str,
     version: int,
@@ -229,13 +230,18 @@ def insert_event(
     )
 
 
-def active_count(db: Database) -> int:
+def active_count(db: StoreDatabase) -> int:
     """How many procedures are active (findable)."""
     return int(db.scalar("SELECT count(*) FROM procedures WHERE status = 'active'"))
 
 
 def set_counts(
-    db: Database, procedure_id: str, *, uses: int, successes: int, used_at: datetime | None = None
+    db: StoreDatabase,
+    procedure_id: str,
+    *,
+    uses: int,
+    successes: int,
+    used_at: datetime | None = None,
 ) -> None:
     """Set a procedure's use and success counts (``used_at``: the use being counted now)."""
     if used_at is None:
@@ -253,7 +259,7 @@ def set_counts(
 
 
 def set_version(
-    db: Database,
+    db: StoreDatabase,
     procedure_id: str,
     version: int,
     *,
@@ -277,7 +283,7 @@ def set_version(
     )
 
 
-def set_status(db: Database, procedure_id: str, status: str, *, now: datetime) -> None:
+def set_status(db: StoreDatabase, procedure_id: str, status: str, *, now: datetime) -> None:
     """Set a procedure's status (``active`` or ``retired``)."""
     db.execute(
         "UPDATE procedures SET status = ?, updated_at = ? WHERE id = ?", [status, now, procedure_id]

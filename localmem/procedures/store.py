@@ -6,6 +6,7 @@ The façade over :mod:`.rows` (reading), :mod:`.finding` (find, find_many) and :
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -76,12 +77,12 @@ class ProcedureStore:
             limit=limit,
         )
 
-    def versions(self, procedure_id: str) -> list[ProcedureVersion]:
+    def versions(self, procedure_id: str) -> builtins.list[ProcedureVersion]:
         """Every version of a procedure, oldest first (the last is the current one)."""
         proc = self.get(procedure_id)
         return rows.versions(self.kernel.db, proc.id)
 
-    def history(self, procedure_id: str) -> list[ProcedureEvent]:
+    def history(self, procedure_id: str) -> builtins.list[ProcedureEvent]:
         """What happened to a procedure, oldest first: CREATE, USE, REVISE, RETIRE, RESTORE."""
         proc = self.get(procedure_id)
         return rows.events(self.kernel.db, proc.id)
@@ -95,7 +96,7 @@ class ProcedureStore:
         task_type: str | None = None,
         user_id: str | None = None,
         agent_id: str | None = None,
-    ) -> list[ProcedureMatch]:
+    ) -> builtins.list[ProcedureMatch]:
         """Active procedures scored for ``task``, best first, with no threshold applied.
 
         The score is the cosine of task and trigger, plus ``type_weight`` when the task's type
@@ -140,7 +141,7 @@ class ProcedureStore:
 
     def find_many(
         self, task: str, *, k: int = 3, threshold: float | None = None, **options: Any
-    ) -> list[ProcedureMatch]:
+    ) -> builtins.list[ProcedureMatch]:
         """Procedures for a task that needs several, in the order to apply them.
 
         The task is split into its parts ("...; then ...", sentences, lines); each part gets its

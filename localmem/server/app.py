@@ -14,7 +14,7 @@ import contextlib
 import hmac
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from string import hexdigits
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from localmem import api, wire
 from localmem.api import Operation
@@ -134,11 +135,31 @@ def build_app(
     mcp_app = mcp.streamable_http_app(
         streamable_http_path="/mcp", transport_security=_rebinding_guard(host)
     )
-    expected = f"Bearer {token}".encode()
 
-    def authorised(request: Request) -> bool:
-        given = request.headers.get(TOKEN_HEADER, "").encode()
-        return hmac.compare_digest(given, expected)
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with mcp.session_manager.run():  # the MCP endpoint's sessions
+            yield
+
+    app = Starlette(
+        exception_handlers={404: _refused, 405: _refused},
+        routes=[
+            Route("/v1/health", _health(token), methods=["GET"]),
+            Route("/v1/{method}", _caller(methods, on_write), methods=["POST"]),
+            Mount("/", app=_elsewhere(mcp_app)),
+        ],
+        lifespan=lifespan,
+    )
+    app.add_middleware(_TokenGate, token=token)
+    return app
+
+
+def _caller(
+    methods: dict[str, tuple[Operation, Callable[..., Any]]],
+    on_write: Callable[[], None] | None,
+) -> Callable[[Request], Awaitable[Response]]:
+    """The handler of ``POST /v1/METHOD``: checked arguments in, the encoded result (or the
+    typed error) out; ``on_write`` after a method that writes."""
 
     async def call(request: Request) -> Response:
         name = request.path_params["method"]
@@ -165,6 +186,12 @@ def build_app(
             on_write()
         return JSONResponse({"result": wire.encode(result)})
 
+    return call
+
+
+def _health(token: str) -> Callable[[Request], Awaitable[Response]]:
+    """The handler of ``GET /v1/health``: with ``?challenge=HEX``, the proof of the token."""
+
     async def health(request: Request) -> Response:
         challenge = request.query_params.get("challenge", "")
         if not challenge:
@@ -173,8 +200,14 @@ def build_app(
             return _error(InputError(f"a challenge is at most {MAX_CHALLENGE} hex digits"))
         return JSONResponse({"result": {"proof": proof(token, challenge)}})
 
-    async def elsewhere(scope: dict, receive: Any, send: Any) -> None:
-        """/mcp goes to the MCP app; any other path is a typed 404."""
+    return health
+
+
+def _elsewhere(mcp_app: ASGIApp) -> ASGIApp:
+    """The ASGI app behind every other path: /mcp goes to the MCP app; any other path is a
+    typed 404."""
+
+    async def elsewhere(scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
         if scope["type"] != "http" or path == "/mcp" or path.startswith("/mcp/"):
             await mcp_app(scope, receive, send)
@@ -183,45 +216,38 @@ def build_app(
             scope, receive, send
         )
 
-    class TokenGate:
-        """Refuses every request without the store's token (the MCP endpoint included)."""
+    return elsewhere
 
-        def __init__(self, app: Any) -> None:
-            self.app = app
 
-        async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-            if (
-                scope["type"] == "http"
-                and scope.get("path") != "/v1/health"
-                and not authorised(Request(scope))
-            ):
-                response = _error(LocalMemError("missing or wrong token"), 401)
-                await response(scope, receive, send)
-                return
-            await self.app(scope, receive, send)
+class _TokenGate:
+    """Refuses every request without the store's token (the MCP endpoint included)."""
 
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette):
-        async with mcp.session_manager.run():  # the MCP endpoint's sessions
-            yield
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
 
-    async def refused(request: Request, exc: Exception) -> Response:
-        status = getattr(exc, "status_code", 404)
-        detail = f"{request.method} {request.url.path}: the API is POST /v1/METHOD"
-        kind = NotFoundError(detail) if status == 404 else InputError(detail)
-        return _error(kind, status)
+    def authorised(self, request: Request) -> bool:
+        given = request.headers.get(TOKEN_HEADER, "").encode()
+        return hmac.compare_digest(given, self.expected)
 
-    app = Starlette(
-        exception_handlers={404: refused, 405: refused},
-        routes=[
-            Route("/v1/health", health, methods=["GET"]),
-            Route("/v1/{method}", call, methods=["POST"]),
-            Mount("/", app=elsewhere),
-        ],
-        lifespan=lifespan,
-    )
-    app.add_middleware(TokenGate)
-    return app
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if (
+            scope["type"] == "http"
+            and scope.get("path") != "/v1/health"
+            and not self.authorised(Request(scope))
+        ):
+            response = _error(LocalMemError("missing or wrong token"), 401)
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+async def _refused(request: Request, exc: Exception) -> Response:
+    """A path or verb the API has not: a typed 404 or 405."""
+    status = getattr(exc, "status_code", 404)
+    detail = f"{request.method} {request.url.path}: the API is POST /v1/METHOD"
+    kind = NotFoundError(detail) if status == 404 else InputError(detail)
+    return _error(kind, status)
 
 
 def _rebinding_guard(host: str) -> Any:

@@ -10,6 +10,8 @@ once after them, hnswlib's when the store is next opened (it catches up from ``v
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pyarrow as pa
 
 from localmem.errors import StoreError
@@ -42,7 +44,13 @@ def columns_of(store: Store, table: str) -> list[tuple[str, str]]:
     ]
 
 
-def copy_store(src: Store, dst: Store, *, batch_rows: int = 20_000, progress=None) -> dict:
+def copy_store(
+    src: Store,
+    dst: Store,
+    *,
+    batch_rows: int = 20_000,
+    progress: Callable[[str, int], None] | None = None,
+) -> dict[str, int]:
     """Copy every row of ``src`` into the empty store ``dst``; returns rows per table.
 
     Raises:

@@ -12,11 +12,15 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from localmem.errors import StoreError, StoreReadOnlyError
+from localmem.store.backend import Params, Row, StoreDatabase
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 DB_FILE = "localmem.duckdb"
 CORE_MIGRATIONS = "localmem.store.migrations"
@@ -64,15 +68,16 @@ def list_migrations(
 class MetaTable:
     """The store's ``meta`` key-value rows, on any backend's connection (the SQL is the same)."""
 
-    def scalar(self, sql: str, params: Any = None) -> Any:  # pragma: no cover - the backends'
+    def scalar(self, sql: str, params: Params = None) -> Any:  # pragma: no cover - the backends'
         raise NotImplementedError
 
-    def execute(self, sql: str, params: Any = None) -> Any:  # pragma: no cover - the backends'
+    def execute(self, sql: str, params: Params = None) -> Any:  # pragma: no cover - the backends'
         raise NotImplementedError
 
     def get_meta(self, key: str) -> str | None:
         """A value of the store's meta table."""
-        return self.scalar("SELECT value FROM meta WHERE key = ?", [key])
+        value = self.scalar("SELECT value FROM meta WHERE key = ?", [key])
+        return None if value is None else str(value)
 
     def set_meta(self, key: str, value: str) -> None:
         """Set a value of the store's meta table."""
@@ -82,7 +87,7 @@ class MetaTable:
         )
 
 
-class Database(MetaTable):
+class Database(MetaTable, StoreDatabase):
     """A DuckDB connection with a lock, so worker threads (TUI, job runner) can share it."""
 
     #: which migration files apply (``NNNN_name.<backend>.sql`` overrides ``NNNN_name.sql``)
@@ -129,38 +134,40 @@ class Database(MetaTable):
                 if not self.read_only and not self._in_tx:
                     self._private_wal()
 
-    def execute(self, sql: str, params: Any = None) -> duckdb.DuckDBPyConnection:
+    def execute(self, sql: str, params: Params = None) -> duckdb.DuckDBPyConnection:
         """Run one statement (under the connection lock)."""
         with self.guarded():
             return self.con.execute(sql, params) if params is not None else self.con.execute(sql)
 
-    def fetchall(self, sql: str, params: Any = None) -> list[tuple]:
+    def fetchall(self, sql: str, params: Params = None) -> list[Row]:
         """Run a query and return every row."""
         with self.guarded():
             return self.execute(sql, params).fetchall()
 
-    def fetchone(self, sql: str, params: Any = None) -> tuple | None:
+    def fetchone(self, sql: str, params: Params = None) -> Row | None:
         """Run a query and return its first row (or None)."""
         with self.guarded():
             rows = self.execute(sql, params).fetchall()  # a half-read result blocks the connection
             return rows[0] if rows else None
 
-    def scalar(self, sql: str, params: Any = None) -> Any:
+    def scalar(self, sql: str, params: Params = None) -> Any:
         """Run a query and return the first column of its first row."""
         row = self.fetchone(sql, params)
         return row[0] if row else None
 
-    def arrow(self, sql: str, params: Any = None):
+    def arrow(self, sql: str, params: Params = None) -> pa.Table:
         """Run a query and return a pyarrow table (bulk reads without a Python object per row)."""
         with self.guarded():
             return self.con.sql(sql, params=params).to_arrow_table()
 
-    def arrow_batches(self, sql: str, params: Any = None, *, rows: int = 50_000):
+    def arrow_batches(
+        self, sql: str, params: Params = None, *, rows: int = 50_000
+    ) -> Iterator[pa.RecordBatch]:
         """Run a query and yield pyarrow record batches of about ``rows`` rows."""
         with self.guarded():
             yield from self.con.sql(sql, params=params).to_arrow_reader(rows)
 
-    def insert_arrow(self, table: str, data, columns: str = "*") -> None:
+    def insert_arrow(self, table: str, data: pa.Table, columns: str = "*") -> None:
         """Bulk-insert a pyarrow table (one statement, no Python loop per row)."""
         with self.guarded():
             name = f"_arrow_{id(data)}"
@@ -170,7 +177,7 @@ class Database(MetaTable):
             finally:
                 self.con.unregister(name)
 
-    def with_arrow(self, data, sql: str, params: Any = None) -> list[tuple]:
+    def with_arrow(self, data: pa.Table, sql: str, params: Params = None) -> list[Row]:
         """Run ``sql`` with a pyarrow table visible as ``_arg``; returns the rows."""
         with self.guarded():
             self.con.register("_arg", data)
@@ -204,6 +211,11 @@ class Database(MetaTable):
                 raise
             self._in_tx = 0
             self.con.execute("COMMIT")
+
+    @contextmanager
+    def advisory_lock(self, key: int = 0) -> Iterator[None]:
+        """Nothing to hold: this process is the file's only writer (DuckDB allows one)."""
+        yield
 
     # -- meta and migrations ----------------------------------------------------------------
     def applied_migrations(self) -> list[str]:

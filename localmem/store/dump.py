@@ -84,7 +84,7 @@ def read_header(line: Mapping[str, Any]) -> dict[str, int]:
     return {str(k): int(v) for k, v in tables.items()}
 
 
-def _rows_by_table(lines: Iterable[Mapping[str, Any]]) -> Iterator[tuple[int, str, dict]]:
+def _rows_by_table(lines: Iterable[Mapping[str, Any]]) -> Iterator[tuple[int, str, dict[str, Any]]]:
     for n, line in enumerate(lines, start=2):
         if not isinstance(line, Mapping) or not isinstance(line.get("table"), str):
             raise InputError(f"line {n} of the export is not a row (no table)")
@@ -117,7 +117,7 @@ def load(store: Store, lines: Iterable[Mapping[str, Any]]) -> dict[str, int]:
             f"the store lacks tables the export has: {sorted(missing)} (open it with the same "
             "mechanisms and version as the exported one)"
         )
-    grouped: dict[str, list[dict]] = {table: [] for table in expected}
+    grouped: dict[str, list[dict[str, Any]]] = {table: [] for table in expected}
     for n, table, row in _rows_by_table(lines):
         if table not in grouped:
             raise InputError(f"line {n}: table {table!r} is not in the export's header")
@@ -138,7 +138,7 @@ def load(store: Store, lines: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return {table: len(rows) for table, rows in grouped.items()}
 
 
-def _insert(store: Store, table: str, rows: list[dict]) -> None:
+def _insert(store: Store, table: str, rows: list[dict[str, Any]]) -> None:
     columns = columns_of(store, table)
     names = [c for c, _ in columns]
     unknown = set().union(*rows) - set(names)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from localmem.store.db import Database
+from localmem.store.backend import StoreDatabase
 from localmem.store.records import NewMemory, aware
 
 #: (content hash, kind, user, agent, session, event time)
@@ -26,7 +26,7 @@ def key(row: NewMemory) -> Key:
     return (row.content_hash, row.kind, row.user_id, row.agent_id, row.session_id, row.event_time)
 
 
-def existing(db: Database, rows: Sequence[NewMemory]) -> dict[Key, str]:
+def existing(db: StoreDatabase, rows: Sequence[NewMemory]) -> dict[Key, str]:
     """For every key of ``rows`` that a live memory already has: that memory's id (the oldest)."""
     hashes = sorted({row.content_hash for row in rows})
     if not hashes:

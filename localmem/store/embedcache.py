@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from localmem.store.db import Database
+from localmem.store.backend import StoreDatabase
 from localmem.store.records import NewMemory
 from localmem.types import embedding_text
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from localmem.embed.base import Embedder
 
 
-def cached_vectors(db: Database, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+def cached_vectors(db: StoreDatabase, hashes: Sequence[str]) -> dict[str, np.ndarray]:
     """Stored vectors by the hash of the text they were made from."""
     # two steps: matching the hash column alone is cheap, while a filter on the embedding
     # column reads every stored vector (1.5 GB at 1M memories) on each batch
@@ -37,7 +37,7 @@ def cached_vectors(db: Database, hashes: Sequence[str]) -> dict[str, np.ndarray]
     return {h: np.asarray(v, dtype=np.float32) for h, v in rows}
 
 
-def embed_rows(db: Database, embedder: Embedder, rows: Sequence[NewMemory]) -> np.ndarray:
+def embed_rows(db: StoreDatabase, embedder: Embedder, rows: Sequence[NewMemory]) -> np.ndarray:
     """Vectors for new rows, one per row; texts stored before are not embedded again."""
     hashes = [r.embed_hash for r in rows]
     known = cached_vectors(db, hashes)
@@ -51,7 +51,7 @@ def embed_rows(db: Database, embedder: Embedder, rows: Sequence[NewMemory]) -> n
     return np.stack([known[h] for h in hashes]).astype(np.float32, copy=False)
 
 
-def stored_vector(db: Database, memory_id: str) -> np.ndarray | None:
+def stored_vector(db: StoreDatabase, memory_id: str) -> np.ndarray | None:
     """A memory's stored vector (None when it has none: purged)."""
     row = db.fetchone("SELECT embedding FROM memories WHERE id = ?", [memory_id])
     return None if row is None or row[0] is None else np.asarray(row[0], dtype=np.float32)

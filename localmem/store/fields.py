@@ -3,7 +3,7 @@ as its unit reads it (:func:`localmem.store.memories.update`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from localmem import validate
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def wanted_fields(kernel: Kernel, asked: Mapping[str, Any]) -> dict[str, Any]:
     """The fields an update asks for (those not None), validated: field -> new value."""
     limit = kernel.config.store.max_content_chars
-    checks = {
+    checks: dict[str, Callable[[Any], Any]] = {
         "content": lambda v: validate.content(v, max_chars=limit),
         "context": lambda v: validate.optional_text(v, max_chars=limit, what="context"),
         "metadata": lambda v: validate.metadata(dict(v)),

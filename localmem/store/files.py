@@ -107,7 +107,7 @@ def peek_count(folder: str | Path) -> int | None:
     except duckdb.Error:
         return None
     try:
-        return int(con.execute("SELECT count(*) FROM memories").fetchone()[0])
+        return int(con.execute("SELECT count(*) FROM memories").fetchall()[0][0])
     except duckdb.Error:
         return None
     finally:

@@ -31,7 +31,7 @@ def _where(
     if given and everything:
         raise InputError("everything=true forgets the whole store: name no scope with it")
     where = " AND ".join(f"{col} = ?" for col in given) or "TRUE"
-    return where, list(given.values())
+    return where, [value for value in given.values() if value is not None]
 
 
 def delete_scope(
@@ -104,8 +104,8 @@ def purge_scope(
             )
             write.forget_derived(memory_id)
             db.execute("DELETE FROM links WHERE src = ? OR dst = ?", [memory_id, memory_id])
-            for hook in kernel.hooks.on_purge:
-                hook(write, memory_id)
+            for forget in kernel.hooks.on_purge:
+                forget(write, memory_id)
             write.record(memory_id, "PURGE", actor=actor, info={"bulk": True})
         write.unindex(labels)
         write.drop_vectors(labels)

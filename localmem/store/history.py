@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from localmem.store.db import Database, utcnow
+from localmem.store.backend import StoreDatabase
+from localmem.store.db import utcnow
 from localmem.store.records import aware
 from localmem.types import HistoryEvent
 
 
 def record_history(
-    db: Database,
+    db: StoreDatabase,
     memory_id: str,
     event: str,
     *,
@@ -28,7 +29,7 @@ def record_history(
     )
 
 
-def history(db: Database, memory_id: str) -> list[HistoryEvent]:
+def history(db: StoreDatabase, memory_id: str) -> list[HistoryEvent]:
     """Every change of a memory, oldest first."""
     rows = db.fetchall(
         "SELECT id, memory_id, event, field, old_value, new_value, actor, changed_at, info "
@@ -52,7 +53,7 @@ def history(db: Database, memory_id: str) -> list[HistoryEvent]:
 
 
 def latest_history_id(
-    db: Database, memory_id: str, *, event: str | None = None, field: str | None = None
+    db: StoreDatabase, memory_id: str, *, event: str | None = None, field: str | None = None
 ) -> int | None:
     """The id of a memory's latest history event (of one kind, or touching one field)."""
     where, params = ["memory_id = ?"], [memory_id]
@@ -67,7 +68,7 @@ def latest_history_id(
 
 
 def scrub_history(
-    db: Database,
+    db: StoreDatabase,
     event_id: int,
     *,
     old: bool = False,

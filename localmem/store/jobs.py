@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from localmem.store.db import Database, utcnow
+from localmem.store.backend import StoreDatabase
+from localmem.store.db import utcnow
 
 PENDING, RUNNING, DONE, FAILED, DROPPED = "pending", "running", "done", "failed", "dropped"
 
@@ -38,10 +39,12 @@ class JobQueue:
     #: says FOR UPDATE SKIP LOCKED, so several processes never take the same job)
     ROW_LOCK = ""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: StoreDatabase) -> None:
         self.db = db
 
-    def enqueue(self, kind: str, memory_id: str | None = None, payload: dict | None = None) -> int:
+    def enqueue(
+        self, kind: str, memory_id: str | None = None, payload: dict[str, Any] | None = None
+    ) -> int:
         """Queue a job (inside the caller's transaction, so it commits with the memory)."""
         now = utcnow()
         return int(
@@ -159,7 +162,8 @@ class JobQueue:
 
     def status(self, job_id: int) -> str | None:
         """A job's status (None when there is no such job)."""
-        return self.db.scalar("SELECT status FROM jobs WHERE id = ?", [job_id])
+        status: str | None = self.db.scalar("SELECT status FROM jobs WHERE id = ?", [job_id])
+        return status
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Jobs by kind and status."""

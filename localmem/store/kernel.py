@@ -31,13 +31,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from localmem.config import Config
 from localmem.errors import StoreReadOnlyError
 from localmem.store import mirror
-from localmem.store.db import Database
+from localmem.store.backend import StoreDatabase
 from localmem.store.jobs import Job
 from localmem.store.mirror import RowMirror
 from localmem.store.unit import Write
 
 if TYPE_CHECKING:
     from localmem.embed.base import Embedder
+    from localmem.llm.base import Engine
     from localmem.store.store import Store
 
 log = logging.getLogger("localmem")
@@ -109,8 +110,8 @@ class Kernel:
         embedder: Embedder,
         config: Config,
         *,
-        engine: Any = None,
-        make_engine: Callable[[], Any] | None = None,
+        engine: Engine | None = None,
+        make_engine: Callable[[], Engine | None] | None = None,
         hooks: Hooks | None = None,
     ) -> None:
         self.store = store
@@ -118,6 +119,7 @@ class Kernel:
         self.config = config
         self.hooks = hooks or Hooks()
         self._engine = engine
+        self._engine_asked = False  # make_engine is called once at most
         self._make_engine = make_engine
         self._unit: Write | None = None
         self._unit_owner: int | None = None
@@ -161,8 +163,8 @@ class Kernel:
         return self._mirror.follow(self.generation)
 
     @property
-    def db(self) -> Database:
-        """The store's DuckDB connection (for the mechanisms' own data modules)."""
+    def db(self) -> StoreDatabase:
+        """The store's database, either backend (for the mechanisms' own data modules)."""
         return self.store.db
 
     @property
@@ -171,11 +173,12 @@ class Kernel:
         return self.store.folder
 
     @property
-    def engine(self) -> Any:
+    def engine(self) -> Engine | None:
         """The model engine for model tasks, or None when only model-free ones are available."""
-        if self._engine is None:
-            self._engine = (self._make_engine() if self._make_engine else None) or False
-        return self._engine or None
+        if self._engine is None and not self._engine_asked:
+            self._engine = self._make_engine() if self._make_engine else None
+            self._engine_asked = True
+        return self._engine
 
     def state(self, key: str, make: Callable[[], Any]) -> Any:
         """A value a mechanism keeps for this open store (a miner with its caches), made once."""

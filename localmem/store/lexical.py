@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from localmem.store.db import Database
+from localmem.store.backend import StoreDatabase
 from localmem.store.scores import ArrayScores, Scores, best
 from localmem.text import term_counts, terms
 
@@ -28,7 +28,7 @@ B = 0.75
 class LexicalIndex:
     """BM25 over the memories of one store."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: StoreDatabase) -> None:
         self.db = db
         self._lock = threading.RLock()
         self._term_ids: dict[str, int] | None = None

@@ -7,14 +7,15 @@ read from both ends: for search and for a person the connection goes both ways.
 from __future__ import annotations
 
 from localmem.store import records
-from localmem.store.db import Database, utcnow
+from localmem.store.backend import StoreDatabase
+from localmem.store.db import utcnow
 from localmem.types import Link  # defined with the API's other light types (a client decodes it)
 
 EVOLUTION = "evolution"
 
 
 def add_link(
-    db: Database, src: str, dst: str, *, weight: float, reason: str, kind: str = EVOLUTION
+    db: StoreDatabase, src: str, dst: str, *, weight: float, reason: str, kind: str = EVOLUTION
 ) -> None:
     """Record (or refresh) the link ``src -> dst`` (inside the caller's transaction)."""
     db.execute(
@@ -24,7 +25,7 @@ def add_link(
     )
 
 
-def remove_link(db: Database, src: str, dst: str, *, kind: str = EVOLUTION) -> bool:
+def remove_link(db: StoreDatabase, src: str, dst: str, *, kind: str = EVOLUTION) -> bool:
     """Delete the link ``src -> dst``; True when there was one."""
     n = db.scalar(
         "SELECT count(*) FROM links WHERE src = ? AND dst = ? AND kind = ?", [src, dst, kind]
@@ -34,7 +35,7 @@ def remove_link(db: Database, src: str, dst: str, *, kind: str = EVOLUTION) -> b
     return bool(n)
 
 
-def links_of(db: Database, memory_id: str, *, kind: str | None = None) -> list[Link]:
+def links_of(db: StoreDatabase, memory_id: str, *, kind: str | None = None) -> list[Link]:
     """Every link touching a memory, newest first."""
     where, params = "", [memory_id, memory_id]
     if kind is not None:
@@ -58,7 +59,7 @@ def links_of(db: Database, memory_id: str, *, kind: str | None = None) -> list[L
 
 
 def linked_ids(
-    db: Database, ids: list[str], *, kind: str = EVOLUTION
+    db: StoreDatabase, ids: list[str], *, kind: str = EVOLUTION
 ) -> list[tuple[str, str, float]]:
     """(one of ``ids``, the memory at the other end, weight) for every link touching ``ids``."""
     if not ids:
@@ -75,6 +76,6 @@ def linked_ids(
     ]
 
 
-def pairs(db: Database, *, kind: str) -> list[tuple[str, str]]:
+def pairs(db: StoreDatabase, *, kind: str) -> list[tuple[str, str]]:
     """(src, dst) of every link of one kind."""
     return [(r[0], r[1]) for r in db.fetchall("SELECT src, dst FROM links WHERE kind = ?", [kind])]

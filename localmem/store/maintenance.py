@@ -91,10 +91,10 @@ def check_store(path: str | Path | StoreAddress, *, repair: bool = False) -> dic
     (``facts["damage"]`` lists what it refused: the truth itself is damaged).
     """
     address = StoreAddress.parse(path)
-    if address.is_postgres:
+    folder = address.folder
+    if folder is None:  # a PostgreSQL address (``address.is_postgres``)
         store = open_store(address, model=None, dim=None, create=False)
     else:
-        folder = address.folder
         config = Config.load(folder / CONFIG_FILE)
         store = Store.open(folder, config=config.store, model=None, dim=None, create=False)
     try:

@@ -29,13 +29,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from localmem.store import timeline as timeline_rows
-from localmem.store.db import Database
+from localmem.store.backend import StoreDatabase
 from localmem.store.records import MEMORY_COLUMNS, Placement, aware, row_to_item
 from localmem.store.timeline import Window
 from localmem.types import MemoryItem
@@ -55,7 +56,7 @@ WARM_AFTER = 2
 class RowMirror:
     """The rows of ``memories`` as of the last :meth:`follow` (see the module docstring)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: StoreDatabase) -> None:
         self._db = db
         self._lock = threading.RLock()
         self.generation: int | None = None  # the kernel generation last followed
@@ -102,7 +103,7 @@ class RowMirror:
 
     def _catch_up(self) -> None:
         where = "label > ?" if self._last_change is None else "label > ? OR updated_at >= ?"
-        params: list = [self._last_label]
+        params: list[Any] = [self._last_label]
         if self._last_change is not None:
             params.append(self._last_change)
         rows = self._db.fetchall(f"{_SELECT} WHERE {where}", params)
@@ -276,4 +277,7 @@ def _times(tbl: pa.Table) -> np.ndarray:
     """``coalesce(event_time, created_at)`` of every row, as naive UTC microseconds."""
     event = tbl.column("event_time").cast(pa.timestamp("us"))
     created = tbl.column("created_at").cast(pa.timestamp("us"))
-    return pc.coalesce(event, created).to_numpy().astype("datetime64[us]").astype(np.int64)
+    times: np.ndarray = (
+        pc.coalesce(event, created).to_numpy().astype("datetime64[us]").astype(np.int64)
+    )
+    return times

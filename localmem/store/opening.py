@@ -13,7 +13,7 @@ def open_store(address: str | Path | StoreAddress, **options: Any) -> Store:
     """:meth:`Store.open` for a folder, :meth:`PgStore.open_address` for a PostgreSQL address
     (imported only then: psycopg is an optional dependency, the ``postgres`` extra)."""
     parsed = StoreAddress.parse(address)
-    if not parsed.is_postgres:
+    if parsed.folder is not None:  # not PostgreSQL (``is_postgres``, which mypy cannot read)
         return Store.open(parsed.folder, **options)
     try:
         from localmem.store.postgres.store import PgStore

@@ -26,7 +26,7 @@ def find_rows(db: Any, select: str, ident: str, *, what: str, column: str = "id"
     """
     rows = db.fetchall(f"{select} WHERE {column} = ?", [ident])
     if rows:
-        return rows
+        return list(rows)
     if len(ident) < MIN_PREFIX:
         raise InputError(
             f"{what} id {ident!r} is too short: give the whole id or at least {MIN_PREFIX} "
@@ -39,4 +39,4 @@ def find_rows(db: Any, select: str, ident: str, *, what: str, column: str = "id"
         raise InputError(f"id prefix {ident!r} matches {n} {what}s; give more of its characters")
     if not rows:
         raise NotFoundError(f"no {what} with id {ident!r}")
-    return rows
+    return list(rows)

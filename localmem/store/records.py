@@ -7,12 +7,13 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pyarrow as pa
 
-from localmem.store.db import Database, utcnow
+from localmem.store.backend import StoreDatabase
+from localmem.store.db import utcnow
 from localmem.types import MemoryItem
 
 #: Set in an UPDATE of ``memories`` that turns a text column from NULL to a value without
@@ -49,11 +50,19 @@ class NewMemory:
     metadata: dict[str, Any] | None = None
 
 
+@overload
+def aware(ts: datetime) -> datetime: ...
+@overload
+def aware(ts: None) -> None: ...
 def aware(ts: datetime | None) -> datetime | None:
     """A naive UTC timestamp from DuckDB as an aware datetime."""
     return ts.replace(tzinfo=timezone.utc) if ts is not None else None
 
 
+@overload
+def to_db_time(ts: datetime) -> datetime: ...
+@overload
+def to_db_time(ts: None) -> None: ...
 def to_db_time(ts: datetime | None) -> datetime | None:
     """An aware datetime as the naive UTC value DuckDB keeps."""
     return ts.astimezone(timezone.utc).replace(tzinfo=None) if ts is not None else None
@@ -125,7 +134,7 @@ def item_from_new(row: NewMemory, now: datetime) -> MemoryItem:
     )
 
 
-def insert_memories(db: Database, rows: Sequence[NewMemory], vectors: np.ndarray) -> datetime:
+def insert_memories(db: StoreDatabase, rows: Sequence[NewMemory], vectors: np.ndarray) -> datetime:
     """Write new memory rows and their ADD history (inside the caller's transaction)."""
     now = utcnow()
     n = len(rows)
@@ -176,7 +185,7 @@ def insert_memories(db: Database, rows: Sequence[NewMemory], vectors: np.ndarray
     return now
 
 
-def next_labels(db: Database, n: int) -> list[int]:
+def next_labels(db: StoreDatabase, n: int) -> list[int]:
     """``n`` fresh hnswlib labels."""
     if n == 0:
         return []
@@ -185,14 +194,14 @@ def next_labels(db: Database, n: int) -> list[int]:
 
 
 def fetch(
-    db: Database, where: str, params: Sequence[Any] = (), *, order: str = ""
+    db: StoreDatabase, where: str, params: Sequence[Any] = (), *, order: str = ""
 ) -> list[MemoryItem]:
     """Memories matching a WHERE clause."""
     sql = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {where} {order}"
     return [row_to_item(r) for r in db.fetchall(sql, list(params))]
 
 
-def fetch_locked(db: Database, memory_id: str) -> MemoryItem | None:
+def fetch_locked(db: StoreDatabase, memory_id: str) -> MemoryItem | None:
     """A memory by exact id, read inside the caller's transaction with its row locked until
     the commit (``FOR UPDATE`` on PostgreSQL, where several processes write; DuckDB has one
     writing process, whose store lock already keeps its writers apart)."""
@@ -200,7 +209,7 @@ def fetch_locked(db: Database, memory_id: str) -> MemoryItem | None:
     return found[0] if found else None
 
 
-def fetch_by_labels(db: Database, labels: Sequence[int]) -> dict[int, MemoryItem]:
+def fetch_by_labels(db: StoreDatabase, labels: Sequence[int]) -> dict[int, MemoryItem]:
     """Live or deleted memories by hnswlib label."""
     if len(labels) == 0:
         return {}
@@ -213,7 +222,7 @@ def fetch_by_labels(db: Database, labels: Sequence[int]) -> dict[int, MemoryItem
     return {int(r[1]): row_to_item(r) for r in rows}
 
 
-def fetch_by_ids(db: Database, ids: Sequence[str]) -> dict[str, MemoryItem]:
+def fetch_by_ids(db: StoreDatabase, ids: Sequence[str]) -> dict[str, MemoryItem]:
     """Memories by id."""
     if not ids:
         return {}
@@ -230,7 +239,7 @@ def json_key(key: str) -> str:
 
 
 def metadata_rows(
-    db: Database, keys: Sequence[str], *, where: dict[str, str], with_label: bool = False
+    db: StoreDatabase, keys: Sequence[str], *, where: dict[str, str], with_label: bool = False
 ) -> list[tuple[Any, ...]]:
     """``(id, [label,] value of each key)`` of every live memory whose metadata has the given
     string values (``where``: key -> value), oldest first."""
@@ -272,7 +281,7 @@ VALID_AT = [
 VALID_NOW = ["(valid_to IS NULL OR valid_to > ?)"]
 
 
-def any_superseded(db: Database) -> bool:
+def any_superseded(db: StoreDatabase) -> bool:
     """Whether any live memory has stopped being true (so "now" searches must filter)."""
     return bool(
         db.fetchall("SELECT 1 FROM memories WHERE valid_to IS NOT NULL AND NOT deleted LIMIT 1")
@@ -280,7 +289,7 @@ def any_superseded(db: Database) -> bool:
 
 
 def filtered_labels(
-    db: Database,
+    db: StoreDatabase,
     *,
     user_id: str | None = None,
     agent_id: str | None = None,
@@ -326,7 +335,7 @@ def filtered_labels(
 
 
 def older_labels(
-    db: Database, label: int, column: str | None = None, value: str | None = None
+    db: StoreDatabase, label: int, column: str | None = None, value: str | None = None
 ) -> np.ndarray:
     """Labels of the live, embedded memories added before ``label`` (and, when ``column`` is
     ``user_id``, ``agent_id`` or ``session_id``, with the same ``value`` there, None included)."""
@@ -345,7 +354,7 @@ Placement = tuple[str | None, str | None, str | None, datetime, bool]
 _PLACEMENT_COLUMNS = "session_id, user_id, agent_id, coalesce(event_time, created_at), deleted"
 
 
-def placement_by_labels(db: Database, labels: Sequence[int]) -> dict[int, Placement]:
+def placement_by_labels(db: StoreDatabase, labels: Sequence[int]) -> dict[int, Placement]:
     """``(session_id, user_id, agent_id, when, deleted)`` of memories by label: where each sits,
     without its text (the reranker's neighbour test reads only this; a full row costs ~3x)."""
     if len(labels) == 0:
@@ -359,7 +368,7 @@ def placement_by_labels(db: Database, labels: Sequence[int]) -> dict[int, Placem
 
 
 def fetch_with_placement(
-    db: Database, labels: Sequence[int], placed: Sequence[int]
+    db: StoreDatabase, labels: Sequence[int], placed: Sequence[int]
 ) -> tuple[dict[int, MemoryItem], dict[int, Placement]]:
     """The rows of ``labels`` (as :func:`fetch_by_labels`) and the placement of ``placed`` (as
     :func:`placement_by_labels`) in one round trip: a search's reranker needs both, and each
@@ -387,7 +396,7 @@ def _placement(r: Sequence[Any]) -> Placement:
     return (r[0], r[1], r[2], aware(r[3]), bool(r[4]))
 
 
-def session_order(db: Database, sessions: Sequence[str]) -> list[tuple[int, str]]:
+def session_order(db: StoreDatabase, sessions: Sequence[str]) -> list[tuple[int, str]]:
     """(label, session) of the live memories of these sessions, in each session's order
     (event time, then insertion)."""
     rows = db.fetchall(
@@ -399,6 +408,6 @@ def session_order(db: Database, sessions: Sequence[str]) -> list[tuple[int, str]
     return [(int(label), sid) for label, sid in rows]
 
 
-def bump_vec_seq(db: Database, memory_id: str) -> None:
+def bump_vec_seq(db: StoreDatabase, memory_id: str) -> None:
     """Mark a memory's vector as changed, so an index saved earlier catches up on open."""
     db.execute("UPDATE memories SET vec_seq = nextval('vec_seq') WHERE id = ?", [memory_id])

@@ -36,7 +36,7 @@ from localmem.store.records import REWRITE_ROW
 from localmem.types import embedding_text
 
 if TYPE_CHECKING:
-    from localmem.store.db import Database
+    from localmem.store.backend import StoreDatabase
     from localmem.store.jobs import JobQueue
     from localmem.store.lexical import LexicalIndex
 
@@ -45,7 +45,7 @@ class StoreParts(Protocol):
     """What the repairs use of a :class:`localmem.store.store.Store` (a protocol, so that the
     store can use this module without an import cycle)."""
 
-    db: Database
+    db: StoreDatabase
     lexical: LexicalIndex
     vectors: Any  # VectorIndex or PgVectorIndex
     jobs: JobQueue
@@ -89,7 +89,7 @@ class Drift:
         return asdict(self)
 
 
-def _lexical_labels(db: Database) -> tuple[set[int], set[int]]:
+def _lexical_labels(db: StoreDatabase) -> tuple[set[int], set[int]]:
     """Labels with a BM25 document, and labels with a document or a posting."""
     docs = {int(r[0]) for r in db.fetchall("SELECT label FROM lex_docs")}
     posted = {int(r[0]) for r in db.fetchall("SELECT DISTINCT label FROM lex_postings")}
@@ -101,7 +101,9 @@ def vector_labels(store: StoreParts) -> set[int]:
     vectors = store.vectors
     if vectors is None:
         return set()
-    return set(vectors.labels().tolist()) - vectors.deleted_labels
+    labels: set[int] = set(vectors.labels().tolist())
+    deleted: set[int] = vectors.deleted_labels
+    return labels - deleted
 
 
 def drift(store: StoreParts) -> Drift:
@@ -113,7 +115,7 @@ def drift(store: StoreParts) -> Drift:
     return Drift(len(indexed - live), len(live - docs), len(in_index - live), len(live - in_index))
 
 
-def texts(db: Database, labels: list[int]) -> list[tuple[int, str]]:
+def texts(db: StoreDatabase, labels: list[int]) -> list[tuple[int, str]]:
     """``(label, text to index)`` of these memories, by label."""
     rows = db.fetchall(
         "SELECT label, content, context FROM memories WHERE label IN (SELECT unnest(?::BIGINT[])) "
@@ -138,12 +140,12 @@ def repair_lexical(store: StoreParts) -> int:
     return len(stale) + len(missing)
 
 
-def lost_successors(db: Database) -> int:
+def lost_successors(db: StoreDatabase) -> int:
     """Superseded memories whose ``superseded_by`` is missing."""
     return int(db.scalar(f"SELECT count(*) FROM ({_LOST}) lost"))
 
 
-def repair_successors(db: Database) -> tuple[int, int]:
+def repair_successors(db: StoreDatabase) -> tuple[int, int]:
     """Give each superseded memory that lost its successor link the successor its own
     INVALIDATE history row names (the newest one, when the successor exists);
     returns ``(mended, left)``: left have no such row (nothing to mend them from)."""
@@ -177,7 +179,7 @@ _METADATA = (
 )
 
 
-def metadata_lost(db: Database) -> list[tuple[str, str]]:
+def metadata_lost(db: StoreDatabase) -> list[tuple[str, str]]:
     """Memories whose metadata differs from what their newest metadata UPDATE in the history
     set (the same DuckDB defect: a metadata-only update went from NULL to a value in place):
     ``(id, the metadata the history gives)``. Reads the history: for doctor, not every open."""
@@ -189,7 +191,7 @@ def _json(text: str | None) -> object:
     return json.loads(text) if text else None
 
 
-def repair_metadata(db: Database) -> int:
+def repair_metadata(db: StoreDatabase) -> int:
     """Put back the metadata the history gives (:func:`metadata_lost`); how many."""
     with db.transaction():
         lost = metadata_lost(db)
@@ -201,7 +203,7 @@ def repair_metadata(db: Database) -> int:
     return len(lost)
 
 
-def facts(store: StoreParts, *, deep: bool = False) -> dict:
+def facts(store: StoreParts, *, deep: bool = False) -> dict[str, Any]:
     """Integrity facts: counts, whether each index holds the live memories, supersessions
     without their successor. ``deep`` (`localmem doctor`) also compares the label sets of the
     indexes (every posting's label) and each memory's metadata with its history; without it

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import numpy as np
 from localmem.config import StoreConfig
 from localmem.errors import StoreError, StoreReadOnlyError
 from localmem.store import files, repair
+from localmem.store.backend import StoreDatabase
 from localmem.store.db import DB_FILE, Database, list_migrations
 from localmem.store.jobs import JobQueue
 from localmem.store.lexical import LexicalIndex
@@ -31,7 +33,7 @@ class Store:
     """
 
     def __init__(
-        self, folder: Path, db: Database, lock: StoreLock | None, config: StoreConfig
+        self, folder: Path, db: StoreDatabase, lock: StoreLock | None, config: StoreConfig
     ) -> None:
         self.folder = folder
         # where the store lives as a person may see it (a PostgreSQL address: no password)
@@ -317,7 +319,7 @@ class Store:
             self.vectors.save(self.folder / INDEX_FILE, {"vec_seq": int(seq), "model": self.model})
             self._changes_since_save = 0
 
-    def bulk_loading(self):
+    def bulk_loading(self) -> AbstractContextManager[object]:
         """The transaction ``migrate-store`` loads in (PgStore builds its index once, after)."""
         return self.db.transaction()
 

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from localmem.store.db import Database
+from localmem.store.backend import StoreDatabase
 from localmem.store.records import to_db_time
 
 _WHEN = "coalesce(event_time, created_at)"  # a memory's time: its event time, else storage time
@@ -33,7 +33,7 @@ class Window(NamedTuple):
 
 
 def labels_near_time(
-    db: Database, window: Window, limit: int, allowed: Sequence[int] | None = None
+    db: StoreDatabase, window: Window, limit: int, allowed: Sequence[int] | None = None
 ) -> list[int]:
     """Labels of live, embedded memories whose time lies in the window (and whose label is in
     ``allowed``, when given), the nearest to its middle first (ties: lower label), at most
@@ -66,7 +66,7 @@ def labels_near_time(
     return sorted(distance, key=lambda label: (distance[label], label))[:limit]
 
 
-def timeline(db: Database) -> tuple[np.ndarray, np.ndarray]:
+def timeline(db: StoreDatabase) -> tuple[np.ndarray, np.ndarray]:
     """The time (naive UTC microseconds) and label of every live, embedded memory, in time
     order (then label): what :func:`nearest` searches."""
     tbl = db.arrow(
@@ -115,7 +115,8 @@ def nearest(
         )
         # exact once every memory outside the stretch is farther than the last one chosen
         if (len(order) == limit and distance[order[-1]] < beyond) or beyond == np.inf:
-            return inside[order].tolist()
+            found: list[int] = inside[order].tolist()
+            return found
         width *= 4
 
 
@@ -124,7 +125,8 @@ def members(sorted_labels: np.ndarray, labels: np.ndarray) -> np.ndarray:
     if not len(sorted_labels):
         return np.zeros(len(labels), dtype=bool)
     at = np.searchsorted(sorted_labels, labels).clip(0, len(sorted_labels) - 1)
-    return sorted_labels[at] == labels
+    kept: np.ndarray = sorted_labels[at] == labels
+    return kept
 
 
 def micros(moment: datetime) -> int:

@@ -18,7 +18,8 @@ import numpy as np
 
 from localmem.store import history as history_rows
 from localmem.store import records, repair
-from localmem.store.db import Database, utcnow
+from localmem.store.backend import StoreDatabase
+from localmem.store.db import utcnow
 from localmem.store.records import NewMemory
 from localmem.text import content_hash
 from localmem.types import MemoryItem, embedding_text
@@ -40,7 +41,7 @@ class Write:
         self, store: Store, *, on_delete: Sequence[Callable[[Write, str], None]] = ()
     ) -> None:
         self.store = store
-        self.db: Database = store.db
+        self.db: StoreDatabase = store.db
         self._on_delete = list(on_delete)
         self._vector_ops: list[tuple[str, list[int], np.ndarray | None]] = []
         self._after: list[Callable[[], None]] = []

@@ -12,6 +12,7 @@ import threading
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import hnswlib
 import numpy as np
@@ -50,7 +51,7 @@ class VectorIndex:
     @classmethod
     def load(
         cls, path: Path, dim: int, *, m: int = 16, ef_construction: int = 100, ef_search: int = 96
-    ) -> tuple[VectorIndex, dict]:
+    ) -> tuple[VectorIndex, dict[str, Any]]:
         """Load an index and its sidecar; raises ``ValueError`` when either is unusable.
 
         The file's checksum is compared with the one its sidecar recorded at save *before*
@@ -76,7 +77,7 @@ class VectorIndex:
         self._lock = threading.Lock()
         return self, sidecar
 
-    def save(self, path: Path, sidecar: dict) -> None:
+    def save(self, path: Path, sidecar: dict[str, Any]) -> None:
         """Write the index then its sidecar (with the index's checksum), each through a private
         temporary file and a rename."""
         tmp = path.with_suffix(".tmp")
@@ -126,7 +127,7 @@ class VectorIndex:
     @property
     def live_count(self) -> int:
         """Vectors a search can return."""
-        return self._index.element_count - len(self._deleted)
+        return int(self._index.element_count) - len(self._deleted)
 
     @property
     def deleted_labels(self) -> set[int]:
@@ -192,7 +193,7 @@ def file_checksum(path: Path) -> int:
     return crc
 
 
-def read_sidecar(path: Path) -> dict:
+def read_sidecar(path: Path) -> dict[str, Any]:
     """The sidecar of a saved index, checked field by field; ``ValueError`` when it is missing,
     not a JSON object, holds a field of the wrong type, or fails its own checksum."""
     try:
@@ -215,7 +216,7 @@ def read_sidecar(path: Path) -> dict:
     return data
 
 
-def _sidecar_check(meta: dict) -> int:
+def _sidecar_check(meta: dict[str, Any]) -> int:
     """A checksum of the sidecar's other fields, so a damaged number inside it is seen too."""
     body = {k: v for k, v in meta.items() if k != "check"}
     return zlib.crc32(json.dumps(body, sort_keys=True).encode("utf-8"))

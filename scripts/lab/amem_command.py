@@ -9,9 +9,13 @@ import shlex
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lab.command import Experiment
 from localmem.console import CommandError, Progress, print_json
+
+if TYPE_CHECKING:
+    from lab.amem import ThoughtSession
 
 DOC = "amem.md"
 DOC_HEAD = """# A-Mem experiment (seed 001): memory evolution and links
@@ -94,12 +98,7 @@ def run(args: argparse.Namespace) -> int:
     from lab import amem, amem_report
     from lab.report import provenance
 
-    if args.k < 3 or args.k > 50:
-        raise CommandError("-k must be between 3 and 50")
-    if args.no_sessions and not args.locomo:
-        raise CommandError("--no-sessions leaves nothing to run without --locomo")
-    if args.model and args.model_free:
-        raise CommandError("--model and --model-free exclude each other")
+    _check(args)
     make_memory, engine = _make_memory_factory(args)
     plumbing = engine is not None and "tiny" in engine.name.lower()
     if plumbing and not args.no_write:
@@ -117,14 +116,7 @@ def run(args: argparse.Namespace) -> int:
         work = Path(args.workdir) if args.workdir else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         if not args.no_sessions:
-            only_files = args.session_file and not args.sessions
-            chosen = [] if only_files else amem.shipped_sessions(args.sessions)
-            for path in args.session_file or []:
-                try:
-                    data = json.loads(Path(path).read_text(encoding="utf-8"))
-                except (OSError, json.JSONDecodeError) as exc:
-                    raise CommandError(f"cannot read session file {path}: {exc}") from None
-                chosen.append(amem.parse_session(data, path))
+            chosen = _sessions(args)
             judge = amem.make_judge(engine) if engine is not None else None
             judge_name = engine.name if engine is not None else None
             summaries = []
@@ -170,6 +162,32 @@ def run(args: argparse.Namespace) -> int:
     elif args.json:
         print_json(report)
     return 0
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Raise CommandError for options out of range or that exclude each other."""
+    if args.k < 3 or args.k > 50:
+        raise CommandError("-k must be between 3 and 50")
+    if args.no_sessions and not args.locomo:
+        raise CommandError("--no-sessions leaves nothing to run without --locomo")
+    if args.model and args.model_free:
+        raise CommandError("--model and --model-free exclude each other")
+
+
+def _sessions(args: argparse.Namespace) -> list[ThoughtSession]:
+    """The thought sessions to run: the shipped ones ``--sessions`` names (all of them
+    unless only ``--session-file`` is given), then each ``--session-file``."""
+    from lab import amem
+
+    only_files = args.session_file and not args.sessions
+    chosen: list[ThoughtSession] = [] if only_files else amem.shipped_sessions(args.sessions)
+    for path in args.session_file or []:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise CommandError(f"cannot read session file {path}: {exc}") from None
+        chosen.append(amem.parse_session(data, path))
+    return chosen
 
 
 def _load() -> str:

@@ -7,7 +7,9 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from lab.command import Experiment
 from localmem.console import CommandError, to_jsonable
@@ -58,7 +60,6 @@ def run(args: argparse.Namespace) -> int:
     from lab import locomo_report as report
     from lab.answers import answer_questions, summarize_answers
     from lab.locomo import load_locomo
-    from lab.report import provenance, write_section
     from localmem.config import Config
     from localmem.memory import Memory
     from localmem.store.address import StoreAddress
@@ -73,23 +74,8 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"--{name.replace('_', '-')} must be 1 or more")
     configs = bench.pick_configs(args.configs)
     answer_config = bench.pick_configs([args.answer_config])[0]
-    convs = load_locomo(args.path)
-    if args.conversations:
-        known = {c.sample_id for c in convs}
-        missing = [c for c in args.conversations if c not in known]
-        if missing:
-            raise CommandError(f"no conversation {', '.join(missing)} in {args.path}")
-        convs = [c for c in convs if c.sample_id in set(args.conversations)]
-    engine_cfg: dict = {"kind": "none"}
-    if args.model:
-        if not Path(args.model).is_file():
-            raise CommandError(f"no such model file: {args.model}")
-        engine_cfg = {
-            "kind": "llama",
-            "model_path": str(Path(args.model).resolve()),
-            "n_ctx": args.n_ctx,
-        }
-    config = Config().with_updates(engine=engine_cfg)
+    convs = _conversations(args, load_locomo(args.path))
+    config = Config().with_updates(engine=_engine_config(args))
 
     def say(message: str) -> None:
         print(f"locomo: {message}", file=sys.stderr)
@@ -133,6 +119,42 @@ def run(args: argparse.Namespace) -> int:
         f"\n\nLoad average (1 min) at the start {load_before} and the end {_load()}: the "
         "machine is shared, so latency is noisy; compare configurations within one run."
     )
+    _write(args, results, text, command, say)
+    return 0
+
+
+def _conversations(args: argparse.Namespace, convs: list[Any]) -> list[Any]:
+    """The conversations ``--conversations`` names (all without it)."""
+    if not args.conversations:
+        return convs
+    known = {c.sample_id for c in convs}
+    missing = [c for c in args.conversations if c not in known]
+    if missing:
+        raise CommandError(f"no conversation {', '.join(missing)} in {args.path}")
+    return [c for c in convs if c.sample_id in set(args.conversations)]
+
+
+def _engine_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The engine ``--model`` names (a GGUF through llama.cpp), or none."""
+    if not args.model:
+        return {"kind": "none"}
+    if not Path(args.model).is_file():
+        raise CommandError(f"no such model file: {args.model}")
+    return {"kind": "llama", "model_path": str(Path(args.model).resolve()), "n_ctx": args.n_ctx}
+
+
+def _write(
+    args: argparse.Namespace,
+    results: dict[str, Any],
+    text: str,
+    command: str,
+    say: Callable[[str], None],
+) -> None:
+    """The results where the options send them: JSON and a plot (``--out``), a section of
+    ``--docs``, and stdout (the tables, or the summaries as JSON with ``--json``)."""
+    from lab import locomo_report as report
+    from lab.report import provenance, write_section
+
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "locomo.json").write_text(
@@ -149,7 +171,6 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(to_jsonable(results["summaries"]), indent=2))
     else:
         print(text)
-    return 0
 
 
 def _load() -> str:

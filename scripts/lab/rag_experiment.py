@@ -171,13 +171,7 @@ def run_experiment(
     """
     from localmem.embed import make_embedder
 
-    bad = set(experiments) - set(EXPERIMENTS)
-    if bad:
-        raise InputError(f"unknown experiment(s) {sorted(bad)}; known: {', '.join(EXPERIMENTS)}")
-    if set(sources) - set(SOURCES) or not sources:
-        raise InputError(f"chunk sources must be among: {', '.join(SOURCES)}")
-    if stm not in ("per-question", "shared"):
-        raise InputError(f"stm must be per-question or shared, not {stm!r}")
+    _check_options(experiments, sources, stm)
     articles = load_corpus(data)
     questions = load_questions(data)
     published = load_published_results(data)
@@ -205,14 +199,9 @@ def run_experiment(
                     continue
                 key = (source, cfg.strategy, cfg.size, cfg.overlap, cfg.embedder)
                 if key not in stores:
-                    stores[key] = build_store(
-                        work / "-".join(map(str, key)),
-                        source,
-                        cfg,
-                        articles,
-                        chunk_sets[cfg.chunking],
-                        embedders[cfg.embedder],
-                    )
+                    store_at = work / "-".join(map(str, key))
+                    chunks, embed = chunk_sets[cfg.chunking], embedders[cfg.embedder]
+                    stores[key] = build_store(store_at, source, cfg, articles, chunks, embed)
                 run = _run(
                     stores[key],
                     cfg,
@@ -228,11 +217,7 @@ def run_experiment(
                 runs.append(run)
                 done[(source, cfg.setup)] = run
                 if progress:
-                    s = run.summary
-                    progress(
-                        f"{cfg.name} [{source}] hit@{k} {s['hit_rate']:.3f} "
-                        f"mrr {s['mrr']:.3f} p50 {s['latency_p50_s']:.3f}s"
-                    )
+                    progress(_progress_line(run, cfg, source, k))
     finally:
         for mem in stores.values():
             mem.close()
@@ -249,6 +234,26 @@ def run_experiment(
         "runs": [asdict(r) for r in runs],
         "published": {c.name: published.get(c.name) for c in configs},
     }
+
+
+def _check_options(experiments: Sequence[str], sources: Sequence[str], stm: str) -> None:
+    """Raise InputError for an unknown experiment, chunk source or conversation mode."""
+    bad = set(experiments) - set(EXPERIMENTS)
+    if bad:
+        raise InputError(f"unknown experiment(s) {sorted(bad)}; known: {', '.join(EXPERIMENTS)}")
+    if set(sources) - set(SOURCES) or not sources:
+        raise InputError(f"chunk sources must be among: {', '.join(SOURCES)}")
+    if stm not in ("per-question", "shared"):
+        raise InputError(f"stm must be per-question or shared, not {stm!r}")
+
+
+def _progress_line(run: Run, cfg: RagConfig, source: str, k: int) -> str:
+    """One finished run as the progress callback is told it."""
+    s = run.summary
+    return (
+        f"{cfg.name} [{source}] hit@{k} {s['hit_rate']:.3f} "
+        f"mrr {s['mrr']:.3f} p50 {s['latency_p50_s']:.3f}s"
+    )
 
 
 def _chunkings(experiments: Sequence[str]) -> list[str]:

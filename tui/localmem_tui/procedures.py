@@ -19,6 +19,7 @@ from localmem_tui.common import FitTable, background, one_line, plain, section, 
 
 if TYPE_CHECKING:
     from localmem.memory import Memory
+    from localmem.procedures.model import ProcedureMatch
 
 COLUMNS = [
     ("trigger", "trigger", None),
@@ -103,18 +104,28 @@ def detail_text(rec: Record, *, threshold: float | None = None) -> Text:
     out.append(f" ({rate})")
     if p.last_used:
         out.append(f", last {when(p.last_used)}", style="dim")
-    m = rec.entry.match
-    if m is not None:
-        out.append("\n\n")
-        out.append_text(section("Match"))
-        verdict = ""
-        if threshold is not None:
-            verdict = "  over the threshold" if m.score >= threshold else "  under the threshold"
-        out.append(f"\nscore {m.score:.3f}{verdict}", style="bold")
-        out.append(f"\nsimilarity {m.similarity:.3f}, reliability {m.reliability:.2f}", style="dim")
-        if m.task_type:
-            agree = {True: "same type", False: "other type", None: ""}[m.type_match]
-            out.append(f"\ntask type {m.task_type} ({agree})", style="dim")
+    if rec.entry.match is not None:
+        _append_match(out, rec.entry.match, threshold)
+    _append_history(out, rec)
+    return out
+
+
+def _append_match(out: Text, m: ProcedureMatch, threshold: float | None) -> None:
+    """The Match section: how the procedure scored for the task typed."""
+    out.append("\n\n")
+    out.append_text(section("Match"))
+    verdict = ""
+    if threshold is not None:
+        verdict = "  over the threshold" if m.score >= threshold else "  under the threshold"
+    out.append(f"\nscore {m.score:.3f}{verdict}", style="bold")
+    out.append(f"\nsimilarity {m.similarity:.3f}, reliability {m.reliability:.2f}", style="dim")
+    if m.task_type:
+        agree = {True: "same type", False: "other type", None: ""}[m.type_match]
+        out.append(f"\ntask type {m.task_type} ({agree})", style="dim")
+
+
+def _append_history(out: Text, rec: Record) -> None:
+    """The Versions and Events sections, where the record has any."""
     if rec.versions:
         out.append("\n\n")
         out.append_text(section("Versions"))
@@ -128,7 +139,6 @@ def detail_text(rec: Record, *, threshold: float | None = None) -> Text:
         for e in rec.events:
             outcome = {True: " success", False: " failure", None: ""}[e.success]
             out.append(f"\n{when(e.at)}  {e.event:<8} v{e.version}{outcome}", style="dim")
-    return out
 
 
 class ProceduresPane(Horizontal):

@@ -31,7 +31,7 @@ _FROM_OID = {
 }
 
 
-def table(description: Any, rows: list[tuple]) -> pa.Table:
+def table(description: Any, rows: list[tuple[Any, ...]]) -> pa.Table:
     """Query rows as a pyarrow table, typed by the result's column types."""
     names = [col.name for col in description]
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
@@ -78,13 +78,14 @@ def columns_ddl(schema: pa.Schema) -> str:
     return ", ".join(f'"{field.name}" {_sql_type(field.type)}' for field in schema)
 
 
-def _values(column: pa.ChunkedArray) -> list:
+def _values(column: pa.ChunkedArray) -> list[Any]:
     """A column's values for ``COPY``; float lists (embeddings) as array literals written here:
     psycopg's generic list dumper costs about 0.6 ms per 384-d vector, this about 0.05 ms."""
     kind = column.type
     is_list = pa.types.is_list(kind) or pa.types.is_fixed_size_list(kind)
     if not (is_list and pa.types.is_floating(kind.value_type)):
-        return column.to_pylist()
+        values: list[Any] = column.to_pylist()
+        return values
     return [
         None if row is None else "{" + ",".join(map(repr, row)) + "}" for row in column.to_pylist()
     ]

@@ -34,6 +34,7 @@ import pyarrow as pa
 
 from localmem.errors import StoreConnectionError, StoreError, StoreReadOnlyError
 from localmem.store.address import StoreAddress
+from localmem.store.backend import Params, Row, StoreDatabase
 from localmem.store.db import MetaTable, list_migrations, split_sql, utcnow
 from localmem.store.postgres import arrow
 from localmem.store.postgres.pool import Connections
@@ -45,7 +46,7 @@ MIGRATION_LOCK = 0x6C6F63616C6D656D  # "localmem"
 _DOUBLE = re.compile(r"::DOUBLE\b(?!\s+PRECISION)", re.IGNORECASE)
 
 
-class PgDatabase(MetaTable):
+class PgDatabase(MetaTable, StoreDatabase):
     """A PostgreSQL database with the methods of :class:`~localmem.store.db.Database`, on a
     pool of psycopg 3 connections (:class:`~localmem.store.postgres.pool.Connections`: a
     statement borrows one for its own length; a transaction keeps one for its thread)."""
@@ -62,11 +63,11 @@ class PgDatabase(MetaTable):
         self.path = Path(self.location)  # what messages name (never the password)
         self.read_only = read_only
         self._sql: dict[tuple[str, bool], str] = {}
-        self._with_vector_types: weakref.WeakSet = weakref.WeakSet()
+        self._with_vector_types: weakref.WeakSet[Any] = weakref.WeakSet()
         self.conns = Connections(self.address, read_only=read_only, size=pool_size)
 
     @property
-    def pool(self):
+    def pool(self) -> Any:
         """The psycopg connection pool."""
         return self.conns.pool
 
@@ -82,7 +83,7 @@ class PgDatabase(MetaTable):
             yield con
 
     @contextmanager
-    def _errors(self, con) -> Iterator[None]:
+    def _errors(self, con: Any) -> Iterator[None]:
         """psycopg's errors on ``con`` as the store's: a lost connection is
         :class:`StoreConnectionError`, a write to a read-only store :class:`StoreReadOnlyError`."""
         import psycopg
@@ -113,20 +114,20 @@ class PgDatabase(MetaTable):
             self._sql[key] = out
         return out
 
-    def execute(self, sql: str, params: Any = None):
+    def execute(self, sql: str, params: Params = None) -> Any:
         """Run one statement (on a pooled connection, or the transaction's); returns the cursor."""
         with self.guarded() as con:
             if params is None:
                 return con.execute(self._translate(sql, False))
             return con.execute(self._translate(sql, True), list(params))
 
-    def fetchall(self, sql: str, params: Any = None) -> list[tuple]:
+    def fetchall(self, sql: str, params: Params = None) -> list[Row]:
         """Run a query and return every row."""
         with self.guarded():
             cur = self.execute(sql, params)
             return cur.fetchall() if cur.description else []
 
-    def fetch_vectors(self, sql: str, params: Any = None) -> list[tuple]:
+    def fetch_vectors(self, sql: str, params: Params = None) -> list[Row]:
         """Run a query whose columns include ``vector`` values and return every row, read in
         PostgreSQL's binary format with pgvector's adapter (numpy arrays): parsing 384 floats
         a row from text cost about 0.15 ms, so an exact search over a user's 600 memories
@@ -139,25 +140,28 @@ class PgDatabase(MetaTable):
                 self._with_vector_types.add(con)
             cur = con.cursor(binary=True)
             cur.execute(self._translate(sql, params is not None), params)
-            return cur.fetchall()
+            rows: list[Row] = cur.fetchall()
+            return rows
 
-    def fetchone(self, sql: str, params: Any = None) -> tuple | None:
+    def fetchone(self, sql: str, params: Params = None) -> Row | None:
         """Run a query and return its first row (or None)."""
         rows = self.fetchall(sql, params)
         return rows[0] if rows else None
 
-    def scalar(self, sql: str, params: Any = None) -> Any:
+    def scalar(self, sql: str, params: Params = None) -> Any:
         """Run a query and return the first column of its first row."""
         row = self.fetchone(sql, params)
         return row[0] if row else None
 
-    def arrow(self, sql: str, params: Any = None) -> pa.Table:
+    def arrow(self, sql: str, params: Params = None) -> pa.Table:
         """Run a query and return a pyarrow table."""
         with self.guarded():
             cur = self.execute(sql, params)
             return arrow.table(cur.description, cur.fetchall())
 
-    def arrow_batches(self, sql: str, params: Any = None, *, rows: int = 50_000):
+    def arrow_batches(
+        self, sql: str, params: Params = None, *, rows: int = 50_000
+    ) -> Iterator[pa.RecordBatch]:
         """Run a query and yield pyarrow record batches of about ``rows`` rows, streamed by a
         server-side cursor, so a copy of a large table never holds all of it. The cursor has
         a connection of its own (the thread's, within its transaction, when it holds one)
@@ -177,7 +181,7 @@ class PgDatabase(MetaTable):
         with self.transaction(), self._staged(data, "_arrow"):
             self.execute(f"INSERT INTO {table} SELECT {columns} FROM _arrow")
 
-    def with_arrow(self, data: pa.Table, sql: str, params: Any = None) -> list[tuple]:
+    def with_arrow(self, data: pa.Table, sql: str, params: Params = None) -> list[Row]:
         """Run ``sql`` with a pyarrow table visible as ``_arg``; returns the rows."""
         with self.transaction(), self._staged(data, "_arg"):
             cur = self.execute(sql, params)

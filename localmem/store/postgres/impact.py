@@ -27,6 +27,7 @@ the ranking is the embedded index's (tests/test_pg_lexical.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -118,7 +119,7 @@ class ImpactScores(Scores):
         )
         self._add(rows, idf, avgdl)
 
-    def _add(self, rows, idf: dict[int, float], avgdl: float) -> None:
+    def _add(self, rows: Any, idf: dict[int, float], avgdl: float) -> None:
         sums: dict[int, float] = {}
         for tid, label, tf, dl in rows:  # the formula of the embedded index, in doubles
             part = idf[int(tid)] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * (dl or 0) / avgdl))

@@ -57,6 +57,8 @@ GROUP BY p.label
 class PgLexicalIndex(LexicalIndex):
     """BM25 over the memories of a PostgreSQL store, scored in SQL."""
 
+    db: PgDatabase
+
     def __init__(self, db: PgDatabase) -> None:
         super().__init__(db)
 
@@ -174,7 +176,7 @@ class PgLexicalIndex(LexicalIndex):
             "SELECT term, df FROM lex_terms WHERE term IN (SELECT unnest(?::VARCHAR[]))",
             [wanted],
         )
-        found = dict(rows)
+        found: dict[str, int] = dict(rows)
         return {t: int(found.get(t, 0)) for t in wanted}
 
     @property
