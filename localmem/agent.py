@@ -1,4 +1,4 @@
-"""The RAG agent of seed 003: retrieve chunks, assemble the prompt with both memories, answer
+"""The RAG agent: retrieve chunks, assemble the prompt with both memories, answer
 through the engine, then update the memories.
 
 The prompt follows the seed's order: system instructions, the short-term conversation, the

@@ -1,4 +1,4 @@
-"""Token-based document chunking (seed 003): fixed windows with overlap, and recursive splitting.
+"""Token-based document chunking: fixed windows with overlap, and recursive splitting.
 
 Both strategies work on character offsets into the original text, so a chunk is always an exact
 slice of the document (its ``start``/``end`` are kept, e.g. to cite or to score overlap), and on

@@ -60,7 +60,7 @@ def paragraph_chunks(text: str, size: int, overlap: int, count: Callable[[str], 
     return chunks
 
 
-#: chunking strategies by name (fixed and recursive: seed 003, see localmem.chunking)
+#: chunking strategies by name (fixed and recursive: see localmem.chunking)
 CHUNKERS: dict[str, Chunker] = {
     "paragraph": paragraph_chunks,
     "fixed": fixed_chunks,
@@ -77,7 +77,7 @@ def register_chunker(name: str, chunker: Chunker) -> None:
 
 def _infers(memory: Memory, infer: bool | None, records: list, defaults: dict) -> bool:
     """Whether JSONL lines are inferred: as asked; by default for a conversation (every line
-    a message: issue 20 turns inference on where it is the point), else the store's
+    a message: turns inference on where it is the point), else the store's
     ``infer.on_add``."""
     if infer is not None:
         return memory.infers(infer)

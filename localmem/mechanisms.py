@@ -21,16 +21,16 @@ from localmem.retrieval.tasks import expand_query, rerank
 
 #: every built-in mechanism; attributes' stage runs after candidates, evolution's after temporal
 BUILTIN: tuple[Plugin, ...] = (
-    ATTRIBUTES,  # MemInsight (seed 000)
-    EVOLUTION,  # A-Mem (seed 001)
-    PROCEDURES,  # Mem^p (seed 002)
-    CONVERSATION,  # agent memory with RAG (seed 003)
-    CONSOLIDATION,  # hierarchical consolidation (seed 004)
-    ANSWERS,  # answer prompts (seeds 003, 004)
-    INFER,  # extraction and reconciliation on add (issue 20)
+    ATTRIBUTES,  # MemInsight
+    EVOLUTION,  # A-Mem
+    PROCEDURES,  # Mem^p
+    CONVERSATION,  # agent memory with RAG
+    CONSOLIDATION,  # hierarchical consolidation
+    ANSWERS,  # answer prompts
+    INFER,  # extraction and reconciliation on add
 )
 
-#: the model tasks of retrieval itself (seed 004's query expansion and reranking)
+#: the model tasks of retrieval itself (query expansion and reranking)
 RETRIEVAL_TASKS: tuple[TaskSpec, ...] = (expand_query.SPEC, rerank.SPEC)
 
 

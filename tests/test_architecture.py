@@ -183,3 +183,18 @@ def test_functions_stay_short():
                 if lines > MAX_FUNCTION_LINES:
                     found.append(f"{_rel(path)}:{node.lineno} {node.name}: {lines} lines")
     assert found == []
+
+
+def test_the_product_names_no_issue_or_seed():
+    """The product's code, help and messages say what a thing does, not which ticket or founding
+    document asked for it (that history lives in git and docs/design-notes.md)."""
+    pattern = re.compile(r"\b(seeds? ?0\d\d|seed-0\d\d|issues? \d+)\b", re.I)
+    found = []
+    for root in (PACKAGE, ROOT / "tui" / "localmem_tui"):
+        for path in root.rglob("*"):
+            if path.suffix not in {".py", ".sql", ".json", ".tcss", ".md"}:
+                continue
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if pattern.search(line):
+                    found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()[:80]}")
+    assert not found, "\n".join(found)

@@ -1,3 +1,3 @@
 """Answering a question from memories: the ``answer`` task (a question over numbered memories,
-seed 004's answer prompt) and the ``rag_answer`` task (the RAG agent's prompt, seed 003), with
+the enhanced answer prompt) and the ``rag_answer`` task (the RAG agent's prompt), with
 their model-free, extractive implementation (:mod:`~localmem.answers.extractive`)."""

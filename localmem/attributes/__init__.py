@@ -1,4 +1,4 @@
-"""MemInsight (seed 000): mine structured attributes for memories and queries, and use them in
+"""MemInsight: mine structured attributes for memories and queries, and use them in
 search.
 
 - :mod:`~localmem.attributes.labels`: label sets (intents, topics) with descriptions;

@@ -190,7 +190,7 @@ def _builtin(name: str) -> LabelSet:
 SOFTWARE = _builtin("software")
 #: LoCoMo-like chats between people
 CONVERSATION = _builtin("conversation")
-#: everyday life, work and software together (issue 35): the part that fits is chosen per
+#: everyday life, work and software together: the part that fits is chosen per
 #: memory by the model-free miner
 EVERYDAY = _builtin("everyday")
 

@@ -1,4 +1,4 @@
-"""Attribute mining (MemInsight, seed 000): entities, intent, topic and a priority ranking.
+"""Attribute mining (MemInsight): entities, intent, topic and a priority ranking.
 
 Changes from the seed's prompt: the label sets come from the config (and the grammar allows
 only those labels), each label is shown with its description (what "analysis" or "reflection"

@@ -1,4 +1,4 @@
-"""localmem consolidate: episodic memories -> semantic facts -> meta patterns (seed 004)."""
+"""localmem consolidate: episodic memories -> semantic facts -> meta patterns."""
 
 from __future__ import annotations
 

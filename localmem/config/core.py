@@ -160,7 +160,7 @@ class SearchConfig(Section):
     dense_weight: float = Field(
         0.5, ge=0.0, le=1.0, description="Weight of the dense list in fusion (BM25 gets the rest)."
     )
-    # 70, not 100 (issue 18, sixth pass): the default pipeline ranks as well (LoCoMo R@10 .797
+    # 70, not 100: the default pipeline ranks as well (LoCoMo R@10 .797
     # either way) and its p95 at 100k is 1.5-3 ms lower; plain hybrid loses .004 on LoCoMo
     # (docs/benchmarks.md, section `shapes-candidates`)
     candidates: int = Field(
@@ -172,7 +172,7 @@ class SearchConfig(Section):
         description="When filters leave fewer memories than this, score them exactly "
         "instead of walking the HNSW graph.",
     )
-    # -- seed 004 stages: query expansion, temporal attention, reranking (retrieval issue) --
+    # -- stages: query expansion, temporal attention, reranking (retrieval issue) --
     prf_docs: int = Field(
         5, ge=1, le=50, description="Top memories read for pseudo-relevance feedback."
     )
@@ -189,7 +189,7 @@ class SearchConfig(Section):
         1.5,
         ge=1.0,
         le=10.0,
-        description="Seed 004: factor for memories that state a time, on temporal questions.",
+        description="factor for memories that state a time, on temporal questions.",
     )
     temporal_closeness: float = Field(
         1.0,
@@ -230,7 +230,7 @@ class SearchConfig(Section):
     rerank_batch: int = Field(
         10, ge=1, le=20, description="Memories per engine rerank call (small models lose track)."
     )
-    # -- the default pipeline (issue 18): the best measured on every shape, docs/benchmarks.md --
+    # -- the default pipeline: the best measured on every shape, docs/benchmarks.md --
     temporal: bool = Field(
         True,
         description="Temporal attention in every search unless a search says otherwise "

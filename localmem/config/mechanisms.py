@@ -11,7 +11,7 @@ from localmem.config.base import Section
 
 
 class AttributeConfig(Section):
-    """MemInsight attribute mining (seed 000): see localmem/attributes/."""
+    """MemInsight attribute mining: see localmem/attributes/."""
 
     mine_on_add: Literal["off", "inline", "deferred"] = Field(
         "off", description="Mine attributes when a memory is added, now or as a background job."
@@ -78,7 +78,7 @@ class AttributeConfig(Section):
 
 
 class EvolutionConfig(Section):
-    """A-Mem memory evolution (seed 001)."""
+    """A-Mem memory evolution."""
 
     neighbours: int = Field(3, ge=1, le=50, description="Related memories considered per add.")
     mode: Literal["inline", "deferred"] = "inline"
@@ -138,7 +138,7 @@ class EvolutionConfig(Section):
 
 
 class ProcedureConfig(Section):
-    """Mem^p procedural memory (seed 002)."""
+    """Mem^p procedural memory."""
 
     threshold: float = Field(
         0.7,
@@ -183,7 +183,7 @@ class ProcedureConfig(Section):
 
 
 class ConversationConfig(Section):
-    """Short- and long-term agent memory and the RAG agent (seed 003)."""
+    """Short- and long-term agent memory and the RAG agent."""
 
     stm_budget_tokens: int = Field(2000, ge=64, description="Tokens kept in the rolling buffer.")
     ltm_facts: int = Field(5, ge=0, description="Facts read into a prompt.")
@@ -228,7 +228,7 @@ class ConversationConfig(Section):
 
 
 class ConsolidationConfig(Section):
-    """Hierarchical consolidation (seed 004): episodic -> semantic -> meta."""
+    """Hierarchical consolidation: episodic -> semantic -> meta."""
 
     threshold: float = Field(
         0.55, ge=-1.0, le=1.0, description="Least average cosine similarity within a cluster."
@@ -262,7 +262,7 @@ class ConsolidationConfig(Section):
 
 
 class InferConfig(Section):
-    """Inference on add (issue 20): extract facts and reconcile them with what is stored."""
+    """Inference on add: extract facts and reconcile them with what is stored."""
 
     on_add: bool = Field(
         False,

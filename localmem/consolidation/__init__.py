@@ -1,4 +1,4 @@
-"""Hierarchical consolidation (seed 004): episodic -> semantic -> meta.
+"""Hierarchical consolidation: episodic -> semantic -> meta.
 
 Episodic memories of a scope (a user, optionally an agent) are clustered by the similarity of
 their stored vectors (:mod:`.cluster`, optionally never across sessions or beyond a time

@@ -1,4 +1,4 @@
-"""Hierarchical consolidation (mem0 improved, seed 004): episodic -> semantic -> meta.
+"""Hierarchical consolidation (mem0 improved): episodic -> semantic -> meta.
 
 From a batch of episodic memories (specific events with dates) the model writes semantic
 facts (general, lasting knowledge) and meta patterns (preferences, habits, traits,
@@ -138,7 +138,7 @@ SPEC = TaskSpec(
     inputs=ConsolidateInput,
     output=Consolidation,
     build_prompt=build_prompt,
-    description="episodic memories -> semantic facts and meta patterns (seed 004)",
+    description="episodic memories -> semantic facts and meta patterns",
     schema_for=_schema,
     model_free=model_free,
     max_tokens=900,

@@ -1,4 +1,4 @@
-"""Seed 003's agent memory: a short-term buffer per conversation and a long-term store of facts,
+"""The agent's memory: a short-term buffer per conversation and a long-term store of facts,
 entities and relations per user, with the two model tasks that fill it.
 
 - :mod:`~localmem.conversation.short_term`: :class:`ShortTermMemory`, the rolling buffer;

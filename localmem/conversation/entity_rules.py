@@ -1,4 +1,4 @@
-"""Rule-based entity and relation extraction (seed 003's extractor), no model needed.
+"""Rule-based entity and relation extraction for the conversation memory, no model needed.
 
 The seed tags natural phenomena from a fixed list of patterns, locations after prepositions and
 people by capitalised names, and links them with ``occurs_in`` and ``studied``. Here the rules

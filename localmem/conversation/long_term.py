@@ -1,4 +1,4 @@
-"""Seed 003's long-term memory: per scope (a user id), question-answer facts with a salience
+"""The agent's long-term memory: per scope (a user id), question-answer facts with a salience
 and a success flag, entities (name, type, attributes) and relations between them (tables
 ``ltm_facts``, ``ltm_entities``, ``ltm_relations``, migration 0040).
 

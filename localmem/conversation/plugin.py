@@ -1,4 +1,4 @@
-"""Seed 003's conversation memory as a plugin: the ``entities`` and ``facts`` tasks and the
+"""The conversation memory as a plugin: the ``entities`` and ``facts`` tasks and the
 short- and long-term tables."""
 
 from __future__ import annotations

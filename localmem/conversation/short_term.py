@@ -1,4 +1,4 @@
-"""Seed 003's short-term memory: a rolling buffer per conversation, within a token budget.
+"""The agent's short-term memory: a rolling buffer per conversation, within a token budget.
 
 :class:`ShortTermMemory` holds the latest messages of one conversation; the oldest go first. It
 lives in the store (table ``stm_messages``, migration 0040), so a restarted program continues

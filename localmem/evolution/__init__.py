@@ -1,4 +1,4 @@
-"""A-Mem memory evolution (seed 001): new memories re-contextualise and link older ones.
+"""A-Mem memory evolution: new memories re-contextualise and link older ones.
 
 When a memory is added with ``evolve=True`` (``Memory.add`` / ``add_thought``), a job of kind
 ``evolve`` finds its most similar older memories and, for each, decides (with the model, or the

@@ -6,7 +6,7 @@ decision. The rules:
 - a neighbour is **linked** only when its similarity reaches ``link_similarity``: by default the
   cosine calibrated for the store's embedder on hand-labelled related / unrelated pairs
   (:data:`CALIBRATED`, ``scripts/calibrate_links.py``); shared key phrases say what links
-  them but never lower the bar (issue 35: phrases common in a small store linked unrelated
+  them but never lower the bar (phrases common in a small store linked unrelated
   notes); the reason names the similarity and the bar;
 - a linked neighbour's context is **updated** when the new memory adds key phrases it lacks: the
   line ``Linked to a later note on "<shared phrases>" that adds: "<new phrases>".`` names the

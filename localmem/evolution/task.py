@@ -1,4 +1,4 @@
-"""Memory evolution (A-Mem, seed 001): does a new memory change how an older one should be read?
+"""Memory evolution (A-Mem): does a new memory change how an older one should be read?
 
 One call per (new memory, older neighbour), as in the seed: each step of an evolution is then
 decided and written on its own, so a crash or a spent token budget never leaves half a

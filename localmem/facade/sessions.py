@@ -38,7 +38,7 @@ class Sessions:
     ) -> ConsolidationReport:
         """Consolidate a scope's episodic memories into semantic facts and meta patterns.
 
-        Seed 004's hierarchy; see :func:`localmem.consolidation.consolidate` for the options.
+        The consolidation hierarchy; see :func:`localmem.consolidation.consolidate` for the options.
         Running it again only adds what is new (nothing, when nothing changed).
         """
         from localmem.consolidation import consolidate

@@ -1,4 +1,4 @@
-"""Memories that stay true (issue 20): facts extracted on add and reconciled with what is
+"""Memories that stay true: facts extracted on add and reconciled with what is
 stored (ADD, UPDATE, INVALIDATE, NONE), by the engine or by honest rules.
 
 - :mod:`localmem.infer.slots`: which single-valued slot a fact fills (model-free);

@@ -1,4 +1,4 @@
-"""Does a new fact end an existing one? The model-free decision of issue 35.
+"""Does a new fact end an existing one? The model-free decision.
 
 A new fact ends an existing memory when both fill the same single-valued slot (where someone
 lives, a component's version, who owns something...) for the same subject and aspect, and the

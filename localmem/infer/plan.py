@@ -308,7 +308,7 @@ def every_current(
     vectors: Mapping[str, np.ndarray] | None = None,
 ) -> Invalidate:
     """A fact that ends one memory ends every other current one it contradicts the same way
-    (several current values of one slot: what racing inferences left before issue 30). The
+    (several current values of one slot: what racing inferences left). The
     decider is asked again without the memories it already ended, until it ends no more."""
     ended = [first.target]
     rest = [(m, cos) for m, cos in near if m.id != first.target.id and m.valid_to is None]

@@ -1,4 +1,4 @@
-"""Inference on add (issue 20) as a plugin: the ``reconcile`` task.
+"""Inference on add as a plugin: the ``reconcile`` task.
 
 The ``facts`` task it extracts with is the conversation mechanism's. The add itself is the
 facade's (``Memory.add(..., infer=True)``), since inference changes what an add writes rather

@@ -1,4 +1,4 @@
-"""Reading a fact without a model (issue 35): which slot it fills, whether it ends a fact, and
+"""Reading a fact without a model: which slot it fills, whether it ends a fact, and
 its subject, aspect, value and ended value, by classifiers learned from generated data.
 
 Three small learned parts, fitted by ``scripts/train_infer.py`` on sentences that

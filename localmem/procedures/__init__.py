@@ -1,4 +1,4 @@
-"""Mem^p procedural memory (seed 002): sessions abstracted into reusable procedures.
+"""Mem^p procedural memory: sessions abstracted into reusable procedures.
 
 - :class:`ProcedureStore` (``memory.procedures``): find, find_many, render, record, retire,
   restore, versions, history; ``Memory.complete_session(..., abstract=True)`` creates them.

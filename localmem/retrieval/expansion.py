@@ -1,4 +1,4 @@
-"""Query expansion (seed 004): more queries that reach memories the words of the question miss.
+"""Query expansion: more queries that reach memories the words of the question miss.
 
 - ``engine``: the model writes 2-3 rewrites (time, entities, synonyms) through the
   ``expand_query`` task; each is searched like the query, with a lower weight.

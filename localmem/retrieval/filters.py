@@ -1,7 +1,7 @@
 """The filter stage: scope, kind, level, time, metadata and validity become a set of allowed
 labels.
 
-Validity (issue 20): a search answers for now unless ``as_of`` names a moment. Superseded
+Validity: a search answers for now unless ``as_of`` names a moment. Superseded
 memories are *excluded* from a "now" search rather than ranked down: a ranked-down stale fact
 still fills one of the k places and reads as true to whoever gets it; it stays in the store and
 ``as_of`` finds it for the time it was true.

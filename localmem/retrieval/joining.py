@@ -1,5 +1,5 @@
 """The model-free reranker's pool, and the memories that join it though no retriever ranked
-them among the best (issue 18; docs/benchmarks.md, "memories that join the pool").
+them among the best (docs/benchmarks.md, "memories that join the pool").
 
 The pool is the best ``rerank_pool`` candidates, and:
 

@@ -37,7 +37,7 @@ class SearchOptions:
     """What a search does. Defaults of the first group come from the store's ``SearchConfig``.
 
     Temporal attention and the model-free reranker run by default (the best pipeline measured
-    on every data shape, issue 18); the other stages after candidate generation are off unless
+    on every data shape); the other stages after candidate generation are off unless
     asked for. Each stage that runs adds a line to the explanation of the result.
     """
 
@@ -56,22 +56,22 @@ class SearchOptions:
     since: datetime | None = None
     until: datetime | None = None
     metadata: dict[str, Any] | None = None
-    # time validity (issue 20): None answers for now (superseded memories are left out);
+    # time validity: None answers for now (superseded memories are left out);
     # a time answers for that moment (what was true then)
     as_of: datetime | None = None
-    # query expansion (seed 004): off, prf (model-free pseudo-relevance feedback), engine, auto
+    # query expansion: off, prf (model-free pseudo-relevance feedback), engine, auto
     expand: str = "off"
-    # MemInsight attributes (seed 000)
+    # MemInsight attributes
     attributes: str = "off"
     min_matches: int = 2
     axes: tuple[str, ...] = ATTRIBUTE_AXES
     priority: bool = True
     strategy: str = "refined"
-    # temporal attention (seed 004); on by default (the store's SearchConfig says)
+    # temporal attention; on by default (the store's SearchConfig says)
     temporal: bool = True
-    # A-Mem link expansion (seed 001)
+    # A-Mem link expansion
     links: bool = False
-    # reranking (seed 004): off, model-free, engine, auto; model-free by default
+    # reranking: off, model-free, engine, auto; model-free by default
     rerank: str = "model-free"
     # packing the hits into a token budget (None: no packing)
     budget_tokens: int | None = None

@@ -1,4 +1,4 @@
-"""Reranking (seed 004): a second, closer look at the best candidates.
+"""Reranking: a second, closer look at the best candidates.
 
 - ``engine``: the model scores the relevance (0..1) of the best ``rerank_depth`` candidates
   to the query, ``rerank_batch`` memories per call (the ``rerank`` task); they are resorted by

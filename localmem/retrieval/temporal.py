@@ -1,4 +1,4 @@
-"""Temporal attention (seed 004): on questions about time, favour memories that say when.
+"""Temporal attention: on questions about time, favour memories that say when.
 
 The seed's rule: detect a temporal question by its words, then weight memories that carry a
 time by 1.5. Every memory in localmem has a storage time, so "carries a time" is read as "states

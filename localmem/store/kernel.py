@@ -194,7 +194,7 @@ class Kernel:
 
         For work that reads the store, decides, then writes (inference reconciling one
         scope's facts): two such callers at once both decided from a store without the
-        other's write (issue 30: racing ``infer`` left several current homes). Names share 64
+        other's write (racing ``infer`` left several current homes). Names share 64
         locks by hash, so unrelated names may wait for each other, never deadlock (a caller
         holds one at a time)."""
         digest = hashlib.blake2b(name.encode("utf-8"), digest_size=8).digest()

@@ -258,7 +258,7 @@ def stored_vector(kernel: Kernel, memory_id: str) -> np.ndarray | None:
 # Each change reads the memory again inside its unit (``Write.current``) and decides from that:
 # a read from before the unit may be stale (a delete, restore or purge committed meanwhile by
 # another thread, or another process on PostgreSQL), and deciding from it used to put a deleted
-# memory's postings and vector back, or a purged memory's text (issue 30).
+# memory's postings and vector back, or a purged memory's text.
 
 
 def update(

@@ -21,7 +21,7 @@ from localmem.types import MemoryItem
 #: DuckDB rewrite the row (delete + insert) rather than update the column in place. DuckDB
 #: 2.0.1 loses such an in-place update when it replays its WAL after a crash, if an earlier
 #: transaction of the WAL rewrote a row of the table (the column reads NULL again; a
-#: supersession kept its ``valid_to`` and lost its successor: issue 30,
+#: supersession kept its ``valid_to`` and lost its successor,
 #: ``scripts/duckdb_wal_update.py``). PostgreSQL writes a new row version either way.
 REWRITE_ROW = "embedding = embedding"
 

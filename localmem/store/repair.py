@@ -2,7 +2,7 @@
 memories that are not live (or missing for ones that are), supersessions that lost their
 successor and metadata that lost its last update.
 
-Two ways a store can get here, both seen (issue 30):
+Two ways a store can get here, both seen:
 
 - **Index drift.** Writers that decided from a read made before their unit put a deleted
   memory's postings and vector back; the units now decide from the row they read inside

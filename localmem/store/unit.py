@@ -55,7 +55,7 @@ class Write:
 
         A change decides from this, never from a read made before the unit: another thread or
         process may have deleted, restored or rewritten the memory since, and a decision from
-        the old state put a deleted memory's postings and vector back (issue 30).
+        the old state put a deleted memory's postings and vector back.
         """
         return records.fetch_locked(self.db, memory_id)
 

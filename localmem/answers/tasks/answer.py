@@ -1,4 +1,4 @@
-"""Answer generation over memories (mem0 improved, seed 004: the enhanced answer prompt).
+"""Answer generation over memories (mem0 improved, the enhanced answer prompt).
 
 Step by step: find the memories that bear on the question, work out dates (a memory's
 "yesterday" is relative to the memory's own date), then answer briefly from that evidence
@@ -122,7 +122,7 @@ SPEC = TaskSpec(
     inputs=AnswerInput,
     output=Answer,
     build_prompt=build_prompt,
-    description="answer a question from memories, step by step, with dates (seed 004)",
+    description="answer a question from memories, step by step, with dates",
     schema_for=_schema,
     model_free=model_free,
     max_tokens=512,

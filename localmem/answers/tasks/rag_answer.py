@@ -1,4 +1,4 @@
-"""Plain RAG answer (seed 003's agent): answer from retrieved chunks, conversation and facts.
+"""Plain RAG answer (the RAG agent's): answer from retrieved chunks, conversation and facts.
 
 The prompt is assembled in the seed's order: the system instructions, the short-term
 conversation (as chat turns), then one user message with the long-term facts, entities and
@@ -153,7 +153,7 @@ SPEC = TaskSpec(
     inputs=RagInput,
     output=RagAnswer,
     build_prompt=build_prompt,
-    description="answer from retrieved chunks, conversation and long-term facts (seed 003)",
+    description="answer from retrieved chunks, conversation and long-term facts",
     schema_for=_schema,
     model_free=model_free,
     max_tokens=400,

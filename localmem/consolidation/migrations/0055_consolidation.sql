@@ -1,4 +1,4 @@
--- Hierarchical consolidation (seed 004): episodic -> semantic -> meta. New memories carry their
+-- Hierarchical consolidation: episodic -> semantic -> meta. New memories carry their
 -- level in `memories.level` and their provenance as `links` (kind 'derived_from', new -> source).
 -- A run is recorded here with what it did; `consolidated` says which episodic memories a run
 -- folded into a semantic fact, so a re-run only looks at the ones not consolidated yet.

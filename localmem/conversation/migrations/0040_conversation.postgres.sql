@@ -1,4 +1,4 @@
--- Seed 003's agent memory. Short-term: a token-budgeted rolling buffer per conversation, kept
+-- The agent's memory. Short-term: a token-budgeted rolling buffer per conversation, kept
 -- here so a restarted program continues it. Long-term: facts (question-answer pairs with a
 -- salience and a success flag), entities and relations between them, per scope (a user id;
 -- '' when the agent has none).

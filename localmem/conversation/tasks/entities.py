@@ -1,4 +1,4 @@
-"""Entity and relation extraction (seed 003's long-term memory), replacing its regex rules.
+"""Entity and relation extraction (the agent's long-term memory), replacing its regex rules.
 
 Entities get a coarse type; relations are (source, relation, target) triples whose ends are
 entity names from the same answer, with the relation as a short snake_case verb phrase
@@ -94,7 +94,7 @@ SPEC = TaskSpec(
     inputs=EntitiesInput,
     output=EntityGraph,
     build_prompt=build_prompt,
-    description="entities with types and relations between them (seed 003)",
+    description="entities with types and relations between them",
     model_free=model_free,
     max_tokens=512,
     example=example,

@@ -1,4 +1,4 @@
-"""Fact extraction (seed 003's long-term memory): durable facts worth remembering from a turn.
+"""Fact extraction (the agent's long-term memory): durable facts worth remembering from a turn.
 
 The seed stores each question-answer pair with a fixed salience; here the model extracts the
 facts themselves, each a self-contained sentence (names instead of pronouns, dates made
@@ -81,7 +81,7 @@ SPEC = TaskSpec(
     inputs=FactsInput,
     output=Facts,
     build_prompt=build_prompt,
-    description="extract durable facts with a salience from a turn or note (seed 003)",
+    description="extract durable facts with a salience from a turn or note",
     model_free=model_free,
     max_tokens=400,
     example=example,

@@ -1,4 +1,4 @@
--- A-Mem evolution (seed 001). One row per (new memory, neighbour) step of an evolution: the
+-- A-Mem evolution. One row per (new memory, neighbour) step of an evolution: the
 -- plan is written first (status 'planned'), then each step's outcome is written in the same
 -- transaction as what it changed (context + history + link), so a resumed job never applies a
 -- step twice and the metrics (share updated, tokens per add) are read from here.

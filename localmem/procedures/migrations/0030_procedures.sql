@@ -1,4 +1,4 @@
--- Mem^p procedural memory (seed 002). A procedure's trigger is also a memory of kind
+-- Mem^p procedural memory. A procedure's trigger is also a memory of kind
 -- 'procedure' (memory_id), so it is embedded, indexed and searchable like any memory.
 CREATE TABLE procedures (
     id VARCHAR PRIMARY KEY,

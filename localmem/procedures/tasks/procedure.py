@@ -1,4 +1,4 @@
-"""Procedure abstraction (Mem^p, seed 002): turn a finished, successful session into a how-to.
+"""Procedure abstraction (Mem^p): turn a finished, successful session into a how-to.
 
 Changes from the seed: the paper's best variant mixes abstract steps with a concrete example,
 so the output has both; the trigger is phrased as the situation a future task would describe

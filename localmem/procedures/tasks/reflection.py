@@ -1,4 +1,4 @@
-"""Procedure reflection (Mem^p, seed 002): revise a procedure after a task that used it failed.
+"""Procedure reflection (Mem^p): revise a procedure after a task that used it failed.
 
 Changes from the seed: the model first says what went wrong (kept as the revision's reason in
 history), then gives the complete revised steps, keeping the steps that were not at fault.

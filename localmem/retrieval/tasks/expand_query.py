@@ -1,4 +1,4 @@
-"""Query expansion (mem0 improved, seed 004): 2-3 rewrites of a query that reach more memories.
+"""Query expansion (mem0 improved): 2-3 rewrites of a query that reach more memories.
 
 Each rewrite names its focus, as the seed lists them: time (when, dates, periods), entities
 (who and what, with relationships), synonyms (other words for the same thing). The original
@@ -77,7 +77,7 @@ SPEC = TaskSpec(
     inputs=ExpandQueryInput,
     output=Expansion,
     build_prompt=build_prompt,
-    description="2-3 rewrites of a query: time, entities, synonyms (seed 004)",
+    description="2-3 rewrites of a query: time, entities, synonyms",
     model_free=None,  # model-free: the retrieval issue (pseudo-relevance feedback)
     max_tokens=256,
     example=example,

@@ -1,4 +1,4 @@
-"""Pointwise reranking (mem0 improved, seed 004), batched: one call scores several memories.
+"""Pointwise reranking (mem0 improved), batched: one call scores several memories.
 
 The seed scores each memory in its own call; here the memories of a batch are numbered and the
 model returns one relevance in 0..1 for each. Callers send batches of about 5-10 (more makes
@@ -102,7 +102,7 @@ SPEC = TaskSpec(
     inputs=RerankInput,
     output=Scores,
     build_prompt=build_prompt,
-    description="score 0-1 relevance of numbered memories to a query, batched (seed 004)",
+    description="score 0-1 relevance of numbered memories to a query, batched",
     schema_for=_schema,
     model_free=None,  # model-free: the retrieval issue (fused-evidence reranking)
     max_tokens=400,

@@ -1,4 +1,4 @@
--- Time validity (issue 20): a memory is true from valid_from until valid_to (open when NULL).
+-- Time validity: a memory is true from valid_from until valid_to (open when NULL).
 -- A memory that a newer one contradicts is not erased: it gets valid_to and a superseded_by
 -- link to its successor, so search answers "now" without it and `as_of` still finds it.
 -- Plain ADD COLUMN statements (no defaults that need a rewrite) so the PostgreSQL backend can

@@ -1,4 +1,4 @@
--- BM25 that scales (issue 34): a search reads the best postings of each query term by impact
+-- BM25 that scales: a search reads the best postings of each query term by impact
 -- (an index on term, impact), scores only the memories found there, and stops when no memory
 -- left unread could enter its top k (localmem/store/postgres/lexical.py). Reading every posting
 -- of a common word took 200 ms at p50 and 1 s at p95 at a million memories. ``impact`` is

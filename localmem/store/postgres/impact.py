@@ -164,7 +164,7 @@ class ImpactScores(Scores):
         return self._all().top(k, allowed)
 
     def _all(self) -> ArrayScores:
-        """Every posting of the query's terms scored (the statement used before issue 34)."""
+        """Every posting of the query's terms scored (the statement used before impact ordering)."""
         if self._array is None:
             self._array = self._score_all(" ".join(self.terms))
         return ArrayScores(self._array)

@@ -1,6 +1,6 @@
 """The PostgreSQL server settings a store's size asks for (`localmem doctor` shows them).
 
-Measured at a million memories (docs/benchmarks.md, "PostgreSQL at scale", issue 34):
+Measured at a million memories (docs/benchmarks.md, "PostgreSQL at scale"):
 
 - ``shared_buffers``: pgvector reads the HNSW graph through PostgreSQL's buffer cache. With the
   default 128 MB and a 2 GB index, dense search at 1M measured p95 486 ms, most of it pages
