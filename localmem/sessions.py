@@ -227,3 +227,21 @@ def thoughts(memory: Kernel | HasKernel, session_id: str) -> list[Thought]:
         for r in rows
         if r[0] in items and not items[r[0]].deleted
     ]
+
+
+def erase_titles(
+    db: Any, *, user_id: str | None, agent_id: str | None, session_id: str | None, everything: bool
+) -> int:
+    """Erase what the sessions of a scope say (title, outcome, metadata) for a purge of that
+    scope, inside the caller's unit; returns how many sessions. Their ids and times stay."""
+    given = {"user_id": user_id, "agent_id": agent_id, "id": session_id}
+    conditions = [f"{column} = ?" for column, value in given.items() if value is not None]
+    if not conditions and not everything:
+        return 0
+    params = [value for value in given.values() if value is not None]
+    where = " AND ".join(conditions) or "TRUE"
+    found = db.scalar(f"SELECT count(*) FROM sessions WHERE {where}", params)
+    db.execute(
+        f"UPDATE sessions SET title = '', outcome = NULL, metadata = NULL WHERE {where}", params
+    )
+    return int(found or 0)

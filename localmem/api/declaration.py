@@ -396,8 +396,10 @@ class MemoryAPI(Protocol):
         session_id: str | None = None,
         everything: bool = False,
     ) -> int:
-        """Erase for good every memory of a scope, deleted ones included, as purge does, in one
-        unit (forget one user entirely); returns how many were purged.
+        """Erase for good every memory of a scope, deleted ones included, as purge does, with
+        the titles and outcomes of the scope's sessions and the text of procedures abstracted
+        from it, in one unit (forget one user entirely); returns how many memories were purged.
+        BM25's vocabulary keeps the bare words (no sentence, no memory they belong to).
 
         Args:
             user_id: the user whose memories are erased.

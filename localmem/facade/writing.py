@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from localmem import validate
+from localmem import sessions, validate
 from localmem.errors import InputError
 from localmem.infer import apply as infer_apply
 from localmem.infer import plan as infer_plan
@@ -312,16 +312,26 @@ class Writing:
         session_id: str | None = None,
         everything: bool = False,
     ) -> int:
-        """Erase every memory of a scope for good in one unit; returns how many (see
-        :meth:`localmem.api.MemoryAPI.purge_all`)."""
-        return forget.purge_scope(
-            self.kernel,
-            user_id=user_id,
-            agent_id=agent_id,
-            session_id=session_id,
-            everything=everything,
-            actor=self.actor,
-        )
+        """Erase every memory of a scope for good in one unit, with what the scope's sessions
+        say (their titles and outcomes) and the procedures of its purged memories; returns how
+        many memories (see :meth:`localmem.api.MemoryAPI.purge_all`)."""
+        with self.kernel.writing() as write:  # the memories and the sessions: one unit
+            purged = forget.purge_scope(
+                self.kernel,
+                user_id=user_id,
+                agent_id=agent_id,
+                session_id=session_id,
+                everything=everything,
+                actor=self.actor,
+            )
+            sessions.erase_titles(
+                write.db,
+                user_id=user_id,
+                agent_id=agent_id,
+                session_id=session_id,
+                everything=everything,
+            )
+        return purged
 
 
 def _fields(item: Mapping[str, Any]) -> dict[str, Any]:

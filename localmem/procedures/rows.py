@@ -20,6 +20,7 @@ from localmem.store.backend import StoreDatabase
 from localmem.store.db import utcnow
 from localmem.store.prefix import find_rows
 from localmem.store.records import aware
+from localmem.store.unit import Write
 
 COLUMNS = (
     "id, task_type, trigger, steps, level, example, caveats, source_session_id, memory_id, "
@@ -288,3 +289,21 @@ def set_status(db: StoreDatabase, procedure_id: str, status: str, *, now: dateti
     db.execute(
         "UPDATE procedures SET status = ?, updated_at = ? WHERE id = ?", [status, now, procedure_id]
     )
+
+
+def erase_for_memory(write: Write, memory_id: str) -> None:
+    """A purge's hook: the procedures whose trigger memory is purged lose their text too (task
+    type, trigger, steps, example, caveats, in every version, and what their events noted) and
+    are retired, inside the purge's unit. Their ids, counts and times stay, as a purged
+    memory's tombstone does."""
+    db = write.db
+    for (pid,) in db.fetchall("SELECT id FROM procedures WHERE memory_id = ?", [memory_id]):
+        erased = "task_type = '', trigger = '', steps = '[]', example = NULL, caveats = NULL"
+        db.execute(
+            f"UPDATE procedures SET {erased}, status = 'retired', updated_at = ? WHERE id = ?",
+            [utcnow(), pid],
+        )
+        db.execute(
+            f"UPDATE procedure_versions SET {erased}, reason = NULL WHERE procedure_id = ?", [pid]
+        )
+        db.execute("UPDATE procedure_events SET info = NULL WHERE procedure_id = ?", [pid])
