@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from localmem import sessions, validate
 from localmem.api import MemoryAPI
@@ -59,7 +59,7 @@ class Memory(Writing, Reading, Sessions, MemoryAPI):
         embedder: Embedder,
         *,
         config: Config | None = None,
-        engine: Engine | None = None,
+        engine: Engine | Literal[False] | None = None,
         plugins: Sequence[Plugin] | None = None,
         actor: str = "user",
     ) -> None:
@@ -105,7 +105,7 @@ class Memory(Writing, Reading, Sessions, MemoryAPI):
         *,
         config: Config | None = None,
         embedder: Embedder | None = None,
-        engine: Engine | None = None,
+        engine: Engine | Literal[False] | None = None,
         create: bool = True,
         plugins: Sequence[Plugin] | None = None,
         read_only: bool | None = None,

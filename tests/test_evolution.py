@@ -174,7 +174,7 @@ def test_links_stage_adds_linked_memories_flagged(store_path, open_memory):
     # explain() says why each joined memory is linked: the reason recorded with its link
     for other in linked:
         assert f"{other[:8]} via {new.id[:8]}: " in report.notes["why"]
-    assert ">= 0.34" in report.notes["why"] and "why=" in result.explain()
+    assert ">= 0.34" in report.notes["why"] and "why " in result.explain()
     # filters still apply to linked memories, and deleted ones never come back
     other_user = mem.search(
         "sliding window buckets", k=5, mode="lexical", **alone, links=True, kinds="note"

@@ -56,7 +56,7 @@ def test_cli_on_postgres_never_prints_the_password(secret_url, capsys):
     code, out, err = run(capsys, "stats", "--store", secret_url, "--json")
     assert code == 0 and '"memories": 1' in out
     code, out2, err2 = run(capsys, "doctor", "--store", secret_url)
-    assert "1 live memories" in out2
+    assert "1 live memory" in out2
     for text in (out, err, out2, err2):
         assert SECRET_PASSWORD not in text
     assert f"{SECRET_USER}:***@" in out

@@ -143,7 +143,7 @@ def test_any_spelling_of_the_scheme_works_and_never_prints_the_password(pg_serve
     code, out, err = run(capsys, "stats", "--store", url)
     assert code == 0 and "memories:  1" in out, err
     code, out2, err2 = run(capsys, "doctor", "--store", url)
-    assert "1 live memories" in out2
+    assert "1 live memory" in out2
     for text in (out, err, out2, err2):
         assert SECRET_PASSWORD not in text
     assert f"{SECRET_USER}:***@" in out

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from localmem.config import Config
 from localmem.errors import StoreReadOnlyError
@@ -99,7 +99,8 @@ class Kernel:
         store: the open store.
         embedder: embeds memories and queries (the store's model).
         config: the store's configuration.
-        engine: a model engine, or None to make one on first use with ``make_engine``.
+        engine: a model engine; None to make one on first use with ``make_engine``; False for
+            none at all (model-free only, nothing made later).
         make_engine: ``() -> engine or None``, called once when the engine is first needed.
         hooks: the mechanisms' hooks and job handlers.
     """
@@ -110,7 +111,7 @@ class Kernel:
         embedder: Embedder,
         config: Config,
         *,
-        engine: Engine | None = None,
+        engine: Engine | Literal[False] | None = None,
         make_engine: Callable[[], Engine | None] | None = None,
         hooks: Hooks | None = None,
     ) -> None:
@@ -118,8 +119,8 @@ class Kernel:
         self.embedder = embedder
         self.config = config
         self.hooks = hooks or Hooks()
-        self._engine = engine
-        self._engine_asked = False  # make_engine is called once at most
+        self._engine = engine or None
+        self._engine_asked = engine is False  # make_engine is called once at most
         self._make_engine = make_engine
         self._unit: Write | None = None
         self._unit_owner: int | None = None
