@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from localmem.errors import StoreError
 from localmem.store.backend import StoreDatabase
 from localmem.store.db import utcnow
 
@@ -116,6 +117,8 @@ class JobQueue:
 
     def _claim_row(self, job_id: int) -> Job:
         job = self.get(job_id)
+        if job is None:
+            raise StoreError(f"no job {job_id} to start")
         self.db.execute(
             "UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? "
             "WHERE id = ?",

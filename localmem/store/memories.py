@@ -46,7 +46,7 @@ ADD_FIELDS = frozenset(
 )
 
 #: a background job an add asks for: (kind, payload, "inline" | "deferred")
-JobRequest = tuple[str, dict, str]
+JobRequest = tuple[str, dict[str, Any], str]
 
 
 def new_id() -> str:
@@ -383,8 +383,8 @@ def purge(kernel: Kernel, memory_id: str, *, actor: str = "user") -> None:
         write.unindex([item.label])  # a deleted memory has none left: a no-op then
         write.forget_derived(item.id)
         db.execute("DELETE FROM links WHERE src = ? OR dst = ?", [item.id, item.id])
-        for hook in kernel.hooks.on_purge:
-            hook(write, item.id)
+        for forget in kernel.hooks.on_purge:
+            forget(write, item.id)
         write.record(item.id, "PURGE", actor=actor)
         write.drop_vectors([item.label])
         write.after_commit(kernel.store.save_index)  # the vector must leave the file too

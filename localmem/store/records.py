@@ -309,7 +309,8 @@ def filtered_labels(
     < valid_to), or, without ``as_of``, those not superseded by ``now`` (default: the current
     time; a memory about a planned event stays findable before its time).
     """
-    where, params = ["NOT deleted", "embedding IS NOT NULL"], []
+    where: list[str] = ["NOT deleted", "embedding IS NOT NULL"]
+    params: list[Any] = []
     if validity:
         where += VALID_AT if as_of is not None else VALID_NOW
         params += [to_db_time(as_of)] * 2 if as_of is not None else [to_db_time(now or utcnow())]
@@ -331,7 +332,8 @@ def filtered_labels(
     where += more
     params += more_params
     tbl = db.arrow(f"SELECT label FROM memories WHERE {' AND '.join(where)} ORDER BY label", params)
-    return tbl.column(0).to_numpy().astype(np.int64)
+    labels: np.ndarray = tbl.column(0).to_numpy().astype(np.int64)
+    return labels
 
 
 def older_labels(
@@ -339,7 +341,8 @@ def older_labels(
 ) -> np.ndarray:
     """Labels of the live, embedded memories added before ``label`` (and, when ``column`` is
     ``user_id``, ``agent_id`` or ``session_id``, with the same ``value`` there, None included)."""
-    where, params = ["NOT deleted", "embedding IS NOT NULL", "label < ?"], [label]
+    where = ["NOT deleted", "embedding IS NOT NULL", "label < ?"]
+    params: list[Any] = [label]
     if column is not None:
         if column not in ("user_id", "agent_id", "session_id"):
             raise ValueError(f"not a scope column: {column}")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from localmem.errors import StoreError
 from localmem.store import history as history_rows
 from localmem.store import records, repair
 from localmem.store.backend import StoreDatabase
@@ -103,7 +104,8 @@ class Write:
     ) -> None:
         """Change a memory's fields (``changes``: field -> (old, new)), one history row per
         field; a new ``vector`` (of ``text``) re-indexes it."""
-        sets, params = ["updated_at = ?"], [utcnow()]
+        sets: list[str] = ["updated_at = ?"]
+        params: list[Any] = [utcnow()]
         for name, (old, new) in changes.items():
             if name == "metadata":
                 sets.append("metadata = ?::JSON")
@@ -217,7 +219,9 @@ class Write:
             self.add_vectors(vectorless, vectors)
         return len(dead) + len(unindexed) + len(vectorless)
 
-    def enqueue(self, kind: str, memory_id: str | None = None, payload: dict | None = None) -> int:
+    def enqueue(
+        self, kind: str, memory_id: str | None = None, payload: dict[str, Any] | None = None
+    ) -> int:
         """Queue a background job that commits with this unit; returns its id."""
         return self.store.jobs.enqueue(kind, memory_id, payload)
 
@@ -250,10 +254,13 @@ class Write:
         store = self.store
         changed = 0
         for op, labels, vectors in self._vector_ops:
-            if op == "add":
-                store.vectors.add(labels, vectors)
-            else:
-                store.vectors.mark_deleted(labels)
+            index = store.vectors
+            if index is None:  # a store closed under an open unit: nothing to apply to
+                raise StoreError("the store's vector index is closed")
+            if op != "add":
+                index.mark_deleted(labels)
+            elif vectors is not None:  # add_vectors always queues them
+                index.add(labels, vectors)
             changed += len(labels)
         if changed:
             store.index_changed(changed)
