@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from localmem import validate
 from localmem.errors import InputError
 from localmem.store import memories, records
+from localmem.store.backend import StoreDatabase
 from localmem.store.db import utcnow
 from localmem.store.kernel import HasKernel, Kernel, kernel_of
 from localmem.store.prefix import find_rows
@@ -230,7 +231,12 @@ def thoughts(memory: Kernel | HasKernel, session_id: str) -> list[Thought]:
 
 
 def erase_titles(
-    db: Any, *, user_id: str | None, agent_id: str | None, session_id: str | None, everything: bool
+    db: StoreDatabase,
+    *,
+    user_id: str | None,
+    agent_id: str | None,
+    session_id: str | None,
+    everything: bool,
 ) -> int:
     """Erase what the sessions of a scope say (title, outcome, metadata) for a purge of that
     scope, inside the caller's unit; returns how many sessions. Their ids and times stay."""

@@ -254,6 +254,10 @@ class IngestReport:
     moved_from: str | None = None
 
 
+#: the link kind from a consolidated memory to each memory it was made from
+DERIVED_FROM = "derived_from"
+
+
 @dataclass(frozen=True)
 class Link:
     """A connection seen from one memory: the other end, which way it points, and why (the

@@ -26,9 +26,7 @@ import json
 import os
 import platform
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -41,9 +39,9 @@ import bench_data  # noqa: E402
 from bench_scale import Precomputed, segment_vectors  # noqa: E402
 from bench_store import pct  # noqa: E402
 from bench_store import queries as make_queries  # noqa: E402
+from lab.served import start_server, stop_server  # noqa: E402
 
 from localmem import Memory  # noqa: E402
-from localmem.discovery import find_server  # noqa: E402
 
 WORK = ROOT / ".bench" / "serve"
 
@@ -67,28 +65,6 @@ def build(size: int) -> Path:
     (store / "built").write_text("ok")
     log(f"built {size} memories in {time.perf_counter() - t0:.0f} s")
     return store
-
-
-def start_server(store: Path) -> subprocess.Popen:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "localmem", "serve", str(store)], stderr=subprocess.DEVNULL
-    )
-    deadline = time.monotonic() + 300
-    while find_server(store) is None:
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise SystemExit("localmem serve did not start")
-        time.sleep(0.1)
-    return proc
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def timed_searches(mem, queries: list[str]) -> list[float]:
@@ -145,7 +121,7 @@ def measure(size: int, args) -> dict:
             texts = fresh_texts(size, r, args.adds, "local")
             local_add.append(adds(lambda m=mem: _Borrowed(m), texts, 1))
         log(f"{size}: round {r + 1} in-process done")
-        proc = start_server(store)
+        proc = start_server(store, timeout_s=300)
         try:
             with Memory.connect(store) as remote:
                 served_ms += timed_searches(remote, queries)

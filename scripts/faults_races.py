@@ -36,6 +36,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from lab.served import start_server, stop_server
+
 OPS = ("update", "delete", "restore", "purge")
 CITIES = [
     "Paris", "Rome", "Berlin", "Oslo", "Lima", "Quito", "Cairo", "Dakar",
@@ -104,36 +106,6 @@ def _call(mem, op: str, memory_id: str, n: int):
     if op == "update":
         return lambda: mem.update(memory_id, content=f"revised text {n} about bananas and figs")
     return lambda: getattr(mem, op)(memory_id)
-
-
-def start_server(store: Path) -> subprocess.Popen:
-    """`localmem serve STORE`, returned once a client can find it."""
-    from localmem.discovery import find_server
-
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "localmem", "serve", str(store)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 180
-    while find_server(store) is None:
-        if proc.poll() is not None:
-            raise RuntimeError(f"serve exited: {proc.stderr.read()[-2000:]}")
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError("serve did not start")
-        time.sleep(0.05)
-    return proc
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 # -- pairs ------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import argparse
 
 from localmem.cli.memories import SHOW_SECTIONS
 from localmem.console import open_memory, print_json, short, store_options
+from localmem.types import DERIVED_FROM
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,11 +69,8 @@ def show_provenance(mem, item) -> None:
         for other in mem.get_many(sources):
             gone = " [deleted]" if other.deleted else ""
             print(f"  <- {other.id[:8]} {other.level:<8} {short(other.content, 70)}{gone}")
-    # the links of the API (a served store answers too); "derived_from" is
-    # consolidation.model.DERIVED_FROM, written out so that show imports no mechanism
-    into = [
-        x.other for x in mem.links(item.id) if x.kind == "derived_from" and x.direction == "from"
-    ]
+    # the links of the API (a served store answers too)
+    into = [x.other for x in mem.links(item.id) if x.kind == DERIVED_FROM and x.direction == "from"]
     live = [other for other in mem.get_many(into) if not other.deleted]
     if live:
         print(f"\nconsolidated into ({len(live)}):")

@@ -7,8 +7,10 @@ from datetime import datetime
 
 import numpy as np
 
-#: the link kind from a consolidated memory to each memory it was made from
-DERIVED_FROM = "derived_from"
+# the link kind to each memory a consolidated one was made from: defined with Link, so that
+# `localmem show` reads it without importing this package
+from localmem.types import DERIVED_FROM as DERIVED_FROM
+
 #: the link kind from a meta memory to the one it replaced (same key, new content)
 SUPERSEDES = "supersedes"
 #: metadata key of every memory consolidation writes
