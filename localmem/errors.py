@@ -17,6 +17,13 @@ class InputError(LocalMemError, ValueError):
     """The caller passed something localmem cannot accept (empty text, bad filter, bad time)."""
 
 
+class ArgumentsError(InputError, TypeError):
+    """A call that does not fit an operation's declared signature (an unknown option, a missing
+    argument): an InputError like any bad argument, and a TypeError as Python's own for a
+    wrong call, so either ``except`` catches it. ``Memory`` and ``RemoteMemory`` raise it alike.
+    """
+
+
 class NotFoundError(LocalMemError, KeyError):
     """An id, session or procedure that does not exist (or was purged)."""
 

@@ -217,6 +217,7 @@ class Memory(Writing, Reading, Sessions, MemoryAPI):
         return self.kernel.engine
 
     # -- background jobs -------------------------------------------------------------------------
+    @validate.arguments_checked
     def run_jobs(
         self,
         *,
@@ -244,6 +245,7 @@ class Memory(Writing, Reading, Sessions, MemoryAPI):
         return self.kernel.run_jobs(kinds=kinds, limit=limit, job_ids=job_ids)
 
     # -- facts -----------------------------------------------------------------------------------
+    @validate.arguments_checked
     def stats(self) -> dict[str, Any]:
         """Counts and sizes for `localmem stats` and the TUI status screen."""
         facts = self.store.stats()
@@ -260,6 +262,7 @@ class Memory(Writing, Reading, Sessions, MemoryAPI):
             "bytes_on_disk": facts["bytes_on_disk"],
         }
 
+    @validate.arguments_checked
     def describe(self) -> dict[str, Any]:
         """What the store is, for a client of a server: its path, configuration, add options
         and search stages."""
@@ -270,6 +273,7 @@ class Memory(Writing, Reading, Sessions, MemoryAPI):
             "config": self.config.model_dump(mode="json"),
         }
 
+    @validate.arguments_checked
     def status(self) -> dict[str, Any]:
         """Everything the TUI's status screen shows: counts, index health, the embedder, the
         search stages, which engine serves each model task, and the store's notices."""

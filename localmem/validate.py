@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any, ParamSpec, TypeVar
 
-from localmem.errors import InputError
+from localmem.errors import ArgumentsError, InputError
 from localmem.types import KINDS, LEVELS
 
 P = ParamSpec("P")
@@ -214,7 +214,8 @@ def non_negative_int(value: Any, what: str, *, maximum: int = 10**12) -> int:
 
 def arguments_checked(method: Callable[P, R]) -> Callable[P, R]:
     """``method``, with a call that does not fit its signature (an unknown option, a missing
-    argument) refused as an :class:`InputError` naming what did not fit, not a bare TypeError.
+    argument) refused as an :class:`ArgumentsError` naming what did not fit: every declared
+    operation raises InputError on bad arguments (localmem.api), and a bare TypeError is not one.
 
     The wrapper keeps the method's signature for introspection (``inspect.signature`` follows
     ``__wrapped__``), so the contract sees the declared parameters.
@@ -226,7 +227,7 @@ def arguments_checked(method: Callable[P, R]) -> Callable[P, R]:
         try:
             signature.bind(*args, **kwargs)
         except TypeError as exc:
-            raise InputError(f"{method.__name__}: {exc}") from None
+            raise ArgumentsError(f"{method.__name__}: {exc}") from None
         return method(*args, **kwargs)
 
     return checked

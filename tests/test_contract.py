@@ -169,6 +169,30 @@ def test_memory_has_no_public_name_outside_the_contract():
     assert declared & IN_PROCESS_ONLY == set()
 
 
+def test_a_call_that_does_not_fit_is_an_arguments_error_everywhere(tmp_path, embedder):
+    """Every operation declares InputError for bad arguments: an unknown option or a missing
+    argument is an ArgumentsError (an InputError and a TypeError) in process as it is through
+    the client, and nothing is written."""
+    from localmem.errors import ArgumentsError, InputError
+    from localmem.remote.transport import BadArguments
+
+    assert issubclass(ArgumentsError, InputError) and issubclass(ArgumentsError, TypeError)
+    assert issubclass(BadArguments, ArgumentsError)
+    with Memory.open(tmp_path / "store", embedder=embedder) as mem:
+        item = mem.add("The backup runs at 2 am")
+        for op in operations().values():
+            if op.owner == "served":
+                continue
+            target = mem if op.owner == "memory" else mem.procedures
+            method = getattr(target, op.attribute)
+            with pytest.raises(ArgumentsError, match=op.attribute):
+                method(no_such_option=1)
+        with pytest.raises(ArgumentsError, match="unexpected keyword"):
+            mem.update(item.id, content="x", actor="system:admin")
+        assert mem.count() == 1
+        assert [e.event for e in mem.history(item.id)] == ["ADD"]
+
+
 def test_the_remote_client_repeats_nothing_by_hand():
     """Its methods are made from the declaration; only these do more on the client's side."""
     own = {

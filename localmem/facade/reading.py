@@ -42,6 +42,7 @@ class Reading:
         """The search stages of this composition, in the order they run."""
         return tuple(stage.name for stage in self.stages)
 
+    @validate.arguments_checked
     def get(self, memory_id: str, *, include_deleted: bool = False) -> MemoryItem:
         """The memory with this id (or a unique prefix of it).
 
@@ -50,12 +51,14 @@ class Reading:
         """
         return memories.get(self.kernel, memory_id, include_deleted=include_deleted)
 
+    @validate.arguments_checked
     def get_many(self, ids: Sequence[str]) -> list[MemoryItem]:
         """Memories by exact id, in the order asked (unknown ids raise NotFoundError)."""
         if isinstance(ids, str) or not isinstance(ids, Sequence):
             raise InputError("get_many takes a list of ids")
         return memories.get_many(self.kernel, [validate.identifier(i, "a memory id") for i in ids])
 
+    @validate.arguments_checked
     def list(
         self,
         *,
@@ -99,26 +102,31 @@ class Reading:
             oldest_first=oldest_first,
         )
 
+    @validate.arguments_checked
     def users(self, *, limit: int = 200) -> builtins.list[tuple[str, int]]:
         """(user id, how many memories outside sessions) for every user scope, by id."""
         validate.positive_int(limit, "limit", maximum=validate.MAX_LIMIT)
         return memories.users(self.kernel, limit=limit)
 
+    @validate.arguments_checked
     def export(self) -> builtins.list[dict[str, Any]]:
         """The whole store as export lines, read as one moment (see :mod:`localmem.store.dump`)."""
         return dump.dump(self.kernel.store)
 
+    @validate.arguments_checked
     def links(self, memory_id: str) -> builtins.list[Link]:
         """Every link touching a memory (evolution, consolidation...), newest first."""
         item = self.get(memory_id, include_deleted=True)
         return links_of(self.kernel.db, item.id)
 
+    @validate.arguments_checked
     def thought_of(self, memory_id: str) -> dict[str, Any] | None:
         """Where a memory stands in its session (number, branch, revises), or None."""
         from localmem import sessions
 
         return sessions.thought_of(self.kernel, _memory_id(memory_id))
 
+    @validate.arguments_checked
     def attributes_of(self, memory_ids: Sequence[str]) -> dict[str, Any]:
         """The attributes mined for some memories (never-mined ones left out)."""
         from localmem import attributes
@@ -127,6 +135,7 @@ class Reading:
             raise InputError("memory_ids must be a list of memory ids")
         return attributes.stored(self.kernel, [_memory_id(x) for x in memory_ids])
 
+    @validate.arguments_checked
     def sources_of(self, memory_ids: Sequence[str]) -> dict[str, builtins.list[str]]:
         """For each consolidated (semantic, meta) memory, the memories it came from."""
         from localmem.consolidation import sources_of
@@ -135,10 +144,12 @@ class Reading:
             raise InputError("memory_ids must be a list of memory ids")
         return sources_of(self.kernel, [_memory_id(x) for x in memory_ids])
 
+    @validate.arguments_checked
     def history(self, memory_id: str) -> builtins.list[HistoryEvent]:
         """Every change of a memory, oldest first (ADD, UPDATE, EVOLVE, DELETE, ...)."""
         return memories.history(self.kernel, memory_id)
 
+    @validate.arguments_checked
     def count(self, *, include_deleted: bool = False, user_id: str | None = None) -> int:
         """How many memories the store holds (of one user)."""
         validate.scope_id(user_id, "user_id")

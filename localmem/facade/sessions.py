@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from localmem import sessions
+from localmem import sessions, validate
 from localmem.plugin import Plugin, add_jobs
 from localmem.store.kernel import Kernel
 from localmem.types import Session, Thought
@@ -24,6 +24,7 @@ class Sessions:
     plugins: tuple[Plugin, ...]
     _procedures: ProcedureStore | None
 
+    @validate.arguments_checked
     def consolidate(
         self,
         *,
@@ -55,6 +56,7 @@ class Sessions:
             dry_run=dry_run,
         )
 
+    @validate.arguments_checked
     def start_session(
         self,
         title: str,
@@ -72,6 +74,7 @@ class Sessions:
             metadata=metadata,
         )
 
+    @validate.arguments_checked
     def add_thought(
         self,
         session_id: str,
@@ -99,6 +102,7 @@ class Sessions:
             metadata=metadata,
         )
 
+    @validate.arguments_checked
     def complete_session(
         self,
         session_id: str,
@@ -130,14 +134,17 @@ class Sessions:
                 sessions.close(self.kernel, session.id, outcome, meta)
         return sessions.get_session(self.kernel, session.id)
 
+    @validate.arguments_checked
     def thoughts(self, session_id: str) -> list[Thought]:
         """The thoughts of a session in order."""
         return sessions.thoughts(self.kernel, session_id)
 
+    @validate.arguments_checked
     def get_session(self, session_id: str) -> Session:
         """One session."""
         return sessions.get_session(self.kernel, session_id)
 
+    @validate.arguments_checked
     def sessions(self, *, status: str | None = None, limit: int = 100) -> list[Session]:
         """Sessions, newest first."""
         return sessions.list_sessions(self.kernel, status=status, limit=limit)

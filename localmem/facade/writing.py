@@ -35,6 +35,7 @@ class Writing:
         """The options of :meth:`add` the composed mechanisms offer (``mine``, ``evolve``)."""
         return tuple(name for plugin in self.plugins for name in plugin.add_options)
 
+    @validate.arguments_checked
     def add(
         self,
         content: str,
@@ -95,6 +96,7 @@ class Writing:
                 return memories.get(self.kernel, found)
         return self.add_many([item], mine=mine, evolve=evolve, infer=False)[0]
 
+    @validate.arguments_checked
     def add_many(
         self,
         items: Iterable[str | Mapping[str, Any]],
@@ -165,6 +167,7 @@ class Writing:
             flush()
         return stored
 
+    @validate.arguments_checked
     def infers(self, infer: bool | None) -> bool:
         """Whether an add infers: as asked, else the store's ``infer.on_add``."""
         if infer is None:
@@ -173,6 +176,7 @@ class Writing:
             raise InputError(f"infer must be true or false, not {infer!r}")
         return infer
 
+    @validate.arguments_checked
     def infer(
         self,
         content: str | Mapping[str, Any] | Sequence[Mapping[str, Any]],
@@ -239,6 +243,7 @@ class Writing:
         return add_jobs(self.plugins, self.kernel, {"mine": mine, "evolve": evolve})
 
     # -- changing --------------------------------------------------------------------------------
+    @validate.arguments_checked
     def update(
         self,
         memory_id: str,
@@ -269,14 +274,17 @@ class Writing:
             actor=self.actor,
         )
 
+    @validate.arguments_checked
     def delete(self, memory_id: str) -> MemoryItem:
         """Hide a memory from search (soft delete, recorded; :meth:`restore` undoes it)."""
         return memories.delete(self.kernel, memory_id, actor=self.actor)
 
+    @validate.arguments_checked
     def restore(self, memory_id: str) -> MemoryItem:
         """Bring a soft-deleted memory back."""
         return memories.restore(self.kernel, memory_id, actor=self.actor)
 
+    @validate.arguments_checked
     def purge(self, memory_id: str) -> None:
         """Remove a memory's text for real (privacy): content, context, vector, history values.
 
@@ -285,6 +293,7 @@ class Writing:
         """
         memories.purge(self.kernel, memory_id, actor=self.actor)
 
+    @validate.arguments_checked
     def delete_all(
         self,
         *,
@@ -304,6 +313,7 @@ class Writing:
             actor=self.actor,
         )
 
+    @validate.arguments_checked
     def purge_all(
         self,
         *,

@@ -45,6 +45,7 @@ class ProcedureStore:
         self.kernel = kernel
 
     # -- reading -----------------------------------------------------------------------------
+    @validate.arguments_checked
     def get(self, procedure_id: str) -> Procedure:
         """A procedure by id (or a unique prefix of it).
 
@@ -53,6 +54,7 @@ class ProcedureStore:
         """
         return rows.get(self.kernel.db, procedure_id)
 
+    @validate.arguments_checked
     def list(
         self,
         *,
@@ -77,17 +79,20 @@ class ProcedureStore:
             limit=limit,
         )
 
+    @validate.arguments_checked
     def versions(self, procedure_id: str) -> builtins.list[ProcedureVersion]:
         """Every version of a procedure, oldest first (the last is the current one)."""
         proc = self.get(procedure_id)
         return rows.versions(self.kernel.db, proc.id)
 
+    @validate.arguments_checked
     def history(self, procedure_id: str) -> builtins.list[ProcedureEvent]:
         """What happened to a procedure, oldest first: CREATE, USE, REVISE, RETIRE, RESTORE."""
         proc = self.get(procedure_id)
         return rows.events(self.kernel.db, proc.id)
 
     # -- finding -----------------------------------------------------------------------------
+    @validate.arguments_checked
     def matches(
         self,
         task: str,
@@ -114,6 +119,7 @@ class ProcedureStore:
             self.kernel, task, k=k, task_type=task_type, user_id=user_id, agent_id=agent_id
         )
 
+    @validate.arguments_checked
     def find(
         self,
         task: str,
@@ -229,6 +235,7 @@ class ProcedureStore:
             self.kernel, session, outcome=outcome, level=level, on_write=on_write
         )
 
+    @validate.arguments_checked
     def record(
         self,
         procedure_id: str,
@@ -271,10 +278,12 @@ class ProcedureStore:
             reflect=reflect,
         )
 
+    @validate.arguments_checked
     def retire(self, procedure_id: str, *, reason: str | None = None) -> Procedure:
         """Take a procedure out of find() (not deleted: :meth:`restore` brings it back)."""
         return lifecycle.retire(self.kernel, procedure_id, reason=reason)
 
+    @validate.arguments_checked
     def restore(self, procedure_id: str, *, reset_counts: bool = False) -> Procedure:
         """Bring a retired procedure back; ``reset_counts`` gives it a fresh record."""
         return lifecycle.restore(self.kernel, procedure_id, reset_counts=reset_counts)

@@ -4,7 +4,7 @@ long a kept-alive connection may rest."""
 from __future__ import annotations
 
 from localmem.discovery import ServerInfo
-from localmem.errors import InputError, StoreError
+from localmem.errors import ArgumentsError, StoreError
 
 #: seconds a kept-alive connection may rest before it is replaced (the server's limit is 5)
 IDLE_S = 2.0
@@ -24,9 +24,9 @@ class NeedsLocalStore(StoreError, AttributeError):
         )
 
 
-class BadArguments(InputError, TypeError):
-    """Arguments a declared operation does not take, found before anything is sent: an
-    InputError, and a TypeError as Python's own for a wrong call (what ``Memory`` raises)."""
+class BadArguments(ArgumentsError):
+    """Arguments a declared operation does not take, found before anything is sent (the
+    :class:`~localmem.errors.ArgumentsError` that ``Memory`` raises too)."""
 
 
 class ServerGone(StoreError):
