@@ -14,7 +14,8 @@ save replaces the path, never the file), and checked as it is read (its checksum
 sidecar records, computed in the same pass). A vector is taken from it only while the index
 still holds that same vector: :class:`~localmem.store.vectors.VectorIndex` sends every label
 added or deleted since that save to hnswlib, as before. So the values are hnswlib's own, bit for
-bit, and every score and ranking is unchanged.
+bit, and every score and ranking is unchanged. Each vector is read with the label stored after
+it, and used only when that label is the one asked for.
 
 The layout is hnswlib's ``saveIndex`` (0.7-0.8): a 96-byte header (``offsetLevel0_``,
 ``max_elements_``, ``cur_element_count``, ``size_data_per_element_``, ``label_offset_``,
@@ -72,16 +73,21 @@ class SavedVectors:
         at = np.searchsorted(self._labels, labels).clip(0, len(self._labels) - 1)
         return np.where(self._labels[at] == labels, self._rows[at], -1)
 
-    def read(self, rows: np.ndarray) -> np.ndarray | None:
-        """The vectors of these elements (float32, one row each); None on a short read."""
-        size, start, step = self._bytes, self._data_at, self._row_size
+    def read(self, labels: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
+        """The vectors of these labels at these elements (float32, one row each); None on a
+        short read or when an element does not carry its label (the file is not the one
+        scanned: each vector is read with the label stored right after it, and checked)."""
+        size, start, step = self._bytes + 8, self._data_at, self._row_size
         try:
             parts = [os.pread(self._fd, size, start + row * step) for row in rows.tolist()]
         except OSError:
             return None
         if any(len(p) != size for p in parts):
             return None
-        return np.frombuffer(b"".join(parts), dtype="<f4").reshape(len(parts), self.dim)
+        raw = np.frombuffer(b"".join(parts), dtype=np.uint8).reshape(len(parts), size)
+        if not np.array_equal(raw[:, self._bytes :].copy().view("<u8").ravel(), labels):
+            return None
+        return raw[:, : self._bytes].copy().view("<f4")
 
     def close(self) -> None:
         """Let the file go."""

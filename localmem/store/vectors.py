@@ -174,7 +174,7 @@ class VectorIndex:
                 stale = (x in changed or x in deleted for x in wanted.tolist())
                 rows[np.fromiter(stale, bool, len(wanted))] = -1
             here = np.flatnonzero(rows >= 0)
-            found = self._saved.read(rows[here]) if len(here) else None
+            found = self._saved.read(wanted[here], rows[here]) if len(here) else None
             if found is None:
                 return self._from_index(wanted)
             if len(here) == len(wanted):
@@ -202,7 +202,8 @@ class VectorIndex:
             return None
         if len(saved) == int(self._index.element_count):
             probe = [x for x in saved.sample(5).tolist() if x not in self._deleted]
-            mine = saved.read(saved.rows(np.asarray(probe, dtype=np.int64)))
+            at = np.asarray(probe, dtype=np.int64)
+            mine = saved.read(at, saved.rows(at))
             try:
                 theirs = self._index.get_items(probe, return_type="numpy") if probe else None
             except RuntimeError:  # a label hnswlib does not hold
