@@ -190,3 +190,4 @@ def test_memories_a_concurrent_writer_adds_are_searched_with_their_own_vectors(t
         labels = [label for label, _ in rows]
         stored = np.array([e for _, e in rows], dtype=np.float32)
         assert np.array_equal(index.get(labels), stored)
+    assert index._saved is None  # the store let the file go when it closed

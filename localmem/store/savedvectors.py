@@ -28,6 +28,7 @@ to hnswlib.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import zlib
@@ -90,8 +91,9 @@ class SavedVectors:
         return raw[:, : self._bytes].copy().view("<f4")
 
     def close(self) -> None:
-        """Let the file go."""
-        self._fh.close()
+        """Let the file go (never raises: a store closing must go on to close DuckDB)."""
+        with contextlib.suppress(OSError):
+            self._fh.close()
 
 
 def scan(fh: BinaryIO, dim: int) -> tuple[int, SavedVectors | None]:
@@ -118,7 +120,7 @@ def scan(fh: BinaryIO, dim: int) -> tuple[int, SavedVectors | None]:
             done += n
     while chunk := fh.read(1 << 20):
         crc = zlib.crc32(chunk, crc)
-    if layout is None:
+    if layout is None or not hasattr(os, "pread"):  # no pread (Windows): hnswlib reads them
         fh.close()
         return crc, None
     count, row_size, _, data_at = layout

@@ -217,6 +217,11 @@ class VectorIndex:
         saved.close()
         return None
 
+    def release(self) -> None:
+        """Let the saved file go (when the store closes); reads go to hnswlib from here on."""
+        with self._lock:
+            self._drop_saved()
+
     def _drop_saved(self) -> None:
         if self._saved is not None:
             self._saved.close()
