@@ -314,15 +314,20 @@ def language(tokens: list[str]) -> str:
     wohnt Ana?"), so an English sign-off ("Take care!": "take" is a Czech stop-word) stays
     English."""
     _, owners = _stop_lists()
-    score: Counter[str] = Counter()
+    # a plain dict, votes added only for stop-words: Counter.update costs ~3x more a word,
+    # and the reranker's length feature asks for the language of every text in its pool
+    score: dict[str, int] = {}
     letters: set[str] = set()
     for w in map(_fold, tokens):
-        score.update(owners.get(w, ()))
+        langs = owners.get(w)
+        if langs:
+            for lang in langs:
+                score[lang] = score.get(lang, 0) + 1
         if not w.isascii():
             letters.update(w)
     for lang, marks in _LETTERS.items():
         if letters & marks:
-            score[lang] += 1
+            score[lang] = score.get(lang, 0) + 1
     if not score:
         return "english"
     top = max(score.values())

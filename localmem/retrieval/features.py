@@ -141,26 +141,34 @@ def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
     In its session, in event-time order (insertion order breaks ties); a chat turn without a
     session (a memory with a speaker, :func:`speaker_of`) falls back on the memories stored just
     before and after it (:func:`near_in_time`), as turns of a chat added as plain text are.
-    Other memories without a session have none.
+    Other memories without a session have none. A memory's neighbours do not depend on the
+    rest of the pool: they are found once per search (the pool is built again when memories
+    join it).
     """
-    prev = np.full(len(pool.labels), -1, dtype=np.int64)
-    nxt = np.full(len(pool.labels), -1, dtype=np.int64)
-    sessions = sorted({item.session_id for item in pool.items if item.session_id})
+    known: dict[int, tuple[int, int]] = pool.ctx.once(("neighbours",), dict)
+    todo = [item for item in pool.items if item.label not in known]
+    if todo:
+        known.update(_neighbours_of(pool.ctx, todo))
+    pairs = [known[label] for label in pool.labels.tolist()]
+    prev = np.fromiter((p for p, _ in pairs), dtype=np.int64, count=len(pairs))
+    nxt = np.fromiter((n for _, n in pairs), dtype=np.int64, count=len(pairs))
+    return prev, nxt
+
+
+def _neighbours_of(ctx: SearchContext, items: list[MemoryItem]) -> dict[int, tuple[int, int]]:
+    sessions = sorted({item.session_id for item in items if item.session_id})
     before: dict[int, int] = {}
     after: dict[int, int] = {}
-    for order in pool.ctx.session_order(sessions).values():
+    for order in ctx.session_order(sessions).values():
         for a, b in itertools.pairwise(order):
             after[a] = b
             before[b] = a
-    loose = [item for item in pool.items if not item.session_id and speaker_of(item)]
+    loose = [item for item in items if not item.session_id and speaker_of(item)]
     if loose:
-        near_before, near_after = near_in_time(pool.ctx, loose)
+        near_before, near_after = near_in_time(ctx, loose)
         before.update(near_before)
         after.update(near_after)
-    for i, label in enumerate(pool.labels.tolist()):
-        prev[i] = before.get(label, -1)
-        nxt[i] = after.get(label, -1)
-    return prev, nxt
+    return {item.label: (before.get(item.label, -1), after.get(item.label, -1)) for item in items}
 
 
 def near_in_time(ctx: SearchContext, items: list[MemoryItem]) -> tuple[dict, dict]:

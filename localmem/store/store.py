@@ -388,6 +388,8 @@ class Store:
             if save and self.vectors is not None and self._changes_since_save:
                 self.save_index()
         finally:
+            if isinstance(self.vectors, VectorIndex):  # PostgreSQL's holds no file
+                self.vectors.release()
             try:
                 self.db.close()
             finally:

@@ -18,6 +18,7 @@ import hnswlib
 import numpy as np
 
 from localmem.atomic import write_private
+from localmem.store.savedvectors import SavedVectors, scan
 
 INDEX_FILE = "vectors.hnsw"
 SIDECAR_FILE = "vectors.json"
@@ -46,6 +47,8 @@ class VectorIndex:
         self._deleted: set[int] = set()
         # hnswlib is not safe when a resize races a query (TUI workers, job threads)
         self._lock = threading.Lock()
+        self._saved: SavedVectors | None = None  # see get()
+        self._changed: set[int] = set()  # labels added or deleted since that file was saved
 
     # -- persistence -------------------------------------------------------------------------
     @classmethod
@@ -63,7 +66,13 @@ class VectorIndex:
             raise ValueError(f"index has dimension {sidecar['dim']}, store has {dim}")
         if sidecar["bytes"] != _size(path):
             raise ValueError("index file size differs from the one recorded at save (truncated?)")
-        if file_checksum(path) != sidecar["crc32"]:
+        try:
+            crc, saved = scan(open(path, "rb"), dim)  # noqa: SIM115 (the reader keeps it open)
+        except OSError as exc:
+            raise ValueError(f"index file unreadable: {exc}") from None
+        if crc != sidecar["crc32"]:
+            if saved is not None:
+                saved.close()
             raise ValueError("index file checksum differs from the one recorded at save (damaged)")
         self = cls.__new__(cls)
         self.dim, self.m, self.ef_construction, self.ef_search = dim, m, ef_construction, ef_search
@@ -71,10 +80,14 @@ class VectorIndex:
         try:
             self._index.load_index(str(path), max_elements=0)
         except (RuntimeError, MemoryError, ValueError) as exc:
+            if saved is not None:
+                saved.close()
             raise ValueError(f"index file unreadable: {exc}") from None
         self._index.set_ef(ef_search)
         self._deleted = set(sidecar["deleted"])
         self._lock = threading.Lock()
+        self._changed = set()
+        self._saved = self._checked(saved)
         return self, sidecar
 
     def save(self, path: Path, sidecar: dict[str, Any]) -> None:
@@ -85,10 +98,15 @@ class VectorIndex:
         with self._lock:
             self._index.save_index(str(tmp))
             deleted = sorted(self._deleted)
+            # this file holds every vector as of now: changes from here on are read from hnswlib
+            fh = open(tmp, "rb")  # noqa: SIM115 (the reader keeps it open)
+            self._changed = set()
+            self._drop_saved()
         os.chmod(tmp, 0o600)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        crc = file_checksum(tmp)
+        os.fsync(fh.fileno())
+        crc, saved = scan(fh, self.dim)
+        with self._lock:
+            self._saved = self._checked(saved)
         meta = dict(sidecar, dim=self.dim, deleted=deleted, bytes=_size(tmp), crc32=crc)
         meta["check"] = _sidecar_check(meta)
         os.replace(tmp, path)
@@ -102,6 +120,7 @@ class VectorIndex:
             return
         vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(labels), self.dim)
         with self._lock:
+            self._changed.update(labels.tolist())
             # hnswlib un-marks a deleted label when its vector is added again
             if self._deleted:
                 self._deleted.difference_update(int(x) for x in labels)
@@ -120,6 +139,7 @@ class VectorIndex:
                 except RuntimeError:  # not in the index, or already deleted
                     continue
                 self._deleted.add(int(label))
+                self._changed.add(int(label))
                 hidden += 1
         return hidden
 
@@ -138,15 +158,74 @@ class VectorIndex:
         """Every label in the index, deleted ones included."""
         return np.asarray(self._index.get_ids_list(), dtype=np.int64)
 
-    def get(self, labels: Sequence[int]) -> np.ndarray:
-        """The stored vectors of live labels (raises ``KeyError`` for a missing one)."""
+    def get(self, labels: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The stored vectors of live labels (raises ``KeyError`` for a missing one).
+
+        Read from the file of the last save or load (:mod:`localmem.store.savedvectors`: the
+        same values, several times cheaper than hnswlib's ``get_items``) for every label
+        unchanged since; from hnswlib for the others."""
+        wanted = np.asarray(labels, dtype=np.int64).reshape(-1)
+        with self._lock:  # held while reading: a save closes the file it replaces
+            if self._saved is None or not len(wanted):
+                return self._from_index(wanted)
+            rows = self._saved.rows(wanted)
+            changed, deleted = self._changed, self._deleted
+            if changed or deleted:  # hnswlib has their vector (or raises for a deleted one)
+                stale = (x in changed or x in deleted for x in wanted.tolist())
+                rows[np.fromiter(stale, bool, len(wanted))] = -1
+            here = np.flatnonzero(rows >= 0)
+            found = self._saved.read(wanted[here], rows[here]) if len(here) else None
+            if found is None:
+                return self._from_index(wanted)
+            if len(here) == len(wanted):
+                return found
+            out = np.empty((len(wanted), self.dim), dtype=np.float32)
+            out[here] = found
+            rest = np.flatnonzero(rows < 0)
+            out[rest] = self._from_index(wanted[rest])
+            return out
+
+    def _from_index(self, labels: np.ndarray) -> np.ndarray:
+        """From hnswlib (the caller holds the lock)."""
         try:
-            with self._lock:
-                # numpy straight from hnswlib: the default list of lists costs ~2x more
-                items = self._index.get_items(list(labels), return_type="numpy")
-            return np.asarray(items, dtype=np.float32).reshape(-1, self.dim)
+            # numpy straight from hnswlib: the default list of lists costs ~2x more
+            items = self._index.get_items(labels.tolist(), return_type="numpy")
         except RuntimeError as exc:
             raise KeyError(str(exc)) from None
+        return np.asarray(items, dtype=np.float32).reshape(-1, self.dim)
+
+    def _checked(self, saved: SavedVectors | None) -> SavedVectors | None:
+        """``saved`` when it holds what hnswlib holds (as many elements, and a few vectors read
+        both ways equal), else None: a file replaced between its read and hnswlib's, or a
+        layout this hnswlib writes differently. The caller holds the lock, or is ``load``."""
+        if saved is None:
+            return None
+        if len(saved) == int(self._index.element_count):
+            probe = [x for x in saved.sample(5).tolist() if x not in self._deleted]
+            at = np.asarray(probe, dtype=np.int64)
+            mine = saved.read(at, saved.rows(at))
+            try:
+                theirs = self._index.get_items(probe, return_type="numpy") if probe else None
+            except RuntimeError:  # a label hnswlib does not hold
+                theirs = None
+            if not probe or (
+                mine is not None
+                and theirs is not None
+                and np.array_equal(mine, np.asarray(theirs, dtype=np.float32))
+            ):
+                return saved
+        saved.close()
+        return None
+
+    def release(self) -> None:
+        """Let the saved file go (when the store closes); reads go to hnswlib from here on."""
+        with self._lock:
+            self._drop_saved()
+
+    def _drop_saved(self) -> None:
+        if self._saved is not None:
+            self._saved.close()
+            self._saved = None
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k labels by inner product, best first, with their similarity."""

@@ -1,0 +1,149 @@
+"""Stored vectors read back from the index file hnswlib saved, instead of from hnswlib itself.
+
+The reranker reads the stored vectors of ~100-160 memories a search (the cosine of candidates
+the dense search did not return, and of the neighbours the context feature mixes in).
+hnswlib's ``get_items`` costs ~14 us a vector (it copies each into a ``std::vector`` one float
+at a time, under two locks): ~2-3 ms a search, the largest single cost of the default pipeline
+over plain hybrid (docs/benchmarks.md, issue 34). The same float32 values are in the file hnswlib
+wrote at its last save, at a fixed place per element: reading them with ``pread`` costs ~2 us a
+vector, and takes no memory beyond a label -> element table (16 bytes a memory), unlike a
+second copy of every vector (1.5 GB at 1M).
+
+The file read is the one the index was loaded from or saved to, held open (its inode: a later
+save replaces the path, never the file), and checked as it is read (its checksum is the one the
+sidecar records, computed in the same pass). A vector is taken from it only while the index
+still holds that same vector: :class:`~localmem.store.vectors.VectorIndex` sends every label
+added or deleted since that save to hnswlib, as before. So the values are hnswlib's own, bit for
+bit, and every score and ranking is unchanged. Each vector is read with the label stored after
+it, and used only when that label is the one asked for.
+
+The layout is hnswlib's ``saveIndex`` (0.7-0.8): a 96-byte header (``offsetLevel0_``,
+``max_elements_``, ``cur_element_count``, ``size_data_per_element_``, ``label_offset_``,
+``offsetData_``, ``maxlevel_``, ``enterpoint_node_``, ``maxM_``, ``maxM0_``, ``M_``, ``mult_``,
+``ef_construction_``), then ``cur_element_count`` elements of ``size_data_per_element_`` bytes
+(links, the vector at ``offsetData_``, the label at ``label_offset_``), then the upper layers.
+A header that does not fit that layout, a label held twice, or a short read leaves the reads
+to hnswlib.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+import zlib
+from typing import BinaryIO
+
+import numpy as np
+
+_HEADER = struct.Struct("<6QiI3QdQ")  # 96 bytes
+_CHUNK_ROWS = 1 << 12
+
+
+class SavedVectors:
+    """The vectors of one saved index file, by label (see the module docstring)."""
+
+    def __init__(self, fh: BinaryIO, dim: int, labels: np.ndarray, data_at: int, row_size: int):
+        self._fh = fh
+        self._fd = fh.fileno()
+        self.dim = dim
+        self._bytes = dim * 4
+        self._data_at = data_at  # file offset of element 0's vector
+        self._row_size = row_size
+        order = np.argsort(labels, kind="stable")
+        ordered = labels[order]
+        twice = np.flatnonzero(ordered[1:] == ordered[:-1])
+        keep = np.ones(len(ordered), dtype=bool)
+        keep[twice] = keep[twice + 1] = False  # never guess which of two copies is current
+        self._labels = ordered[keep]
+        self._rows = order[keep]
+
+    def __len__(self) -> int:
+        return len(self._labels)
+
+    def sample(self, n: int) -> np.ndarray:
+        """Up to ``n`` of its labels, spread over the file."""
+        if not len(self._labels):
+            return self._labels
+        return np.unique(self._labels[np.linspace(0, len(self._labels) - 1, n).astype(np.int64)])
+
+    def rows(self, labels: np.ndarray) -> np.ndarray:
+        """The element of each label in the file (-1: not in it)."""
+        if not len(self._labels):
+            return np.full(len(labels), -1, dtype=np.int64)
+        at = np.searchsorted(self._labels, labels).clip(0, len(self._labels) - 1)
+        return np.where(self._labels[at] == labels, self._rows[at], -1)
+
+    def read(self, labels: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
+        """The vectors of these labels at these elements (float32, one row each); None on a
+        short read or when an element does not carry its label (the file is not the one
+        scanned: each vector is read with the label stored right after it, and checked)."""
+        size, start, step = self._bytes + 8, self._data_at, self._row_size
+        try:
+            parts = [os.pread(self._fd, size, start + row * step) for row in rows.tolist()]
+        except OSError:
+            return None
+        if any(len(p) != size for p in parts):
+            return None
+        raw = np.frombuffer(b"".join(parts), dtype=np.uint8).reshape(len(parts), size)
+        if not np.array_equal(raw[:, self._bytes :].copy().view("<u8").ravel(), labels):
+            return None
+        return raw[:, : self._bytes].copy().view("<f4")
+
+    def close(self) -> None:
+        """Let the file go (never raises: a store closing must go on to close DuckDB)."""
+        with contextlib.suppress(OSError):
+            self._fh.close()
+
+
+def scan(fh: BinaryIO, dim: int) -> tuple[int, SavedVectors | None]:
+    """Read a saved index file once: its CRC-32 (as :func:`~localmem.store.vectors.
+    file_checksum`) and, when its header has hnswlib's layout for ``dim``, the reader of its
+    vectors (which then owns ``fh``; else None, and ``fh`` is closed)."""
+    fh.seek(0)
+    head = fh.read(_HEADER.size)
+    crc = zlib.crc32(head)
+    layout = _layout(head, dim)
+    labels: list[np.ndarray] = []
+    if layout is not None:
+        count, row_size, label_at, _ = layout
+        done = 0
+        while done < count:
+            n = min(_CHUNK_ROWS, count - done)
+            block = fh.read(n * row_size)
+            crc = zlib.crc32(block, crc)
+            if len(block) != n * row_size:  # shorter than its header says
+                layout = None
+                break
+            rows = np.frombuffer(block, dtype=np.uint8).reshape(n, row_size)
+            labels.append(rows[:, label_at : label_at + 8].copy().view("<u8").ravel())
+            done += n
+    while chunk := fh.read(1 << 20):
+        crc = zlib.crc32(chunk, crc)
+    if layout is None or not hasattr(os, "pread"):  # no pread (Windows): hnswlib reads them
+        fh.close()
+        return crc, None
+    count, row_size, _, data_at = layout
+    found = np.concatenate(labels) if labels else np.zeros(0, dtype="<u8")
+    if found.size and int(found.max()) > np.iinfo(np.int64).max:
+        fh.close()
+        return crc, None
+    reader = SavedVectors(fh, dim, found.astype(np.int64), _HEADER.size + data_at, row_size)
+    return crc, reader
+
+
+def _layout(head: bytes, dim: int) -> tuple[int, int, int, int] | None:
+    """(elements, bytes per element, label offset, vector offset) when the header has
+    hnswlib's layout for vectors of ``dim`` floats; None otherwise."""
+    if len(head) != _HEADER.size:
+        return None
+    level0, _, count, row_size, label_at, data_at, *_ = _HEADER.unpack(head)
+    fits = (
+        level0 == 0
+        and 0 < row_size < (1 << 24)
+        and data_at >= 0
+        and data_at + dim * 4 == label_at  # the vector, then the label
+        and label_at + 8 <= row_size
+        and count < (1 << 40)
+    )
+    return (int(count), int(row_size), int(label_at), int(data_at)) if fits else None
