@@ -149,3 +149,19 @@ def test_an_unwritable_folder_still_gives_the_same_vectors(tmp_path):
             assert not [p for p in folder.iterdir() if p.name.startswith(".")]
     finally:
         folder.chmod(0o700)
+
+
+def test_tokens_are_counted_whole_by_the_loaded_tokenizer(embedder):
+    # the loaded (truncating) tokenizer counts through its overflowing pieces; a tokenizer
+    # that does not truncate, as count_tokens loaded before, is the reference
+    from tokenizers import Tokenizer
+
+    whole = Tokenizer.from_file(str(embedder.path / "tokenizer.json"))
+    whole.no_padding()
+    whole.no_truncation()
+    rng = random.Random(3)
+    pieces = [*WORDS.split(), "ü", "東京", "antidisestablishmentarianism", "...", "it's"]
+    for n in [0, 1, 255, 256, 257, 511, 512, 513, 3000, *range(2, 1200, 37)]:
+        text = " ".join(rng.choice(pieces) for _ in range(n))
+        want = len(whole.encode(text, add_special_tokens=False).ids)
+        assert embedder.count_tokens(text) == want, n

@@ -299,6 +299,12 @@ class OnnxEmbedder(Embedder):
         return normalise(out)
 
     def count_tokens(self, text: str) -> int:
+        if self._counter is None and self._tokenizer is not None:
+            # the embedding tokenizer truncates at max_tokens, and what it cuts off comes back
+            # as its overflowing pieces (stride 0: no token twice): their sum is the count,
+            # without loading the tokenizer a second time (~30 ms of a one-shot search)
+            enc = self._tokenizer.encode(text, add_special_tokens=False)
+            return len(enc.ids) + sum(len(piece.ids) for piece in enc.overflowing)
         if self._counter is None:
             from tokenizers import Tokenizer
 
