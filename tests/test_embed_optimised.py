@@ -165,3 +165,19 @@ def test_tokens_are_counted_whole_by_the_loaded_tokenizer(embedder):
         text = " ".join(rng.choice(pieces) for _ in range(n))
         want = len(whole.encode(text, add_special_tokens=False).ids)
         assert embedder.count_tokens(text) == want, n
+
+
+def test_what_a_killed_writer_left_is_swept(tmp_path):
+    import subprocess
+    import sys
+
+    emb = embedder_in(tmp_path)
+    graph, _ = kept(emb)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    left = graph.with_name(f".{graph.name}.{int(dead.stdout)}.tmp")
+    left.write_bytes(b"half a graph")
+    graph.unlink()
+    embedder_in(tmp_path)
+    assert graph.exists() and not left.exists()

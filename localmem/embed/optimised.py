@@ -100,6 +100,7 @@ def load_session(graph: Path, make_options: Callable[[], Any]) -> Any:
 
 def _save_and_load(ort: Any, graph: Path, optimised: Path, make_options: Callable[[], Any]) -> Any:
     """Optimise ``graph`` into a temporary file beside it, then rename it into place."""
+    _sweep(optimised)
     tmp = optimised.with_name(f".{optimised.name}.{os.getpid()}.tmp")
     try:
         # the extended level, saved without the session: the session below is the graph's own
@@ -122,6 +123,25 @@ def _save_and_load(ort: Any, graph: Path, optimised: Path, make_options: Callabl
         log.warning("optimised ONNX graph %s unreadable (%s); using the graph", optimised, exc)
         _discard(optimised)
         return _session(ort, graph, make_options())
+
+
+def _sweep(optimised: Path) -> None:
+    """Remove what a process killed while writing left behind (its pid is in the name)."""
+    for stale in optimised.parent.glob(f".{optimised.name}.*.tmp"):
+        pid = stale.name.rsplit(".", 2)[-2]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                stale.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
 
 
 def _session(ort: Any, file: Path, options: Any) -> Any:
