@@ -9,6 +9,7 @@ deleted, purged or changed. The facade (:class:`localmem.Memory`) composes the l
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,9 @@ class Plugin:
 
     Attributes:
         name: Short name (``attributes``, ``evolution``...), unique in a composition.
-        tasks: Its model tasks (prompt + schema + model-free implementation).
+        tasks: Its model tasks (prompt + schema + model-free implementation): each a spec, or
+            the name of the module whose ``SPEC`` it is, imported only when a task is first
+            looked up (:meth:`task_specs`), so opening a store does not import them.
         jobs: Background job kinds it runs: kind -> ``handler(kernel, job)``.
         add_options: The keyword options of ``Memory.add`` it reads (``mine``, ``evolve``).
         add_jobs: ``(kernel, options) -> [(kind, payload, inline|deferred)]``: the jobs an add
@@ -41,7 +44,7 @@ class Plugin:
     """
 
     name: str
-    tasks: Sequence[TaskSpec] = ()
+    tasks: Sequence[TaskSpec | str] = ()
     jobs: Mapping[str, JobHandler] = field(default_factory=dict)
     add_options: Sequence[str] = ()
     add_jobs: Callable[[Kernel, Mapping[str, Any]], list[JobRequest]] | None = None
@@ -51,6 +54,20 @@ class Plugin:
     before_purge: Callable[[Kernel, str], None] | None = None
     on_purge: Callable[[Write, str], None] | None = None
     on_change: Callable[[Kernel, str, str], None] | None = None
+
+    def task_specs(self) -> list[TaskSpec]:
+        """Its tasks' specs (a module named in :attr:`tasks` is imported here)."""
+        return [task_spec(task) for task in self.tasks]
+
+
+def task_spec(task: TaskSpec | str) -> TaskSpec:
+    """A spec, or the ``SPEC`` of the module named."""
+    if isinstance(task, TaskSpec):
+        return task
+    spec = getattr(importlib.import_module(task), "SPEC", None)
+    if not isinstance(spec, TaskSpec):
+        raise TypeError(f"module {task!r} has no task SPEC")
+    return spec
 
 
 def hooks_of(plugins: Sequence[Plugin]) -> Hooks:

@@ -18,10 +18,12 @@ across languages, dense search (the multilingual embedder) is what finds a memor
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import unicodedata
 from collections import Counter
 from functools import lru_cache
+from pathlib import Path
 
 import Stemmer
 
@@ -281,15 +283,58 @@ _RANK = {lang: i for i, lang in enumerate(_PREFERRED)}
 _ELIDING = frozenset({"french", "italian", "catalan"})
 
 
-@lru_cache(maxsize=1)
-def _stop_lists() -> tuple[dict[str, frozenset[str]], dict[str, tuple[str, ...]]]:
-    """Each language's stop-words, and the languages each stop-word belongs to."""
+#: the ``stop-words`` package's lists, folded as :func:`_tokens` folds text, made once
+#: (:func:`write_stop_table`): folding them took ~50 ms, paid by the first search of every
+#: process. Used when the installed package is the version they were made from; otherwise the
+#: lists are folded at run time as before (tests/test_text_languages.py checks they agree).
+STOP_TABLE = Path(__file__).with_name("stopwords.json")
+
+
+def fold_stop_lists() -> dict[str, frozenset[str]]:
+    """Each language's stop-words (but English's), folded from the ``stop-words`` package."""
     from stop_words import AVAILABLE_LANGUAGES, get_stop_words
 
-    lists = {
+    return {
         lang: frozenset(_fold(w) for w in get_stop_words(lang) for w in _tokens(w))
         for lang in sorted(set(AVAILABLE_LANGUAGES))
     }
+
+
+def _stop_package_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("stop-words")
+    except PackageNotFoundError:
+        return None
+
+
+def write_stop_table(path: Path = STOP_TABLE) -> None:
+    """Write the folded lists of the installed ``stop-words`` package to ``path``; after an
+    upgrade of the package: ``python -c "import localmem.text as t; t.write_stop_table()"``."""
+    table = {
+        "stop_words": _stop_package_version(),
+        "languages": {lang: sorted(words) for lang, words in fold_stop_lists().items()},
+    }
+    text = json.dumps(table, ensure_ascii=False, indent=0, sort_keys=True)
+    path.write_text(text + "\n", encoding="utf-8")
+
+
+def _read_stop_table() -> dict[str, frozenset[str]] | None:
+    """The precomputed lists, or None when they are missing or made from another version."""
+    try:
+        table = json.loads(STOP_TABLE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(table, dict) or table.get("stop_words") != _stop_package_version():
+        return None
+    return {lang: frozenset(words) for lang, words in table["languages"].items()}
+
+
+@lru_cache(maxsize=1)
+def _stop_lists() -> tuple[dict[str, frozenset[str]], dict[str, tuple[str, ...]]]:
+    """Each language's stop-words, and the languages each stop-word belongs to."""
+    lists = _read_stop_table() or fold_stop_lists()
     lists["english"] = STOP_WORDS  # English is told by localmem's own list
     owners: dict[str, list[str]] = {}
     for lang, stops in lists.items():

@@ -106,8 +106,11 @@ def env_for(tree: Path) -> dict[str, str]:
     return env
 
 
-def run_once(python: str, tree: Path, argv: list[str], cwd: str) -> tuple[float, float]:
-    """One whole process: (wall seconds, peak RSS in MB)."""
+def run_once(python: str, tree: Path, argv: list[str], cwd: str) -> tuple[float, float, float]:
+    """One whole process: (wall seconds, peak RSS in MB, CPU seconds: user + system).
+
+    The CPU time says what the process itself cost, which the machine's load moves far less
+    than the wall time (a loaded machine makes a process wait for a core, not work more)."""
     start = time.perf_counter()
     proc = subprocess.Popen(
         [python, "-m", "localmem", *argv],
@@ -122,7 +125,7 @@ def run_once(python: str, tree: Path, argv: list[str], cwd: str) -> tuple[float,
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {err.strip()}")
-    return wall, usage.ru_maxrss / 1024  # KB on Linux
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime  # KB on Linux
 
 
 def heavy_imports(python: str, tree: Path, argv: list[str], cwd: str) -> tuple[list[str], float]:
@@ -235,10 +238,11 @@ def measure(args: argparse.Namespace) -> dict[str, dict[str, list]]:
                     del used[name]
             for _ in range(args.runs):
                 for name, tree in used.items():
-                    wall, rss = run_once(python, tree, argv, cwd)
-                    row = results.setdefault(f"{case}|{name}", {"wall": [], "rss": []})
+                    wall, rss, cpu = run_once(python, tree, argv, cwd)
+                    row = results.setdefault(f"{case}|{name}", {"wall": [], "rss": [], "cpu": []})
                     row["wall"].append(wall)
                     row["rss"].append(rss)
+                    row["cpu"].append(cpu)
             for name, tree in used.items():
                 heavy, total = heavy_imports(python, tree, argv, cwd)
                 results[f"{case}|{name}"]["heavy"] = heavy
@@ -283,10 +287,12 @@ def report(results: dict[str, dict[str, list]], args: argparse.Namespace, load: 
         f"- each figure: one whole `python -m localmem ...` process, median (fastest) of "
         f"{args.runs} alternated runs, both trees byte-compiled first; heavy = which of "
         f"{', '.join(HEAVY)} it imported "
-        "(`-X importtime`); imports = the sum of its top-level imports' cumulative time",
+        "(`-X importtime`); imports = the sum of its top-level imports' cumulative time; "
+        "CPU s = the process's user + system time (what it cost, whatever the load)",
         "",
-        "| command | side | wall s, median (min) | peak RSS MB | imports s | heavy modules |",
-        "|---|---|---:|---:|---:|---|",
+        "| command | side | wall s, median (min) | CPU s, median (min) | peak RSS MB | imports s "
+        "| heavy modules |",
+        "|---|---|---:|---:|---:|---:|---|",
     ]
     cases = list(dict.fromkeys(key.split("|")[0] for key in results if "|" in key))
     for case in cases:
@@ -294,20 +300,24 @@ def report(results: dict[str, dict[str, list]], args: argparse.Namespace, load: 
         for side in ("before", "after"):
             row = results[f"{case}|{side}"]
             if "failed" in row:
-                lines.append(f"| {case} | {side} | {row['failed'][0]} | | | |")
+                lines.append(f"| {case} | {side} | {row['failed'][0]} | | | | |")
                 failed = True
                 continue
-            wall, rss = row["wall"], row["rss"]
+            wall, rss, cpu = row["wall"], row["rss"], row["cpu"]
             lines.append(
                 f"| {case} | {side} | {statistics.median(wall):.3f} ({min(wall):.3f}) | "
+                f"{statistics.median(cpu):.3f} ({min(cpu):.3f}) | "
                 f"{statistics.median(rss):.0f} | {row['imports'][0]:.3f} | "
                 f"{', '.join(row['heavy']) or 'none'} |"
             )
         if failed:
             continue
-        before = statistics.median(results[f"{case}|before"]["wall"])
-        after = statistics.median(results[f"{case}|after"]["wall"])
-        lines.append(f"| {case} | after / before | {after / before:.2f} | | | |")
+        ratios = [
+            statistics.median(results[f"{case}|after"][key])
+            / statistics.median(results[f"{case}|before"][key])
+            for key in ("wall", "cpu")
+        ]
+        lines.append(f"| {case} | after / before | {ratios[0]:.2f} | {ratios[1]:.2f} | | | |")
     steps = results["steps"]
     lines += [
         "",

@@ -126,3 +126,34 @@ def test_lexical_search_finds_non_english_memories(tmp_path, embedder):
         assert hit.memory.content.startswith("Ana est allergique")
         hit = mem.search("Wo wohnen Ana und ihr Hund?", k=1, mode="lexical").hits[0]
         assert "Lissabon" in hit.memory.content
+
+
+def test_the_precomputed_stop_lists_are_the_package_lists_folded():
+    # fails after an upgrade of stop-words or a change of the tokenizer: run
+    # python -c "import localmem.text as t; t.write_stop_table()"
+    from localmem import text
+
+    table = text._read_stop_table()
+    assert table is not None, "localmem/stopwords.json is missing or made from another version"
+    assert table == text.fold_stop_lists()
+
+
+def test_without_the_precomputed_lists_the_same_languages_and_terms(monkeypatch):
+    from localmem import text
+
+    samples = [
+        "when did Caroline go to the support group",
+        "Wo wohnt Ana? Sie wohnt in Berlin mit ihrer Familie.",
+        "El perro de mi hermana se llama Luna y es muy grande.",
+        "Je suis allé à l'école avec mes amis hier matin.",
+        "Я живу в Москве и работаю в библиотеке.",
+        "Take care!",
+    ]
+    with_table = [(text.language(text._tokens(s)), text.terms(s)) for s in samples]
+    text._stop_lists.cache_clear()
+    monkeypatch.setattr(text, "_stop_package_version", lambda: "another version")
+    try:
+        assert text._read_stop_table() is None
+        assert [(text.language(text._tokens(s)), text.terms(s)) for s in samples] == with_table
+    finally:
+        text._stop_lists.cache_clear()

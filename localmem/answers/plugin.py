@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from localmem.answers.tasks import answer, rag_answer
 from localmem.plugin import Plugin
 
-PLUGIN = Plugin(name="answers", tasks=(answer.SPEC, rag_answer.SPEC))
+PLUGIN = Plugin(
+    name="answers", tasks=("localmem.answers.tasks.answer", "localmem.answers.tasks.rag_answer")
+)

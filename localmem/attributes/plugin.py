@@ -3,14 +3,14 @@ table, and the hooks that keep mined rows in step with their memories."""
 
 from __future__ import annotations
 
-from localmem.attributes import jobs, task
+from localmem.attributes import jobs
 from localmem.attributes.stage import attributes_stage
 from localmem.plugin import Plugin
 from localmem.retrieval.stages import StageSpec
 
 PLUGIN = Plugin(
     name="attributes",
-    tasks=(task.SPEC,),
+    tasks=("localmem.attributes.task",),
     jobs={jobs.KIND: jobs.mine_job},
     add_options=("mine",),
     add_jobs=jobs.jobs_for_add,

@@ -32,6 +32,7 @@ from localmem.cli import (
     transfer,
     tui,
 )
+from localmem.cli.quick_exit import ONE_SHOT_READS, quick_exit
 from localmem.console import CREATED, CommandError, Parser, created_notice, fail
 from localmem.errors import LocalMemError
 
@@ -125,4 +126,8 @@ def run_parsed(args: argparse.Namespace) -> int:
 
 
 def entry() -> None:  # pragma: no cover - console script wrapper
-    sys.exit(main())
+    args = build_parser().parse_args()
+    code = run_parsed(args)
+    if args.command in ONE_SHOT_READS:
+        quick_exit(code)  # the native libraries' teardown is not worth waiting for
+    sys.exit(code)

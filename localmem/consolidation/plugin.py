@@ -3,11 +3,10 @@ which episodic memory went into which fact)."""
 
 from __future__ import annotations
 
-from localmem.consolidation import task
 from localmem.plugin import Plugin
 
 PLUGIN = Plugin(
     name="consolidation",
-    tasks=(task.SPEC,),
+    tasks=("localmem.consolidation.task",),
     migrations="localmem.consolidation.migrations",
 )

@@ -13,23 +13,48 @@ The RAG agent that reads and writes them is :mod:`localmem.agent`.
 
 from __future__ import annotations
 
-from localmem.conversation.long_term import (
-    Entity,
-    Fact,
-    LongTermMemory,
-    Relation,
-    entity_key,
-    pick_facts,
-    rank_entities,
-    rank_relations,
-)
-from localmem.conversation.short_term import (
-    ShortTermMemory,
-    StmMessage,
-    conversations,
-    evictions,
-    truncate_tokens,
-)
+from typing import TYPE_CHECKING
+
+from localmem.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from localmem.conversation.long_term import (
+        Entity,
+        Fact,
+        LongTermMemory,
+        Relation,
+        entity_key,
+        pick_facts,
+        rank_entities,
+        rank_relations,
+    )
+    from localmem.conversation.short_term import (
+        ShortTermMemory,
+        StmMessage,
+        conversations,
+        evictions,
+        truncate_tokens,
+    )
+
+# imported on first use: the plugin (localmem.conversation.plugin) is imported with every
+# store, and most processes never hold a conversation
+_LAZY = {
+    "Entity": "localmem.conversation.long_term",
+    "Fact": "localmem.conversation.long_term",
+    "LongTermMemory": "localmem.conversation.long_term",
+    "Relation": "localmem.conversation.long_term",
+    "entity_key": "localmem.conversation.long_term",
+    "pick_facts": "localmem.conversation.long_term",
+    "rank_entities": "localmem.conversation.long_term",
+    "rank_relations": "localmem.conversation.long_term",
+    "ShortTermMemory": "localmem.conversation.short_term",
+    "StmMessage": "localmem.conversation.short_term",
+    "conversations": "localmem.conversation.short_term",
+    "evictions": "localmem.conversation.short_term",
+    "truncate_tokens": "localmem.conversation.short_term",
+}
+
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 __all__ = [
     "Entity",

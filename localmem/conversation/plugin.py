@@ -3,11 +3,10 @@ short- and long-term tables."""
 
 from __future__ import annotations
 
-from localmem.conversation.tasks import entities, facts
 from localmem.plugin import Plugin
 
 PLUGIN = Plugin(
     name="conversation",
-    tasks=(entities.SPEC, facts.SPEC),
+    tasks=("localmem.conversation.tasks.entities", "localmem.conversation.tasks.facts"),
     migrations="localmem.conversation.migrations",
 )

@@ -49,6 +49,7 @@ from localmem.embed.cache import (
     valid,
     write_json,
 )
+from localmem.embed.optimised import load_session
 from localmem.embed.sentence_transformers import resolve_model_path
 from localmem.errors import ModelError
 from localmem.offline import private_temp
@@ -298,6 +299,12 @@ class OnnxEmbedder(Embedder):
         return normalise(out)
 
     def count_tokens(self, text: str) -> int:
+        if self._counter is None and self._tokenizer is not None:
+            # the embedding tokenizer truncates at max_tokens, and what it cuts off comes back
+            # as its overflowing pieces (stride 0: no token twice): their sum is the count,
+            # without loading the tokenizer a second time (~30 ms of a one-shot search)
+            enc = self._tokenizer.encode(text, add_special_tokens=False)
+            return len(enc.ids) + sum(len(piece.ids) for piece in enc.overflowing)
         if self._counter is None:
             from tokenizers import Tokenizer
 
@@ -334,14 +341,18 @@ def _feeds(encodings: list, width: int) -> dict[str, np.ndarray]:
 def _session(file: Path, threads: int | None) -> Any:
     import onnxruntime as ort
 
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads or 0  # 0: onnxruntime's default (the cores)
-    options.inter_op_num_threads = 1
-    # onnxruntime's threads otherwise spin for a while after each run, taking the cores that
-    # the search's next steps (DuckDB, hnswlib) need: with spinning off, a default search at
-    # 100k memories took half the time on this 2-core machine (docs/benchmarks.md,
-    # ``default-latency``), and batches embedded faster too
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.log_severity_level = 3  # errors only: no notes on a person's terminal
-    return ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
+    def options() -> Any:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or 0  # 0: onnxruntime's default (the cores)
+        options.inter_op_num_threads = 1
+        # onnxruntime's threads otherwise spin for a while after each run, taking the cores
+        # that the search's next steps (DuckDB, hnswlib) need: with spinning off, a default
+        # search at 100k memories took half the time on this 2-core machine
+        # (docs/benchmarks.md, ``default-latency``), and batches embedded faster too
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3  # errors only: no notes on a person's terminal
+        return options
+
+    # the graph as optimised once, not at every load (localmem/embed/optimised.py)
+    return load_session(file, options)

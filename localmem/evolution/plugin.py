@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from localmem.evolution import job, task, undo
+from localmem.evolution import job, undo
 from localmem.evolution.stage import links_stage
 from localmem.plugin import Plugin
 from localmem.retrieval.stages import StageSpec
@@ -22,7 +22,7 @@ def jobs_for_add(kernel: Kernel, options: Mapping[str, Any]) -> list[JobRequest]
 
 PLUGIN = Plugin(
     name="evolution",
-    tasks=(task.SPEC,),
+    tasks=("localmem.evolution.task",),
     jobs={job.KIND: job.handle_evolve_job},
     add_options=("evolve",),
     add_jobs=jobs_for_add,

@@ -6,19 +6,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localmem import sessions, validate
 from localmem.errors import InputError
-from localmem.infer import apply as infer_apply
-from localmem.infer import plan as infer_plan
-from localmem.infer.apply import Applied
 from localmem.plugin import Plugin, add_jobs
 from localmem.store import duplicates, forget, memories
 from localmem.store.kernel import Kernel
 from localmem.store.memories import JobRequest
 from localmem.store.records import NewMemory
 from localmem.types import Kind, Level, MemoryItem
+
+if TYPE_CHECKING:
+    from localmem.infer.apply import Applied
 
 
 class Writing:
@@ -228,6 +228,10 @@ class Writing:
         base = memories.prepare(self.kernel, {**fields, "content": texts[0][0]})
         when = base.event_time.date().isoformat() if base.event_time else None
         jobs = self.jobs_for_add(mine=mine, evolve=evolve)
+        # inference (its extraction task and rules) is imported only by an add that infers
+        from localmem.infer import apply as infer_apply
+        from localmem.infer import plan as infer_plan
+
         # decided and written in turn with the other inferences of the scope: two at once both
         # decided from a store without the other's fact (several current homes, duplicates)
         with self.kernel.serialised(infer_plan.scope_key(fields)):

@@ -7,7 +7,6 @@ than queueing work after it; time validity is the core's (migration 0080).
 
 from __future__ import annotations
 
-from localmem.infer import task
 from localmem.plugin import Plugin
 
-PLUGIN = Plugin(name="infer", tasks=(task.SPEC,))
+PLUGIN = Plugin(name="infer", tasks=("localmem.infer.task",))

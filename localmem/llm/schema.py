@@ -17,16 +17,22 @@ Sentence = Annotated[str, Field(min_length=1, max_length=LINE)]
 JSON_ONLY = "Reply with one JSON object that follows the requested fields, and nothing else."
 
 
+# defer_build: a model's validator is built on its first use, not when its module is imported.
+# The mechanisms' tasks declare some fifty models, imported with every store (their plugins
+# compose it) though most processes never run a model task; building them all took ~0.2 s of
+# a cold ``localmem search`` (docs/benchmarks.md, cli-start).
+
+
 class TaskInput(BaseModel):
     """Base of task inputs: immutable, unknown fields refused."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class TaskOutput(BaseModel):
     """Base of task outputs (what the model writes)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class MemoryLine(TaskInput):

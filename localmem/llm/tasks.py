@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, Literal, TypeVar
@@ -110,18 +110,41 @@ class TaskResult(Generic[O]):
 
 
 _TASKS: dict[str, TaskSpec] = {}
+#: loaders of tasks registered on first use of the registry (see :func:`register_later`)
+_PENDING: list[Callable[[], Iterable[TaskSpec]]] = []
 
 
 def register(spec: TaskSpec) -> TaskSpec:
     """Add a task to the registry; a second task with the same name is refused."""
+    _load_pending()
     if spec.name in _TASKS:
         raise InputError(f"task {spec.name!r} is already registered")
     _TASKS[spec.name] = spec
     return spec
 
 
+def register_later(loader: Callable[[], Iterable[TaskSpec]]) -> None:
+    """Register the tasks ``loader`` returns when the registry is first read, not now.
+
+    Importing a task's module builds its prompts' helpers and imports its model-free
+    implementation; a process that never names a task (a one-shot ``localmem search``) should
+    not pay for that. :mod:`localmem.mechanisms` registers the built-in tasks this way.
+    """
+    _PENDING.append(loader)
+
+
+def _load_pending() -> None:
+    while _PENDING:
+        loader = _PENDING.pop(0)
+        for spec in loader():
+            if _TASKS.get(spec.name, spec) is not spec:
+                raise InputError(f"two tasks are named {spec.name!r}")
+            _TASKS[spec.name] = spec
+
+
 def get_task(name: str) -> TaskSpec:
     """The spec of a registered task; an unknown name lists the known ones."""
+    _load_pending()
     try:
         return _TASKS[name]
     except KeyError:
@@ -130,6 +153,7 @@ def get_task(name: str) -> TaskSpec:
 
 def all_tasks() -> list[TaskSpec]:
     """Every registered task, by name."""
+    _load_pending()
     return [_TASKS[n] for n in sorted(_TASKS)]
 
 

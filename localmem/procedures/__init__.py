@@ -9,19 +9,44 @@
 
 from __future__ import annotations
 
-from localmem.procedures.lifecycle import session_thoughts
-from localmem.procedures.model import (
-    EVENTS,
-    LEVELS,
-    Procedure,
-    ProcedureEvent,
-    ProcedureMatch,
-    ProcedureVersion,
-    RecordResult,
-    render,
-)
-from localmem.procedures.store import ProcedureStore
-from localmem.procedures.tasktypes import TASK_TYPES, TaskType, classify
+from typing import TYPE_CHECKING
+
+from localmem.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from localmem.procedures.lifecycle import session_thoughts
+    from localmem.procedures.model import (
+        EVENTS,
+        LEVELS,
+        Procedure,
+        ProcedureEvent,
+        ProcedureMatch,
+        ProcedureVersion,
+        RecordResult,
+        render,
+    )
+    from localmem.procedures.store import ProcedureStore
+    from localmem.procedures.tasktypes import TASK_TYPES, TaskType, classify
+
+# imported on first use: the plugin (localmem.procedures.plugin) is imported with every
+# store, and most processes never touch a procedure
+_LAZY = {
+    "session_thoughts": "localmem.procedures.lifecycle",
+    "EVENTS": "localmem.procedures.model",
+    "LEVELS": "localmem.procedures.model",
+    "Procedure": "localmem.procedures.model",
+    "ProcedureEvent": "localmem.procedures.model",
+    "ProcedureMatch": "localmem.procedures.model",
+    "ProcedureVersion": "localmem.procedures.model",
+    "RecordResult": "localmem.procedures.model",
+    "render": "localmem.procedures.model",
+    "ProcedureStore": "localmem.procedures.store",
+    "TASK_TYPES": "localmem.procedures.tasktypes",
+    "TaskType": "localmem.procedures.tasktypes",
+    "classify": "localmem.procedures.tasktypes",
+}
+
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 __all__ = [
     "EVENTS",

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from localmem.plugin import Plugin
 from localmem.procedures import rows
-from localmem.procedures.tasks import procedure, reflection
 
 PLUGIN = Plugin(
     name="procedures",
-    tasks=(procedure.SPEC, reflection.SPEC),
+    tasks=("localmem.procedures.tasks.procedure", "localmem.procedures.tasks.reflection"),
     migrations="localmem.procedures.migrations",
     on_purge=rows.erase_for_memory,
 )

@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from localmem.store import timeline as timeline_rows
 from localmem.store.backend import StoreDatabase
@@ -98,7 +97,7 @@ class RowMirror:
         self._sessions = self._timeline = None
         self._last_label = int(labels.max()) if len(labels) else -1
         changed = tbl.column("updated_at")
-        self._last_change = pc.max(changed).as_py() if len(labels) else None
+        self._last_change = _compute().max(changed).as_py() if len(labels) else None
         self.reads += 1
 
     def _catch_up(self) -> None:
@@ -273,11 +272,19 @@ class RowMirror:
 _NONE = np.zeros(0, dtype=np.int64)
 
 
+def _compute() -> Any:
+    """``pyarrow.compute``, imported when the rows are first held: importing it builds its
+    functions' wrappers (~50 ms), which a one-shot search, reading DuckDB, never needs."""
+    import pyarrow.compute as pc
+
+    return pc
+
+
 def _times(tbl: pa.Table) -> np.ndarray:
     """``coalesce(event_time, created_at)`` of every row, as naive UTC microseconds."""
     event = tbl.column("event_time").cast(pa.timestamp("us"))
     created = tbl.column("created_at").cast(pa.timestamp("us"))
     times: np.ndarray = (
-        pc.coalesce(event, created).to_numpy().astype("datetime64[us]").astype(np.int64)
+        _compute().coalesce(event, created).to_numpy().astype("datetime64[us]").astype(np.int64)
     )
     return times
