@@ -56,7 +56,7 @@ class Mined:
     def priority(self) -> list[Attribute]:
         """The ranked attributes, most important first."""
         ranked = [(a.priority, a) for a in self.attributes if a.priority is not None]
-        return [a for _, a in sorted(ranked, key=lambda ranked_a: ranked_a[0])]
+        return [a for _, a in sorted(ranked, key=lambda pair: pair[0])]
 
     def summary(self) -> str:
         """One line: ``entities=redis, rate limiter; intent=design; topic=performance``."""

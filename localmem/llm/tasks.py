@@ -181,16 +181,16 @@ def run_task(
     spec = spec_of(task)
     name = spec.name
     data = _inputs(spec, inputs)
-    model = engine if implementation != MODEL_FREE else None  # the engine this call may use
+    usable = engine if implementation != MODEL_FREE else None  # the engine this call may use
     if implementation == "model" and engine is None:
         raise EngineUnavailableError(
             f"task {name!r} was asked to use a model but no engine is configured "
             "(put an instruct GGUF in models/ or set engine.model_path)"
         )
     fallback: tuple[str, ...] = ()
-    if model is not None:
+    if usable is not None:
         try:
-            return _run_with_engine(spec, data, model, max_tokens=max_tokens)
+            return _run_with_engine(spec, data, usable, max_tokens=max_tokens)
         except EngineUnavailableError as exc:  # crashed, hung, unhealthy, unreachable
             if implementation != "auto" or spec.model_free is None:
                 raise
