@@ -61,8 +61,8 @@ def find_neighbours(
 
 
 def _vectors(kernel: Kernel) -> VectorIndex:
-    """The store's vector index (a closed store has none)."""
+    """The store's vector index (None only before the store has opened it)."""
     vectors = kernel.store.vectors
     if vectors is None:
-        raise StoreError("the store's vector index is closed")
+        raise StoreError("the store's vector index is not open")
     return vectors
