@@ -29,6 +29,7 @@ from localmem.types import Hit
 
 if TYPE_CHECKING:
     from localmem.llm.base import Engine
+    from localmem.llm.tasks import Implementation
 
 DEFAULT_CONVERSATION = "default"
 
@@ -290,7 +291,11 @@ class Agent:
         """Entities and relations of ``text`` with the configured extractor."""
         from localmem.llm import TaskContext, run_task
 
-        implementation = {"rules": "model-free", "engine": "model", "auto": "auto"}
+        implementation: dict[str, Implementation] = {
+            "rules": "model-free",
+            "engine": "model",
+            "auto": "auto",
+        }
         config = self.memory.config.model_copy(update={"conversation": self.config})
         result = run_task(
             ENTITIES,

@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from localmem.wire import encode as to_jsonable
 
@@ -32,7 +32,7 @@ def fail(message: str, *, code: int = 1) -> int:
 class Parser(argparse.ArgumentParser):
     """argparse, whose usage errors can name an argument holding a lone surrogate."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         super().error(printable(message))
 
 
@@ -94,8 +94,8 @@ def store_path(args: argparse.Namespace) -> Path | str:
         raise CommandError("the store path is empty; name a folder or leave --store out")
     if args.store is None:
         return default_store_path()
-    address = StoreAddress.parse(args.store)
-    return args.store.strip() if address.is_postgres else address.folder
+    folder = StoreAddress.parse(args.store).folder
+    return args.store.strip() if folder is None else folder  # None: a PostgreSQL address
 
 
 #: stores this command created (the command line says so when it ends, with its error if any)
@@ -124,7 +124,7 @@ def open_memory(args: argparse.Namespace, *, create: bool = True):
     # a typo in --store would otherwise make a store silently: say so when one is made
     new = isinstance(path, Path) and create and not (path / "localmem.duckdb").exists()
     memory = Memory.open(path, create=create)
-    if new:
+    if new and isinstance(path, Path):  # (``new`` holds only for a folder)
         CREATED.append(path)
     for notice in memory.store.notices:
         print(f"localmem: {notice}", file=sys.stderr)

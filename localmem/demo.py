@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from localmem.memory import Memory
@@ -95,11 +95,22 @@ def load_demo(memory: Memory) -> dict[str, int]:
     }
 
 
-def _mechanisms(memory: Memory) -> dict[str, object]:
+class _Mechanisms(TypedDict, total=False):
+    """The keyword options of ``add`` that switch on a write-time mechanism."""
+
+    mine: str
+    evolve: bool
+
+
+def _mechanisms(memory: Memory) -> _Mechanisms:
     """Options of ``add`` for the write-time mechanisms the store has (mining, evolution)."""
     offered = set(memory.add_options)
-    wanted = {"mine": "inline", "evolve": True}
-    return {name: value for name, value in wanted.items() if name in offered}
+    options: _Mechanisms = {}
+    if "mine" in offered:
+        options["mine"] = "inline"
+    if "evolve" in offered:
+        options["evolve"] = True
+    return options
 
 
 DEMO_QUERIES = [

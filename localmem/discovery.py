@@ -68,10 +68,10 @@ def find_server(store: str | Path) -> ServerInfo | None:
         token = (folder / TOKEN_FILE).read_text(encoding="utf-8").strip()
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
-    if not pid_alive(pid) or not token or not loopback_url(url):
+    host = loopback_host(url)
+    if not pid_alive(pid) or not token or host is None:
         return None
-    parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=3.0)
+    conn = http.client.HTTPConnection(host, urlsplit(url).port or 80, timeout=3.0)
     try:
         if not proves_token(conn, token):
             return None
@@ -102,13 +102,19 @@ def proves_token(conn: http.client.HTTPConnection, token: str) -> bool:
 
 def loopback_url(url: str) -> bool:
     """Whether a URL is plain HTTP to a loopback address (where the token may be sent)."""
+    return loopback_host(url) is not None
+
+
+def loopback_host(url: str) -> str | None:
+    """The host of a plain-HTTP URL to a loopback address (where the token may be sent), or
+    None for any other URL."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     if parts.scheme != "http":
-        return False
+        return None
     if host == "localhost":
-        return True
+        return host
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return host if ipaddress.ip_address(host).is_loopback else None
     except ValueError:
-        return False
+        return None

@@ -145,7 +145,7 @@ def ingest_file(
                 memories.prepare(memory.kernel, record, defaults)  # validate each line alone
             except InputError as exc:
                 report.skipped += 1
-                report.errors.append(f"line {number}: {exc}")
+                _note(report, f"line {number}: {exc}")
                 continue
             records.append(record)
         if not records:
@@ -163,7 +163,7 @@ def ingest_file(
         if len(stored) < len(records):
             report.duplicates = len(records) - len(stored)
             report.skipped += report.duplicates
-            report.errors.append(f"{report.duplicates} line(s) already stored")
+            _note(report, f"{report.duplicates} line(s) already stored")
         return report
     if path.suffix.lower() not in TEXT_SUFFIXES:
         raise InputError(
@@ -333,11 +333,18 @@ def _chunk_records(
     return records_
 
 
+def _note(report: IngestReport, note: str) -> None:
+    """Add a line to the report's account of what was skipped or replaced."""
+    if report.errors is None:  # a report handed in by the caller may hold no list yet
+        report.errors = []
+    report.errors.append(note)
+
+
 def _already(report: IngestReport, n: int, note: str) -> None:
     report.skipped += n
     report.duplicates += n
     if note:
-        report.errors.append(note)
+        _note(report, note)
 
 
 @dataclass(frozen=True)
@@ -379,7 +386,7 @@ def _store_chunks(memory, todo, stale, source, progress, report, defaults) -> li
     report.memories += len(stored)
     if stale:
         report.replaced += len(stale)
-        report.errors.append(f"{len(stale)} chunk(s) of an earlier version of {source} deleted")
+        _note(report, f"{len(stale)} chunk(s) of an earlier version of {source} deleted")
     return stored
 
 
@@ -447,24 +454,24 @@ def _jsonl_records(text: str, report: IngestReport) -> Iterator[tuple[int, dict[
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             report.skipped += 1
-            report.errors.append(f"line {number}: not JSON ({exc.msg})")
+            _note(report, f"line {number}: not JSON ({exc.msg})")
             continue
         except (ValueError, RecursionError) as exc:  # a 5,000-digit number, [[[[... too deep
             report.skipped += 1
-            report.errors.append(f"line {number}: unusable JSON ({type(exc).__name__})")
+            _note(report, f"line {number}: unusable JSON ({type(exc).__name__})")
             continue
         if isinstance(obj, str):
             obj = {"content": obj}
         if not isinstance(obj, dict):
             report.skipped += 1
-            report.errors.append(f"line {number}: not an object")
+            _note(report, f"line {number}: not an object")
             continue
         if "content" not in obj and "text" in obj:
             obj = {**obj, "content": obj.pop("text")}
         content = obj.get("content")
         if not isinstance(content, str) or not content.strip():
             report.skipped += 1
-            report.errors.append(f"line {number}: no text")
+            _note(report, f"line {number}: no text")
             continue
         record = {k: v for k, v in obj.items() if k in _RECORD_FIELDS}
         extra = {k: v for k, v in obj.items() if k not in _RECORD_FIELDS}

@@ -241,10 +241,12 @@ def mcp_type(kind: Any) -> Any:
             members = [m for m in members if m is not datetime]
         mapped = tuple(dict.fromkeys(mcp_type(m) for m in members))
         return mapped[0] if len(mapped) == 1 else Union[mapped]  # noqa: UP007
+    # types.GenericAlias is what list[...] and dict[...] make: spelled out, as the arguments
+    # are values known only at run time
     if origin is Sequence:
-        return list[mcp_type(args[0])] if args else list
+        return types.GenericAlias(list, (mcp_type(args[0]),)) if args else list
     if origin is Mapping:
-        return dict[args[0], args[1]] if args else dict
+        return types.GenericAlias(dict, (args[0], args[1])) if args else dict
     return kind
 
 
@@ -265,13 +267,12 @@ def tool_parameters(tool: Tool, op: Operation) -> list[inspect.Parameter]:
             )
         )
     for extra in tool.extras:
-        annotation = Annotated[extra.type, Field(description=extra.description)]
         out.append(
             inspect.Parameter(
                 extra.name,
                 inspect.Parameter.KEYWORD_ONLY,
                 default=extra.default,
-                annotation=annotation,
+                annotation=Annotated[extra.type, Field(description=extra.description)],
             )
         )
     return out

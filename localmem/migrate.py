@@ -16,8 +16,9 @@ from typing import Any
 from localmem.errors import StoreError
 from localmem.memory import Memory
 from localmem.store.copy import copy_store, table_counts
+from localmem.types import Mode
 
-MODES = ("lexical", "dense", "hybrid")
+MODES: tuple[Mode, ...] = ("lexical", "dense", "hybrid")
 
 
 def _sample_queries(memory: Memory, n: int) -> list[str]:

@@ -94,3 +94,23 @@ def test_configured_bad_model_is_reported(capsys, tmp_path, monkeypatch):
     )
     code, out, _ = run(capsys, "models", "--store", str(store))
     assert code == 0 and "engine problem: model file not found" in out
+
+
+def test_list_reads_a_postgresql_stores_settings(capsys, isolated_home, tiny_gguf, tmp_path):
+    """A PostgreSQL store's config lives in its local folder (as Memory.open reads it): the
+    listing uses it, where it used to stop on ``str / str`` (a TypeError)."""
+    from localmem.config import CONFIG_FILE, Config
+    from localmem.store.postgres.store import local_folder
+
+    address = "postgresql://someone@localhost:5432/memories"
+    model = tmp_path / "elsewhere" / "chosen.gguf"
+    model.parent.mkdir()
+    model.write_bytes(tiny_gguf.read_bytes())
+    settings = local_folder(address)
+    settings.mkdir(parents=True)
+    Config().with_updates(engine={"model_path": str(model)}).save(settings / CONFIG_FILE)
+    code, out, err = run(capsys, "models", "list", "--json", "--store", address)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["engine_model"] == str(model)
+    assert [r["source"] for r in data["models"] if r["path"] == str(model)] == ["config"]

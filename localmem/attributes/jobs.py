@@ -63,8 +63,9 @@ def mine_job(kernel: Kernel, job: Job) -> None:
     A memory deleted in the meantime drops the job.
     """
     db = kernel.db
-    source = rows.source_of(db, job.memory_id)
-    if source is None or source[4]:
+    memory_id = job.memory_id
+    source = None if memory_id is None else rows.source_of(db, memory_id)
+    if memory_id is None or source is None or source[4]:  # a job naming no memory: as deleted
         with kernel.writing():
             kernel.store.jobs.drop(job.id, "memory deleted")
         return
@@ -76,10 +77,10 @@ def mine_job(kernel: Kernel, job: Job) -> None:
     vector = np.asarray(embedding, np.float32) if embedding is not None and not context else None
     mined = miner.mine(content, vector=vector)
     with kernel.writing() as write:
-        if not rows.is_live(write.db, job.memory_id):
+        if not rows.is_live(write.db, memory_id):
             kernel.store.jobs.drop(job.id, "memory deleted")
             return
-        rows.write(write.db, job.memory_id, mined, chash)
+        rows.write(write.db, memory_id, mined, chash)
         kernel.store.jobs.done(job.id)
 
 

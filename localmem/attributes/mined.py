@@ -55,8 +55,8 @@ class Mined:
     @property
     def priority(self) -> list[Attribute]:
         """The ranked attributes, most important first."""
-        ranked = [a for a in self.attributes if a.priority is not None]
-        return sorted(ranked, key=lambda a: a.priority)
+        ranked = [(a.priority, a) for a in self.attributes if a.priority is not None]
+        return [a for _, a in sorted(ranked, key=lambda pair: pair[0])]
 
     def summary(self) -> str:
         """One line: ``entities=redis, rate limiter; intent=design; topic=performance``."""

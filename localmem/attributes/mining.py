@@ -19,7 +19,7 @@ import threading
 import time
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +36,9 @@ from localmem.errors import (
     SchemaError,
 )
 from localmem.store.kernel import HasKernel, Kernel, kernel_of
+
+if TYPE_CHECKING:
+    from localmem.llm.base import Usage
 
 log = logging.getLogger("localmem.attributes")
 
@@ -69,7 +72,7 @@ class EngineMiner:
         self.aliases = merged_aliases(config.aliases)
         self.name = str(getattr(engine, "name", "engine"))
         self._queries = _LRU(config.query_cache_size)
-        self.last_usage = None
+        self.last_usage: Usage | None = None
 
     def prepare(self, texts: Sequence[str]) -> None:
         """Nothing to batch: each text is one model call."""

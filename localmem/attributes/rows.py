@@ -122,7 +122,7 @@ def pending_mining(db: StoreDatabase) -> dict[str, tuple[int, dict[str, Any]]]:
 def counts(db: StoreDatabase) -> dict[str, Any]:
     """How many live memories are mined, not mined, or stale; and by which miner."""
     total = int(db.scalar("SELECT count(*) FROM memories WHERE NOT deleted") or 0)
-    by_miner = dict(
+    by_miner: dict[str, int] = dict(
         db.fetchall(
             "SELECT a.miner, count(DISTINCT a.memory_id) FROM attributes a "
             "JOIN memories m ON m.id = a.memory_id WHERE NOT m.deleted GROUP BY 1 ORDER BY 1"

@@ -129,17 +129,17 @@ def cmd_attributes(args: argparse.Namespace) -> int:
         item = mem.get(args.id)
         if args.mine:
             mine_now(mem, item.id, miner=args.miner)
-        found = stored(mem, [item.id]).get(item.id)
+        held = stored(mem, [item.id]).get(item.id)
         if args.json:
             print_json(
                 {
                     "id": item.id,
-                    "mined": found is not None,
-                    "miner": found.mined.miner if found else None,
-                    "label_set": found.mined.label_set if found else None,
-                    "stale": found.stale(item.content_hash) if found else None,
-                    "mined_at": found.mined_at if found else None,
-                    "attributes": _rows(found.mined) if found else [],
+                    "mined": held is not None,
+                    "miner": held.mined.miner if held else None,
+                    "label_set": held.mined.label_set if held else None,
+                    "stale": held.stale(item.content_hash) if held else None,
+                    "mined_at": held.mined_at if held else None,
+                    "attributes": _rows(held.mined) if held else [],
                 }
             )
         else:

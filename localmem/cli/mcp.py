@@ -46,11 +46,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from localmem.store.address import StoreAddress
 
     address = StoreAddress.parse(given if given is not None else default_store_path())
-    if address.is_postgres:  # a database serves any number of processes: open it directly
+    path = address.folder
+    if path is None:  # PostgreSQL: a database serves any number of processes: open it directly
         with Memory.open(address, actor="mcp") as memory:
             serve_stdio(memory)
         return 0
-    path = address.folder
     if find_server(path) is not None:  # `localmem serve` holds the store: go through it
         serve_stdio(connect(path))
         return 0

@@ -27,8 +27,8 @@ def _address(text: str) -> str | Path:
 
     if not text.strip():
         raise CommandError("a store address is empty")
-    address = StoreAddress.parse(text)
-    return text.strip() if address.is_postgres else address.folder
+    folder = StoreAddress.parse(text).folder
+    return text.strip() if folder is None else folder  # None: a PostgreSQL address
 
 
 def cmd_migrate_store(args: argparse.Namespace) -> int:

@@ -38,7 +38,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _config(args: argparse.Namespace):
     from localmem.config import CONFIG_FILE, Config
 
-    path = store_path(args) / CONFIG_FILE
+    store = store_path(args)
+    if isinstance(store, str):  # a PostgreSQL store: its settings live in its local folder
+        from localmem.store.postgres.store import local_folder
+
+        store = local_folder(store)
+    path = store / CONFIG_FILE
     return Config.load(path) if path.exists() else Config()
 
 

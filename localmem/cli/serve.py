@@ -61,15 +61,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     address = StoreAddress.parse(args.store if args.store else default_store_path())
     postgres = address.is_postgres
-    path = args.store.strip() if postgres else address.folder
+    folder = address.folder  # None for a PostgreSQL store
+    path: str | Path = args.store.strip() if folder is None else folder
     # a PostgreSQL store may have any number of servers (on several machines, or with their
     # own LOCALMEM_HOME), but one discovery file per home: a second would take it over
-    if postgres:
+    if folder is None:
         from localmem.store.postgres.store import local_folder
 
-        running = find_server(local_folder(path))
+        running = find_server(local_folder(address))
     else:
-        running = find_server(path)
+        running = find_server(folder)
     if running is not None:
         beside = " (from this LOCALMEM_HOME: give another server its own)" if postgres else ""
         raise StoreError(

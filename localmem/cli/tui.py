@@ -52,8 +52,8 @@ def choose_store(store: str | None, *, demo: bool) -> tuple[Path | str, bool, li
         from localmem.store.address import StoreAddress
 
         # a PostgreSQL store is opened by its address (its database serves several processes)
-        address = StoreAddress.parse(store)
-        return (store.strip() if address.is_postgres else address.folder), False, []
+        folder = StoreAddress.parse(store).folder  # None for a PostgreSQL address
+        return (store.strip() if folder is None else folder), False, []
     from localmem.config import default_store_path
 
     default = default_store_path()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from localmem.consolidation.extract import key_phrases
 from localmem.consolidation.model import KnownFact, KnownMeta, Source
 from localmem.consolidation.patterns import FactView, MetaDraft, find_patterns
 from localmem.text import content_hash
+
+if TYPE_CHECKING:
+    from localmem.llm.tasks import Implementation
 
 
 @dataclass
@@ -64,7 +67,7 @@ class Settings:
     duplicate_similarity: float
     attach_similarity: float
     meta_min_facts: int
-    implementation: str
+    implementation: Implementation
     max_tokens: int | None
     meta: bool
 
@@ -96,7 +99,7 @@ def fact_context(members: Sequence[Source], *, names: Sequence[str] = ()) -> str
 def names_of(members: Sequence[Source]) -> list[str]:
     """The speakers' names and their short forms ("Mel" for "Melanie")."""
     names = {m.speaker for m in members if m.speaker}
-    out = set()
+    out: set[str] = set()
     for name in names:
         for part in name.split():
             out.update(part[:n] for n in range(3, len(part) + 1))
@@ -138,7 +141,7 @@ def add_fact(
     settings: Settings,
 ) -> None:
     """Add a new fact to the plan, or extend the known fact it duplicates."""
-    same = hashes.get(content_hash(draft.content))
+    same: KnownFact | FactDraft | None = hashes.get(content_hash(draft.content))
     if same is None:
         best = nearest_known(draft.vector, [*known, *plan.facts], most=1)
         if best and best[0][0] >= settings.duplicate_similarity:
@@ -168,7 +171,7 @@ def attach_leftovers(
     plan: Plan, leftovers: Sequence[Source], known: Sequence[KnownFact], threshold: float
 ) -> None:
     """Memories in no cluster that are close to a fact become its sources."""
-    facts = [*known, *plan.facts]
+    facts: list[KnownFact | FactDraft] = [*known, *plan.facts]
     for s in leftovers:
         best = nearest_known(s.vector, facts, most=1)
         if not best or best[0][0] < threshold:
@@ -195,7 +198,8 @@ def plan_meta(
     """Meta memories from patterns across every fact; a changed pattern replaces its old one."""
     views = []
     order = {mid: i for i, mid in enumerate(sources)}  # sources come in the order they happened
-    for fact in [*known, *plan.facts]:
+    facts: list[KnownFact | FactDraft] = [*known, *plan.facts]
+    for fact in facts:
         ids = list(fact.sources)
         ids += [e[1] for e in plan.extend if e[0] == fact.id]
         ids = sorted((i for i in set(ids) if i in sources), key=order.__getitem__)

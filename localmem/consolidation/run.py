@@ -29,12 +29,17 @@ from localmem.consolidation.plan import (
 )
 from localmem.consolidation.write import write_plan
 from localmem.errors import EngineUnavailableError, InputError, SchemaError
-from localmem.llm.tasks import MODEL_FREE
+from localmem.llm.tasks import MODEL_FREE, Implementation
 from localmem.store.kernel import HasKernel, Kernel, kernel_of
 from localmem.store.memories import new_id
 from localmem.types import embedding_text
 
-IMPLEMENTATIONS = ("auto", "model", "model-free")
+#: the implementations a run may ask for, by the name it gives
+IMPLEMENTATIONS: dict[str, Implementation] = {
+    "auto": "auto",
+    "model": "model",
+    "model-free": "model-free",
+}
 WITHIN = ("scope", "session")
 
 
@@ -253,10 +258,11 @@ def _settings(
     within = within or cfg.within
     if within not in WITHIN:
         raise InputError(f"within must be one of {', '.join(WITHIN)}, not {within!r}")
-    implementation = implementation or cfg.implementation
-    if implementation not in IMPLEMENTATIONS:
+    asked = implementation or cfg.implementation
+    chosen = IMPLEMENTATIONS.get(asked) if isinstance(asked, str) else None
+    if chosen is None:
         raise InputError(
-            f"implementation must be one of {', '.join(IMPLEMENTATIONS)}, not {implementation!r}"
+            f"implementation must be one of {', '.join(IMPLEMENTATIONS)}, not {asked!r}"
         )
     threshold = cfg.threshold if threshold is None else threshold
     if not isinstance(threshold, (int, float)) or not -1.0 <= float(threshold) <= 1.0:
@@ -275,7 +281,7 @@ def _settings(
         duplicate_similarity=cfg.duplicate_similarity,
         attach_similarity=cfg.attach_similarity,
         meta_min_facts=cfg.meta_min_facts,
-        implementation=implementation,
+        implementation=chosen,
         max_tokens=cfg.max_tokens,
         meta=bool(meta),
     )

@@ -22,6 +22,7 @@ from localmem.llm.schema import (
     TaskInput,
     TaskOutput,
     derive,
+    list_of,
     memory_lines,
     ref,
 )
@@ -66,14 +67,14 @@ class Consolidation(TaskOutput):
 @lru_cache(maxsize=MAX_MEMORIES + 1)
 def consolidation_schema(n: int) -> type[Consolidation]:
     """The schema when ``n`` memories are shown (sources 1..n)."""
-    sources = (list[ref(n)], Field(min_length=1, max_length=min(n, MAX_SOURCES)))
+    sources = (list_of(ref(n)), Field(min_length=1, max_length=min(n, MAX_SOURCES)))
     fact = derive(SemanticFact, f"n{n}", sources=sources)
     pattern = derive(MetaPattern, f"n{n}", sources=sources)
     return derive(
         Consolidation,
         f"n{n}",
-        facts=(list[fact], Field(default_factory=list, max_length=8)),
-        patterns=(list[pattern], Field(default_factory=list, max_length=4)),
+        facts=(list_of(fact), Field(default_factory=list, max_length=8)),
+        patterns=(list_of(pattern), Field(default_factory=list, max_length=4)),
     )
 
 

@@ -14,6 +14,7 @@ No model decides what matters here, so the rules are plain:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from localmem.answers.extractive import parse_date, resolve_relative, split_sentences
 
@@ -63,6 +64,12 @@ def _third_person(phrase: str, speaker: str) -> str:
     return " ".join([speaker, *adverbs, verb])
 
 
+def _as_written(text: str) -> Callable[[re.Match[str]], str]:
+    """A replacement that puts ``text`` in as it is (``re.sub`` would read a template's
+    backslashes as escapes)."""
+    return lambda _match: text
+
+
 def self_contained(sentence: str, speaker: str | None, when: str | None) -> str:
     """``sentence`` as the speaker's ("I" becomes the name), relative dates given their date."""
     if speaker:
@@ -71,8 +78,7 @@ def self_contained(sentence: str, speaker: str | None, when: str | None) -> str:
                 sentence = pattern.sub(lambda m: _third_person(m.group(0), speaker), sentence)
             else:
                 # a function, not a template: a name such as DOMAIN\\user is not a regex escape
-                said = repl.format(s=speaker)
-                sentence = pattern.sub(lambda _, said=said: said, sentence)
+                sentence = pattern.sub(_as_written(repl.format(s=speaker)), sentence)
     anchor = parse_date(when)
     if anchor is not None:
         phrase = resolve_relative(sentence, anchor)

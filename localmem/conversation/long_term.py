@@ -197,9 +197,7 @@ class LongTermMemory:
             "embedding FROM ltm_facts WHERE scope = ? ORDER BY created_at DESC",
             [self.scope],
         )
-        return [
-            Fact(*r[:7], None if r[7] is None else np.asarray(r[7], dtype=np.float32)) for r in rows
-        ]
+        return [_fact(r) for r in rows]
 
     def facts(
         self,
@@ -326,3 +324,12 @@ class LongTermMemory:
         with self.kernel.writing():
             for table in ("ltm_facts", "ltm_entities", "ltm_relations"):
                 self.db.execute(f"DELETE FROM {table} WHERE scope = ?", [self.scope])
+
+
+def _fact(row: tuple[Any, ...]) -> Fact:
+    """A fact from a row of ``ltm_facts`` (the columns of :meth:`LongTermMemory.all_facts`)."""
+    fact_id, question, answer, salience, success, created_at, conversation_id, vector = row
+    embedding = None if vector is None else np.asarray(vector, dtype=np.float32)
+    return Fact(
+        fact_id, question, answer, salience, success, created_at, conversation_id, embedding
+    )

@@ -106,9 +106,9 @@ class SentenceTransformerEmbedder(Embedder):
 
     @property
     def dim(self) -> int:
-        if self._dim is None:
-            self._load()
-        return int(self._dim)
+        if self._dim is None:  # no pooling config beside the model: ask the model itself
+            self._dim = int(self._load().get_embedding_dimension())
+        return self._dim
 
     @property
     def max_tokens(self) -> int:

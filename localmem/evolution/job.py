@@ -69,8 +69,10 @@ def handle_evolve_job(kernel: Kernel, job: Job) -> None:
         kernel.store.jobs.done(job.id)
 
 
-def _live(kernel: Kernel, memory_id: str) -> MemoryItem | None:
-    """A memory that exists and is not deleted (else None)."""
+def _live(kernel: Kernel, memory_id: str | None) -> MemoryItem | None:
+    """A memory that exists and is not deleted (else None: also for a job naming none)."""
+    if memory_id is None:
+        return None
     item = memories.by_ids(kernel, [memory_id]).get(memory_id)
     return None if item is None or item.deleted else item
 
@@ -173,12 +175,12 @@ def _apply(
     decision = outcome.decision
     rewrite = decision.update and config.rewrite_context
     link = decision.link or rewrite
-    cost = {
-        "served_by": outcome.served_by,
-        "prompt_tokens": outcome.prompt_tokens,
-        "completion_tokens": outcome.completion_tokens,
-        "reason": decision.link_reason or None,
-    }
+    cost = steps.Cost(
+        served_by=outcome.served_by,
+        prompt_tokens=outcome.prompt_tokens,
+        completion_tokens=outcome.completion_tokens,
+        reason=decision.link_reason or None,
+    )
 
     def write_rest(history_id: int | None) -> None:
         if link:

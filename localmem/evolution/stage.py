@@ -96,7 +96,12 @@ def links_stage(ctx: SearchContext) -> dict | None:
         else:
             continue
         joined.append((label, source))
-    notes = {"expanded": len(top), "links": len(rows), "added": added, "raised": raised}
+    notes: dict[str, int | str] = {
+        "expanded": len(top),
+        "links": len(rows),
+        "added": added,
+        "raised": raised,
+    }
     why = _reasons(ctx, joined[:REASONS_SHOWN], label_of_id, others)
     if why:
         notes["why"] = why

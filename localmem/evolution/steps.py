@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypedDict
 
 from localmem.store import records
 from localmem.store.backend import StoreDatabase
@@ -23,6 +24,22 @@ _COLUMNS = (
     "source, neighbour, rank, similarity, status, served_by, prompt_tokens, completion_tokens, "
     "reason, history_id, job_id, planned_at, decided_at"
 )
+#: a row of those columns
+_Row = tuple[
+    str,
+    str,
+    int,
+    float,
+    str,
+    str | None,
+    int,
+    int,
+    str | None,
+    int | None,
+    int | None,
+    datetime,
+    datetime | None,
+]
 
 
 @dataclass(frozen=True)
@@ -49,7 +66,16 @@ class Step:
         return self.prompt_tokens + self.completion_tokens
 
 
-def _step(row) -> Step:
+class Cost(TypedDict):
+    """What a decided step spent and why: the keywords :func:`record` takes with it."""
+
+    served_by: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    reason: str | None
+
+
+def _step(row: _Row) -> Step:
     return Step(*row[:11], records.aware(row[11]), records.aware(row[12]))
 
 

@@ -18,6 +18,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ from localmem.conversation.facts import self_contained
 from localmem.conversation.tasks import facts as facts_task
 from localmem.errors import EngineUnavailableError, ModelError
 from localmem.infer import task as reconcile_task
-from localmem.llm.tasks import MODEL_FREE, TaskContext, run_task
+from localmem.llm.tasks import MODEL_FREE, Implementation, TaskContext, run_task
 from localmem.retrieval.pipeline import search
 from localmem.store import memories
 from localmem.store.kernel import Kernel
@@ -95,8 +96,15 @@ class Skip:
 Decision = Add | Update | Invalidate | Skip
 
 
-def _implementation(mode: str) -> str:
-    return {"auto": "auto", "engine": "model", "model-free": MODEL_FREE}[mode]
+_IMPLEMENTATIONS: dict[str, Implementation] = {
+    "auto": "auto",
+    "engine": "model",
+    "model-free": MODEL_FREE,
+}
+
+
+def _implementation(mode: str) -> Implementation:
+    return _IMPLEMENTATIONS[mode]
 
 
 def as_said(text: str, speaker: str | None) -> str:
@@ -173,13 +181,22 @@ def neighbours(
     k = kernel.config.infer.neighbours
     if memories.count(kernel) == 0:
         return []
-    filters = {name: scope.get(name) for name in ("user_id", "agent_id")}
     # plain hybrid candidates: the decision reads cosines, not the default pipeline's order,
     # and two searches per add should not pay for its temporal stage and reranker
-    plain = {"mode": "hybrid", "temporal": False, "rerank": "off", **filters}
-    hits = list(search(kernel, fact.text, k=k, **plain).hits)
+    plain = partial(
+        search,
+        kernel,
+        fact.text,
+        k=k,
+        mode="hybrid",
+        temporal=False,
+        rerank="off",
+        user_id=scope.get("user_id"),
+        agent_id=scope.get("agent_id"),
+    )
+    hits = list(plain().hits)
     if when is not None:
-        past = search(kernel, fact.text, k=k, as_of=when, **plain).hits
+        past = plain(as_of=when).hits
         seen = {h.memory.id for h in hits}
         hits += [h for h in past if h.memory.id not in seen]
     out = []

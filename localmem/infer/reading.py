@@ -177,7 +177,7 @@ class Reader:
         self.tag_b = data["tag_b"].astype(np.float32)
         self.tags: tuple[str, ...] = tuple(meta["tags"])
         self.vocab = {f: i for i, f in enumerate(meta["features"])}
-        self._cache: dict[str, tuple] = {}
+        self._cache: dict[str, Reading] = {}
         self._lock = threading.Lock()
 
     def slot_probs(self, vectors: np.ndarray) -> np.ndarray:

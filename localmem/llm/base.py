@@ -280,14 +280,14 @@ def _shorten_next(
     """Keep ``n_kept`` memories plus a shortened copy of the next one, if one fits at all."""
     left, where = n_kept, None
     for i, m in enumerate(msgs):
-        if left < m.memory_count:
-            where = (i, left)
+        shown = m.memories or ()
+        if left < len(shown):
+            where = (i, shown[left])  # the message and its first memory not kept in full
             break
-        left -= m.memory_count
+        left -= len(shown)
     if where is None:
         return None
-    i, j = where
-    text = msgs[i].memories[j]
+    i, text = where
 
     def with_prefix(chars: int) -> list[Message]:
         out = []

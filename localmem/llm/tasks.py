@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Final, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -37,7 +37,7 @@ O = TypeVar("O", bound=BaseModel)  # noqa: E741 - the output of a task
 
 log = logging.getLogger("localmem.llm")
 
-MODEL_FREE = "model-free"
+MODEL_FREE: Final = "model-free"  # Final: its type is the literal, an Implementation
 Implementation = Literal["auto", "model", "model-free"]
 
 
@@ -205,16 +205,16 @@ def run_task(
     spec = spec_of(task)
     name = spec.name
     data = _inputs(spec, inputs)
-    use_model = engine is not None and implementation != MODEL_FREE
+    usable = engine if implementation != MODEL_FREE else None  # the engine this call may use
     if implementation == "model" and engine is None:
         raise EngineUnavailableError(
             f"task {name!r} was asked to use a model but no engine is configured "
             "(put an instruct GGUF in models/ or set engine.model_path)"
         )
     fallback: tuple[str, ...] = ()
-    if use_model:
+    if usable is not None:
         try:
-            return _run_with_engine(spec, data, engine, max_tokens=max_tokens)
+            return _run_with_engine(spec, data, usable, max_tokens=max_tokens)
         except EngineUnavailableError as exc:  # crashed, hung, unhealthy, unreachable
             if implementation != "auto" or spec.model_free is None:
                 raise

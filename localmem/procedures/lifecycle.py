@@ -83,7 +83,7 @@ def create(
 
     def write_rows(_, new_rows) -> None:
         now = utcnow()
-        fields = dict(
+        fields = rows.VersionFields(
             task_type=draft.task_type,
             trigger=draft.trigger,
             steps=draft.steps,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from localmem import validate
 from localmem.errors import InputError
@@ -145,6 +145,19 @@ def events(db: StoreDatabase, procedure_id: str) -> list[ProcedureEvent]:
         )
         for r in rows
     ]
+
+
+class VersionFields(TypedDict):
+    """What a new procedure's row and its first version's row share (``insert_procedure``,
+    ``insert_version``)."""
+
+    task_type: str
+    trigger: str
+    steps: Sequence[str]
+    level: str
+    example: str | None
+    served_by: str
+    now: datetime
 
 
 def insert_procedure(

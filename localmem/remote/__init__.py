@@ -34,7 +34,7 @@ from localmem.discovery import (
     TOKEN_HEADER,
     ServerInfo,
     find_server,
-    loopback_url,
+    loopback_host,
     proves_token,
 )
 from localmem.errors import InputError, StoreError
@@ -66,7 +66,8 @@ def connect(
         token = token or os.environ.get("LOCALMEM_TOKEN")
         if not token:
             raise StoreError("connecting to a URL needs the store's token (or $LOCALMEM_TOKEN)")
-        return RemoteMemory(target, token, timeout=timeout)
+        # its methods are made from the declaration by install() below, unseen by mypy
+        return RemoteMemory(target, token, timeout=timeout)  # type: ignore[abstract]
     if target is None:
         from localmem.home import default_store_path
 
@@ -74,7 +75,8 @@ def connect(
     info = find_server(target)
     if info is None:
         raise StoreError(f"no localmem server runs for {target}; start one with `localmem serve`")
-    return RemoteMemory(info.url, info.token, timeout=timeout, server=info)
+    # its methods are made from the declaration by install() below, unseen by mypy
+    return RemoteMemory(info.url, info.token, timeout=timeout, server=info)  # type: ignore[abstract]
 
 
 class RemoteMemory(ServedAPI, MemoryAPI):
@@ -89,13 +91,14 @@ class RemoteMemory(ServedAPI, MemoryAPI):
     def __init__(
         self, url: str, token: str, *, timeout: float = 120.0, server: ServerInfo | None = None
     ) -> None:
-        parts = urlsplit(url)
-        if not loopback_url(url):  # the server listens on loopback only; the token stays here
+        host = loopback_host(url)
+        if host is None:  # the server listens on loopback only; the token stays here
             raise InputError(f"not a localmem server URL (http on a loopback address): {url!r}")
         self.url, self.server = url, server
-        self._host, self._port = parts.hostname, parts.port or 80
+        self._host, self._port = host, urlsplit(url).port or 80
         self._token, self._timeout = token, timeout
-        self._procedures = RemoteProcedures(self)
+        # its methods are made from the declaration by install(), unseen by mypy
+        self._procedures = RemoteProcedures(self)  # type: ignore[abstract]
         self._local = threading.local()  # one kept-alive connection per thread
         self._described: dict[str, Any] | None = None
 

@@ -28,6 +28,10 @@ from localmem.store.address import is_postgres
 from localmem.store.lock import StoreLock
 
 if TYPE_CHECKING:
+    import asyncio
+
+    from uvicorn.protocols.http.h11_impl import RequestResponseCycle
+
     from localmem.memory import Memory
 
 log = logging.getLogger("localmem.server")
@@ -167,7 +171,11 @@ def _bounded_headers() -> type:
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class BoundedHeaders(H11Protocol):
-        def connection_made(self, transport) -> None:  # type: ignore[no-untyped-def]
+        _deadline: asyncio.TimerHandle | None = None
+
+        # uvicorn's own connection_made takes a Transport, narrower than asyncio's
+        # BaseTransport, and silences mypy the same way
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._arm()
 
@@ -175,7 +183,7 @@ def _bounded_headers() -> type:
             super().on_response_complete()
             self._arm()  # the next request on a kept-alive connection gets its own time
 
-        def connection_lost(self, exc) -> None:  # type: ignore[no-untyped-def]
+        def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
             super().connection_lost(exc)
 
@@ -185,12 +193,12 @@ def _bounded_headers() -> type:
             self._deadline = self.loop.call_later(HEADER_TIMEOUT_S, lambda: self._late(waiting_for))
 
         def _disarm(self) -> None:
-            deadline = getattr(self, "_deadline", None)
+            deadline = self._deadline
             if deadline is not None:
                 deadline.cancel()
                 self._deadline = None
 
-        def _late(self, waiting_for) -> None:  # type: ignore[no-untyped-def]
+        def _late(self, waiting_for: RequestResponseCycle) -> None:
             if self.cycle is waiting_for and not self.transport.is_closing():
                 self.transport.close()  # no new request's headers in time
 

@@ -22,6 +22,7 @@ from localmem.llm.schema import (
     TaskInput,
     TaskOutput,
     derive,
+    list_of,
     memory_lines,
     ref,
 )
@@ -56,7 +57,7 @@ def answer_schema(n: int) -> type[Answer]:
     return derive(
         Answer,
         f"n{n}",
-        evidence=(list[ref(n)], Field(default_factory=list, max_length=min(n, MAX_EVIDENCE))),
+        evidence=(list_of(ref(n)), Field(default_factory=list, max_length=min(n, MAX_EVIDENCE))),
     )
 
 

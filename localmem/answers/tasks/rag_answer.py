@@ -24,6 +24,7 @@ from localmem.llm.schema import (
     TaskInput,
     TaskOutput,
     derive,
+    list_of,
     ref,
 )
 from localmem.llm.tasks import TaskContext, TaskSpec
@@ -75,7 +76,7 @@ def rag_schema(n: int) -> type[RagAnswer]:
     return derive(
         RagAnswer,
         f"n{n}",
-        sources=(list[ref(n)], Field(default_factory=list, max_length=min(n, MAX_SOURCES))),
+        sources=(list_of(ref(n)), Field(default_factory=list, max_length=min(n, MAX_SOURCES))),
     )
 
 
