@@ -178,6 +178,8 @@ class Store:
                 self.db.set_meta("embed_model", model)
                 self.db.set_meta("embed_dim", str(dim))
             recorded_model, recorded_dim = model, str(dim)
+        if recorded_dim is None:
+            raise StoreError(f"{self.folder} records an embedding model but no dimension")
         self.model, self.dim = recorded_model, int(recorded_dim)
         if model is not None and check_model:
             self.check_model(model, dim)
