@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import types
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -13,6 +14,8 @@ PARAGRAPH = 600  # a few sentences of reasoning
 
 Phrase = Annotated[str, Field(min_length=1, max_length=SHORT)]
 Sentence = Annotated[str, Field(min_length=1, max_length=LINE)]
+
+M = TypeVar("M", bound=BaseModel)
 
 JSON_ONLY = "Reply with one JSON object that follows the requested fields, and nothing else."
 
@@ -46,15 +49,25 @@ def memory_lines(memories: list[MemoryLine] | tuple[MemoryLine, ...]) -> tuple[s
     return tuple(m.line() for m in memories)
 
 
+def list_of(item: Any) -> Any:
+    """``list[item]`` for an item type made at run time (``ref(n)``, a derived model): what
+    ``list[...]`` makes, spelled out, as mypy reads ``list[x]`` as a static type."""
+    return types.GenericAlias(list, (item,))
+
+
 def ref(n: int) -> Any:
     """The type of a reference to one of ``n`` numbered memories (1..n)."""
     return Annotated[int, Field(ge=1, le=max(n, 1))]
 
 
-def derive(base: type[BaseModel], suffix: str, **fields: tuple[Any, Any]) -> type[BaseModel]:
+def derive(base: type[M], suffix: str, **fields: tuple[Any, Any]) -> type[M]:
     """A subclass of ``base`` with some fields narrowed (wrap the caller in ``lru_cache`` so
     the grammar of each variant is built once).
 
-    ``derive(Answer, "n3", evidence=(list[ref(3)], Field(max_length=3)))``.
+    ``derive(Answer, "n3", evidence=(list_of(ref(3)), Field(max_length=3)))``.
     """
-    return create_model(f"{base.__name__}_{suffix}", __base__=base, **fields)
+    # mypy checks the unpacked fields against create_model's own keywords (__config__, ...)
+    # too, which no field definition is: no overload matches, though the call is right
+    return create_model(  # type: ignore[call-overload]
+        f"{base.__name__}_{suffix}", __base__=base, **fields
+    )

@@ -8,7 +8,6 @@ small models lose track) and keep the retrieval score for any memory the model d
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import cast
 
 from pydantic import Field
 
@@ -19,6 +18,7 @@ from localmem.llm.schema import (
     TaskInput,
     TaskOutput,
     derive,
+    list_of,
     memory_lines,
     ref,
 )
@@ -60,11 +60,7 @@ class Scores(TaskOutput):
 def scores_schema(n: int) -> type[Scores]:
     """The schema when ``n`` memories are shown: exactly ``n`` scores."""
     score = derive(Score, f"n{n}", memory=(ref(n), ...))
-    # models made at run time (pydantic's create_model): mypy sees neither ``score`` as a type
-    # nor that derive's model subclasses the base it was given
-    exactly_n = Field(min_length=n, max_length=n)
-    scores = derive(Scores, f"n{n}", scores=(list[score], exactly_n))  # type: ignore[valid-type]
-    return cast("type[Scores]", scores)
+    return derive(Scores, f"n{n}", scores=(list_of(score), Field(min_length=n, max_length=n)))
 
 
 def build_prompt(inp: RerankInput) -> list[Message]:
