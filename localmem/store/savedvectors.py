@@ -88,7 +88,9 @@ class SavedVectors:
         raw = np.frombuffer(b"".join(parts), dtype=np.uint8).reshape(len(parts), size)
         if not np.array_equal(raw[:, self._bytes :].copy().view("<u8").ravel(), labels):
             return None
-        return raw[:, : self._bytes].copy().view("<f4")
+        # numpy types a view by a dtype string as Any
+        vectors: np.ndarray = raw[:, : self._bytes].copy().view("<f4")
+        return vectors
 
     def close(self) -> None:
         """Let the file go (never raises: a store closing must go on to close DuckDB)."""
