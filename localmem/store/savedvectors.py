@@ -88,8 +88,7 @@ class SavedVectors:
         raw = np.frombuffer(b"".join(parts), dtype=np.uint8).reshape(len(parts), size)
         if not np.array_equal(raw[:, self._bytes :].copy().view("<u8").ravel(), labels):
             return None
-        # numpy types a view by a dtype string as Any
-        vectors: np.ndarray = raw[:, : self._bytes].copy().view("<f4")
+        vectors: np.ndarray = raw[:, : self._bytes].copy().view("<f4")  # numpy types view() Any
         return vectors
 
     def close(self) -> None:
