@@ -17,6 +17,7 @@ from store_helpers import filled, run
 from localmem import StoreError
 from localmem.store import files
 from localmem.store.db import DB_FILE
+from localmem.store.store import Store
 from localmem.store.vectors import INDEX_FILE, SIDECAR_FILE
 
 
@@ -75,6 +76,18 @@ def test_a_foreign_duckdb_file_is_never_taken_over(open_memory, tmp_path):
         con = duckdb.connect(str(store / DB_FILE), read_only=True)
         assert con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()[0] <= 1
         con.close()
+
+
+def test_a_meta_table_without_the_dimension_is_a_typed_error(tmp_path):
+    """A store whose meta table names its embedding model but lost the dimension (an edited or
+    damaged file) is a StoreError that says so, not a TypeError from int(None)."""
+    folder = tmp_path / "s"
+    Store.open(folder, model="m", dim=8).close()
+    con = duckdb.connect(str(folder / DB_FILE))
+    con.execute("DELETE FROM meta WHERE key = 'embed_dim'")
+    con.close()
+    with pytest.raises(StoreError, match="no dimension"):
+        Store.open(folder, model="m", dim=8)
 
 
 # -- 2, 3. derived files --------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The type checker as a test: mypy over the package, as pyproject.toml configures it
 (``[tool.mypy]``: strict on the kernel, the store, the facade and the declared public API; basic
-elsewhere; the modules still listed as debt are not reported). CI runs the suite, so CI checks
+elsewhere; no module is exempt). CI runs the suite, so CI checks
 types. A cold run takes about a minute on two shared cores (docs/benchmarks.md), hence ``slow``.
 """
 

@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from localmem.errors import StoreError
 from localmem.store import memories, records
-from localmem.store.vectors import VectorIndex, exact_search
+from localmem.store.vectors import exact_search
 from localmem.types import MemoryItem
 
 if TYPE_CHECKING:
@@ -20,7 +19,7 @@ _SCOPE_COLUMN = {"user": "user_id", "session": "session_id", "store": None}
 def memory_vector(kernel: Kernel, item: MemoryItem) -> np.ndarray | None:
     """The stored vector of a memory (from the index, else from DuckDB)."""
     try:
-        return _vectors(kernel).get([item.label])[0]
+        return kernel.store.vector_index.get([item.label])[0]
     except KeyError:
         return memories.stored_vector(kernel, item.id)
 
@@ -47,7 +46,7 @@ def find_neighbours(
     )
     if len(allowed) == 0:
         return []
-    vectors = _vectors(kernel)
+    vectors = kernel.store.vector_index
     if len(allowed) <= kernel.config.search.brute_force_below:
         labels, sims = exact_search(vec, vectors.get(allowed), allowed, k)
     else:  # a big scope: walk the graph, over-fetching, and keep the allowed labels
@@ -58,11 +57,3 @@ def find_neighbours(
     chosen = [(int(x), float(s)) for x, s in zip(labels, sims, strict=True) if s >= min_similarity]
     items = memories.by_labels(kernel, [x for x, _ in chosen])
     return [(items[x], s) for x, s in chosen if x in items]
-
-
-def _vectors(kernel: Kernel) -> VectorIndex:
-    """The store's vector index (None only before the store has opened it)."""
-    vectors = kernel.store.vectors
-    if vectors is None:
-        raise StoreError("the store's vector index is not open")
-    return vectors

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from localmem.retrieval.context import Candidate, SearchContext
-from localmem.retrieval.fusion import FUSERS, RankedList
+from localmem.retrieval.fusion import FUSERS, RankedList, rrf
 from localmem.store.vectors import exact_search
 
 
@@ -19,11 +19,11 @@ def _dense(ctx: SearchContext, text: str, n: int) -> tuple[np.ndarray, np.ndarra
     vec = ctx.vector(text)
     allowed = ctx.allowed
     if allowed is None:
-        return store.vectors.search(vec, n)
+        return store.vector_index.search(vec, n)
     if len(allowed) <= ctx.kernel.config.search.brute_force_below:
         return exact_search(vec, ctx.allowed_vectors(), allowed, n)
     keep = set(allowed.tolist())
-    labels, sims = store.vectors.search(vec, n * 4)  # over-fetch, then filter
+    labels, sims = store.vector_index.search(vec, n * 4)  # over-fetch, then filter
     mask = np.fromiter((x in keep for x in labels.tolist()), bool, len(labels))
     return labels[mask][:n], sims[mask][:n]
 
@@ -61,7 +61,7 @@ def generate(ctx: SearchContext) -> dict:
         only = lists[0]
         fused = dict(zip(only.labels.tolist(), only.scores.tolist(), strict=True))
     elif opts.fusion == "rrf":
-        fused = FUSERS["rrf"](lists, k=opts.rrf_k)
+        fused = rrf(lists, k=opts.rrf_k)
     else:
         fused = FUSERS[opts.fusion](lists)
     ctx.candidates = {

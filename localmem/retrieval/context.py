@@ -60,7 +60,7 @@ class SearchContext:
     #: each hit's calibrated relevance, by label (the relevance stage gives it)
     relevance: dict[int, float] = field(default_factory=dict)
     _items: dict[int, MemoryItem] = field(default_factory=dict)
-    _placed: dict[int, tuple | None] = field(default_factory=dict)  # see placement()
+    _placed: dict[int, records.Placement | None] = field(default_factory=dict)  # see placement()
     _vectors: dict[str, np.ndarray] = field(default_factory=dict)
     _allowed_vectors: np.ndarray | None = None
     #: the query's cosine with the memories its dense search returned (exact: the index computes
@@ -133,17 +133,18 @@ class SearchContext:
         """A memory this search has already fetched (None when it has not)."""
         return self._items.get(int(label))
 
-    def placement(self, labels) -> dict[int, tuple]:
+    def placement(self, labels: Iterable[int]) -> dict[int, records.Placement]:
         """Where memories sit, ``(session_id, user_id, agent_id, when, deleted)`` by label
         (unknown labels left out), from rows already fetched when there are."""
         self.items((), placed=labels)
-        out = {}
+        out: dict[int, records.Placement] = {}
         for x in (int(y) for y in labels):
             item = self._items.get(x)
+            place = self._placed.get(x)
             if item is not None:
                 out[x] = (item.session_id, item.user_id, item.agent_id, item.when, item.deleted)
-            elif self._placed.get(x) is not None:
-                out[x] = self._placed[x]
+            elif place is not None:
+                out[x] = place
         return out
 
     def session_order(self, sessions: Iterable[str]) -> dict[str, list[int]]:

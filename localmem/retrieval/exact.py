@@ -75,13 +75,15 @@ def exact_stage(ctx: SearchContext) -> dict | None:
     floor = (max(rest) if rest else 0.0) + 1.0
     current = {label: ctx.candidates.get(label) for label in found}
     # their own order: as the pipeline ranked them, unranked ones after, by BM25
-    order = sorted(
-        found,
-        key=lambda x: (current[x] is None, -(current[x].score if current[x] else 0.0)),
-    )
+    order = sorted(found, key=lambda x: _ranked_first(current[x]))
     for rank, label in enumerate(reversed(order)):
         cand = current[label] or Candidate(label)
         cand.score = floor + rank
         cand.flags.add("exact")
         ctx.candidates[label] = cand
     return {"lifted": len(found)}
+
+
+def _ranked_first(cand: Candidate | None) -> tuple[bool, float]:
+    """The order of lifted memories: ranked ones first, best first; unranked ones after."""
+    return (cand is None, -cand.score if cand is not None else 0.0)

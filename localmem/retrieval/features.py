@@ -80,8 +80,7 @@ def build_pool(ctx: SearchContext, cands: list[Candidate], *, prefetch: Sequence
     The memories stored just before and after each one that may have no session are located in
     the same round trip (:func:`near_in_time` reads where they sit), and so are the rows of
     ``prefetch`` (memories that may join the pool next: one round trip instead of two)."""
-    labels = [c.label for c in cands]
-    wanted = [*labels, *prefetch]
+    wanted = [*(c.label for c in cands), *prefetch]
     items = ctx.items(wanted, placed=_maybe_near(ctx, wanted))
     kept = [c for c in cands if c.label in items]
     labels = np.array([c.label for c in kept], dtype=np.int64)
@@ -91,7 +90,7 @@ def build_pool(ctx: SearchContext, cands: list[Candidate], *, prefetch: Sequence
 def _maybe_near(ctx: SearchContext, labels: list[int]) -> list[int]:
     """The labels next to those of chat turns without a session, or of memories not fetched
     yet (:func:`neighbours` reads where they sit)."""
-    out = set()
+    out: set[int] = set()
     for label in labels:
         item = ctx.held(label)
         if item is None or (not item.session_id and speaker_of(item)):

@@ -90,7 +90,7 @@ class SearchOptions:
             raise InputError(
                 f"unknown search option(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}"
             )
-        base = {}
+        base: dict[str, Any] = {}
         if config is not None:
             base = {
                 "mode": config.mode,
@@ -113,10 +113,8 @@ class SearchOptions:
         _one_of(self.fusion, FUSIONS, "fusion")
         _one_of(self.attributes, ATTRIBUTE_MODES, "attributes")
         _one_of(self.strategy, STRATEGIES, "strategy")
-        expand = "off" if self.expand is False else ("auto" if self.expand is True else self.expand)
-        rerank = "off" if self.rerank is False else ("auto" if self.rerank is True else self.rerank)
-        _one_of(expand, EXPANSIONS, "expand")
-        _one_of(rerank, RERANKERS, "rerank")
+        expand = _one_of(_switch(self.expand), EXPANSIONS, "expand")
+        rerank = _one_of(_switch(self.rerank), RERANKERS, "rerank")
         if not isinstance(self.dense_weight, (int, float)) or not 0 <= self.dense_weight <= 1:
             raise InputError("dense_weight must be a number between 0 and 1")
         kinds = _tuple(self.kinds, KINDS, "kind")
@@ -184,9 +182,18 @@ class SearchOptions:
 _NULLABLE = {"budget_tokens", "min_relevance"}
 
 
-def _one_of(value: Any, allowed: tuple[str, ...], what: str) -> None:
-    if value not in allowed:
-        raise InputError(f"{what} must be one of {', '.join(allowed)}, not {value!r}")
+def _one_of(value: object, allowed: tuple[str, ...], what: str) -> str:
+    """``value`` when it is one of ``allowed``, else an InputError."""
+    for name in allowed:
+        if value == name:
+            return name
+    raise InputError(f"{what} must be one of {', '.join(allowed)}, not {value!r}")
+
+
+def _switch(value: object) -> object:
+    """A stage given as on or off (``expand=True``, ``rerank=False``): True is "auto", False
+    "off" (callers outside Python's types, such as JSON, send either)."""
+    return "auto" if value is True else "off" if value is False else value
 
 
 def _tuple(value: Any, allowed: tuple[str, ...], what: str) -> tuple[str, ...] | None:

@@ -8,6 +8,10 @@ on either unchanged (the SQL is DuckDB's spelling; the PostgreSQL side translate
 
 A method one backend has and the other does not (PostgreSQL's ``fetch_vectors``, DuckDB's
 ``con``) stays off this contract: code that needs it asks which backend it has.
+
+:class:`StoreVectors` is the other half: the vector index of a store, an hnswlib file beside
+DuckDB (:class:`localmem.store.vectors.VectorIndex`) or pgvector's index over the rows
+(:class:`localmem.store.postgres.vectors.PgVectorIndex`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
 #: the parameters of one statement: positional (``?``) values, or named ones (DuckDB only)
@@ -132,3 +137,34 @@ class StoreDatabase(Protocol):
     @abstractmethod
     def read_all(self) -> list[str]:
         """Read everything stored, so damage shows; returns the problems found."""
+
+
+class StoreVectors(Protocol):
+    """A store's vector index: what the store, its repairs and the read pipeline use of it.
+    Labels are the memories' integer labels; vectors are normalised (inner product)."""
+
+    #: the dimension of every vector
+    dim: int
+
+    def add(self, labels: Sequence[int] | np.ndarray, vectors: np.ndarray) -> None:
+        """Add (or replace) vectors under their labels."""
+
+    def mark_deleted(self, labels: Sequence[int]) -> int:
+        """Hide labels from search; returns how many were hidden."""
+
+    @property
+    def live_count(self) -> int:
+        """Vectors a search can return."""
+
+    @property
+    def deleted_labels(self) -> set[int]:
+        """Labels in the index that a search no longer returns."""
+
+    def labels(self) -> np.ndarray:
+        """Every label in the index (deleted ones included, where it keeps them)."""
+
+    def get(self, labels: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The stored vectors of live labels, in order (``KeyError`` for a missing one)."""
+
+    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k labels by inner product, best first, with their similarity."""

@@ -13,11 +13,13 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 import numpy as np
 import pyarrow as pa
 
 from localmem.store.backend import StoreDatabase
+from localmem.store.db import Database
 from localmem.store.scores import ArrayScores, Scores, best
 from localmem.text import term_counts, terms
 
@@ -55,9 +57,13 @@ class LexicalIndex:
     def _ensure_loaded(self) -> None:
         if self._loaded:
             return
-        # the database's lock first, in the order a writer takes them (it holds it for its
-        # transaction, then indexes): the other order deadlocked a first search against an add
-        with self.db.lock, self._lock:
+        # DuckDB's connection lock first, in the order a writer takes them (it holds it for its
+        # transaction, then indexes): the other order deadlocked a first search against an add.
+        # PostgreSQL's index (PgLexicalIndex) scores on the server and never loads postings
+        db_lock: AbstractContextManager[object] = (
+            self.db.lock if isinstance(self.db, Database) else nullcontext()
+        )
+        with db_lock, self._lock:
             if self._loaded:
                 return
             ids = self._ensure_terms()

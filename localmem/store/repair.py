@@ -36,7 +36,7 @@ from localmem.store.records import REWRITE_ROW
 from localmem.types import embedding_text
 
 if TYPE_CHECKING:
-    from localmem.store.backend import StoreDatabase
+    from localmem.store.backend import StoreDatabase, StoreVectors
     from localmem.store.jobs import JobQueue
     from localmem.store.lexical import LexicalIndex
 
@@ -47,7 +47,7 @@ class StoreParts(Protocol):
 
     db: StoreDatabase
     lexical: LexicalIndex
-    vectors: Any  # VectorIndex or PgVectorIndex
+    vectors: StoreVectors | None
     jobs: JobQueue
     write_lock: threading.RLock
     model: str | None

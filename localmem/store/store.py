@@ -7,13 +7,14 @@ import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from localmem.config import StoreConfig
 from localmem.errors import StoreError, StoreReadOnlyError
 from localmem.store import files, repair
-from localmem.store.backend import StoreDatabase
+from localmem.store.backend import StoreDatabase, StoreVectors
 from localmem.store.db import DB_FILE, Database, list_migrations
 from localmem.store.jobs import JobQueue
 from localmem.store.lexical import LexicalIndex
@@ -43,7 +44,8 @@ class Store:
         self.config = config
         self.jobs = JobQueue(db)
         self.lexical = LexicalIndex(db)
-        self.vectors: VectorIndex | None = None
+        #: None until the store records its embedding model (:attr:`vector_index` raises then)
+        self.vectors: StoreVectors | None = None
         self.model: str | None = None
         self.dim: int | None = None
         self.notices: list[str] = []
@@ -178,6 +180,8 @@ class Store:
                 self.db.set_meta("embed_model", model)
                 self.db.set_meta("embed_dim", str(dim))
             recorded_model, recorded_dim = model, str(dim)
+        if recorded_dim is None:
+            raise StoreError(f"{self.folder} records an embedding model but no dimension")
         self.model, self.dim = recorded_model, int(recorded_dim)
         if model is not None and check_model:
             self.check_model(model, dim)
@@ -219,10 +223,36 @@ class Store:
         log.warning("%s", message)
 
     # -- the vector index ---------------------------------------------------------------------
+    @property
+    def vector_index(self) -> StoreVectors:
+        """The vector index, which a store has once it records its embedding model.
+
+        Raises:
+            StoreError: the store records no embedding model yet (an empty store opened without
+                an embedder has no vectors).
+        """
+        if self.vectors is None:
+            raise StoreError(f"store {self.location} records no embedding model yet")
+        return self.vectors
+
+    @property
+    def vector_dim(self) -> int:
+        """The dimension of the store's vectors.
+
+        Raises:
+            StoreError: the store records no embedding model yet.
+        """
+        if self.dim is None:
+            raise StoreError(f"store {self.location} records no embedding model yet")
+        return self.dim
+
     def _new_index(self) -> VectorIndex:
         c = self.config
         return VectorIndex(
-            self.dim, m=c.hnsw_m, ef_construction=c.hnsw_ef_construction, ef_search=c.hnsw_ef_search
+            self.vector_dim,
+            m=c.hnsw_m,
+            ef_construction=c.hnsw_ef_construction,
+            ef_search=c.hnsw_ef_search,
         )
 
     def _open_index(self) -> None:
@@ -237,7 +267,7 @@ class Store:
         try:
             self.vectors, sidecar = VectorIndex.load(
                 path,
-                self.dim,
+                self.vector_dim,
                 m=c.hnsw_m,
                 ef_construction=c.hnsw_ef_construction,
                 ef_search=c.hnsw_ef_search,
@@ -264,7 +294,9 @@ class Store:
         self.save_index()
         return index
 
-    def _add_embeddings(self, index: VectorIndex, where: str, params: list | None = None) -> int:
+    def _add_embeddings(
+        self, index: StoreVectors, where: str, params: list[Any] | None = None
+    ) -> int:
         added = 0
         for batch in self.db.arrow_batches(
             f"SELECT label, embedding FROM memories WHERE {where} ORDER BY label", params or None
@@ -273,7 +305,7 @@ class Store:
                 continue
             labels = batch.column(0).to_numpy()
             flat = batch.column(1).flatten().to_numpy(zero_copy_only=False)
-            index.add(labels, flat.reshape(len(labels), self.dim))
+            index.add(labels, flat.reshape(len(labels), index.dim))
             added += len(labels)
         return added
 
@@ -286,23 +318,25 @@ class Store:
         if not rows:
             return 0
         gone = [int(label) for label, dead in rows if dead]
-        self.vectors.mark_deleted(gone)
-        self._add_embeddings(self.vectors, f"vec_seq > ? AND {LIVE}", [saved_seq])
+        index = self.vector_index
+        index.mark_deleted(gone)
+        self._add_embeddings(index, f"vec_seq > ? AND {LIVE}", [saved_seq])
         self._changes_since_save += len(rows)
         return len(rows)
 
     def reconcile_vectors(self) -> int:
         """Make the index hold exactly the live labels of DuckDB."""
         live = self.live_labels()
-        in_index = self.vectors.labels()
-        deleted = np.fromiter(self.vectors.deleted_labels, np.int64)
+        index = self.vector_index
+        in_index = index.labels()
+        deleted = np.fromiter(index.deleted_labels, np.int64)
         present = np.setdiff1d(in_index, deleted)
         missing = np.setdiff1d(live, present)
         extra = np.setdiff1d(present, live)
-        self.vectors.mark_deleted(extra.tolist())
+        index.mark_deleted(extra.tolist())
         if len(missing):
             self._add_embeddings(
-                self.vectors,
+                index,
                 "label IN (SELECT unnest(?::BIGINT[])) AND embedding IS NOT NULL",
                 [missing.tolist()],
             )
@@ -312,11 +346,13 @@ class Store:
     def save_index(self) -> None:
         """Write the vector index to disk (atomically) with the change sequence it has seen.
         A read-only store keeps its index in memory."""
-        if self.vectors is None or self.read_only:
+        index = self.vectors
+        # only hnswlib's index is a file (a PostgreSQL store overrides this with nothing to do)
+        if not isinstance(index, VectorIndex) or self.read_only:
             return
         with self.write_lock:
             seq = self.db.scalar("SELECT coalesce(max(vec_seq), 0) FROM memories")
-            self.vectors.save(self.folder / INDEX_FILE, {"vec_seq": int(seq), "model": self.model})
+            index.save(self.folder / INDEX_FILE, {"vec_seq": int(seq), "model": self.model})
             self._changes_since_save = 0
 
     def bulk_loading(self) -> AbstractContextManager[object]:
@@ -341,31 +377,33 @@ class Store:
     def live_labels(self) -> np.ndarray:
         """Labels of the live memories, sorted."""
         tbl = self.db.arrow(f"SELECT label FROM memories WHERE {LIVE} ORDER BY label")
-        return tbl.column(0).to_numpy().astype(np.int64)
+        labels: np.ndarray = tbl.column(0).to_numpy().astype(np.int64)  # pyarrow is untyped
+        return labels
 
-    def check(self, *, deep: bool = False) -> dict:
+    def check(self, *, deep: bool = False) -> dict[str, Any]:
         """Integrity facts (:func:`localmem.store.repair.facts`; ``deep`` for doctor)."""
         return repair.facts(self, deep=deep)
 
     def vectors_of(self, labels: Sequence[int] | np.ndarray) -> np.ndarray:
         """Stored vectors of labels for a search, in order; a label the index lacks gets a zero
         vector and joins :attr:`suspects` (the next unit repairs it), never an error."""
+        index = self.vector_index
         try:
-            return self.vectors.get(labels)
+            return index.get(labels)
         except KeyError:
-            out = np.zeros((len(labels), self.dim), dtype=np.float32)
+            out = np.zeros((len(labels), index.dim), dtype=np.float32)
         for i, label in enumerate(int(x) for x in labels):
             try:
-                out[i] = self.vectors.get([label])[0]
+                out[i] = index.get([label])[0]
             except KeyError:
                 self.suspects.add(label)
         return out
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         """Counts and sizes: memories (live, deleted, by kind), links, waiting jobs, bytes."""
         db = self.db
         sql = "SELECT kind, count(*) FROM memories WHERE NOT deleted GROUP BY 1 ORDER BY 1"
-        by_kind = dict(db.fetchall(sql))
+        by_kind: dict[str, int] = {kind: int(n) for kind, n in db.fetchall(sql)}
         return {
             "memories": sum(by_kind.values()),
             "deleted": int(db.scalar("SELECT count(*) FROM memories WHERE deleted")),

@@ -33,7 +33,10 @@ class Window(NamedTuple):
 
 
 def labels_near_time(
-    db: StoreDatabase, window: Window, limit: int, allowed: Sequence[int] | None = None
+    db: StoreDatabase,
+    window: Window,
+    limit: int,
+    allowed: Sequence[int] | np.ndarray | None = None,
 ) -> list[int]:
     """Labels of live, embedded memories whose time lies in the window (and whose label is in
     ``allowed``, when given), the nearest to its middle first (ties: lower label), at most

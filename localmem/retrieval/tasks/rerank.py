@@ -18,6 +18,7 @@ from localmem.llm.schema import (
     TaskInput,
     TaskOutput,
     derive,
+    list_of,
     memory_lines,
     ref,
 )
@@ -59,7 +60,7 @@ class Scores(TaskOutput):
 def scores_schema(n: int) -> type[Scores]:
     """The schema when ``n`` memories are shown: exactly ``n`` scores."""
     score = derive(Score, f"n{n}", memory=(ref(n), ...))
-    return derive(Scores, f"n{n}", scores=(list[score], Field(min_length=n, max_length=n)))
+    return derive(Scores, f"n{n}", scores=(list_of(score), Field(min_length=n, max_length=n)))
 
 
 def build_prompt(inp: RerankInput) -> list[Message]:

@@ -14,17 +14,32 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from localmem.errors import StoreConnectionError
 from localmem.store.address import StoreAddress
 
+if TYPE_CHECKING:  # psycopg is imported when a PostgreSQL store is opened, not before
+    from psycopg import Connection
+
 #: seconds to wait for the server to accept a connection, or for a pooled one to come free
 CONNECT_TIMEOUT_S = 10
+
+
+class _Keepalive(TypedDict):
+    """libpq's keepalive settings (names as libpq spells them)."""
+
+    keepalives: int
+    keepalives_idle: int
+    keepalives_interval: int
+    keepalives_count: int
+    tcp_user_timeout: int
+
+
 #: libpq settings of every connection: a connection the network silently dropped (a NAT or a
 #: firewall forgetting it, the server's host losing power) fails within about a minute instead
 #: of blocking for the kernel's retransmission limit (ignored over a Unix socket)
-KEEPALIVE = {
+KEEPALIVE: _Keepalive = {
     "keepalives": 1,
     "keepalives_idle": 30,
     "keepalives_interval": 10,
@@ -67,7 +82,7 @@ class Connections:
             open=True,
         )
 
-    def connect(self):
+    def connect(self) -> Connection[Any]:
         """A connection made directly (not through the pool), set up as the pool's are."""
         import psycopg
 
@@ -85,7 +100,7 @@ class Connections:
         self._configure(con)
         return con
 
-    def _configure(self, con) -> None:
+    def _configure(self, con: Connection[Any]) -> None:
         """Set up a new connection as DuckDB returns values: JSON as its text, ``numeric``
         (sum, avg of integers) as float; read-only when the store is."""
         from psycopg.types.numeric import FloatLoader
@@ -97,7 +112,7 @@ class Connections:
         if self.read_only:
             con.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
 
-    def checkout(self) -> tuple[Any, bool]:
+    def checkout(self) -> tuple[Connection[Any], bool]:
         """A connection and whether it is the pool's. When the pool has none to give in time
         (every one busy, or the pool still backing off after the server was away), a direct
         connection is made instead, or the server's reason it cannot be is raised."""
@@ -110,7 +125,7 @@ class Connections:
         except PoolTimeout:
             return self.connect(), False
 
-    def give_back(self, con, pooled: bool) -> None:
+    def give_back(self, con: Connection[Any], pooled: bool) -> None:
         """Return a borrowed connection (a broken one is replaced by the pool)."""
         if pooled:
             self.pool.putconn(con)

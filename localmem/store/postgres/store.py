@@ -15,6 +15,8 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
+from pathlib import Path
+from typing import Any
 
 from localmem.config import StoreConfig, localmem_home
 from localmem.errors import StoreError
@@ -43,7 +45,7 @@ _TABLES = (
 JOB_LEASE = timedelta(minutes=30)
 
 
-def local_folder(address: str | StoreAddress):
+def local_folder(address: str | StoreAddress) -> Path:
     """The local folder of a PostgreSQL store on this machine (its settings, `localmem serve`'s
     discovery and token files): ``$LOCALMEM_HOME/postgres/<hash of the address without its
     password>`` (an address already redacted gives the same folder)."""
@@ -70,6 +72,9 @@ class PgJobQueue(JobQueue):
 
 class PgStore(Store):
     """The store's contract on a PostgreSQL database (use :meth:`open_address`)."""
+
+    #: always a server's database (:meth:`open_address` gives the store no other)
+    db: PgDatabase
 
     @classmethod
     def open_address(
@@ -115,13 +120,14 @@ class PgStore(Store):
 
     def _open_index(self) -> None:
         c = self.config
+        dim = self.vector_dim
         if not self.read_only and ensure_index(
-            self.db, self.dim, m=c.hnsw_m, ef_construction=c.hnsw_ef_construction
+            self.db, dim, m=c.hnsw_m, ef_construction=c.hnsw_ef_construction
         ):
             live = self.live_count()
             if live:
                 self.notice(f"built the HNSW index of {live} vectors")
-        self.vectors = PgVectorIndex(self.db, self.dim, ef_search=c.hnsw_ef_search)
+        self.vectors = PgVectorIndex(self.db, dim, ef_search=c.hnsw_ef_search)
 
     @contextmanager
     def bulk_loading(self) -> Iterator[None]:
@@ -135,7 +141,7 @@ class PgStore(Store):
         import psycopg
 
         with self.db.transaction():
-            self.db.execute(f"DROP INDEX IF EXISTS {index_name(self.dim)}")
+            self.db.execute(f"DROP INDEX IF EXISTS {index_name(self.vector_dim)}")
             yield
             try:
                 self._build_index_after_load()
@@ -152,20 +158,21 @@ class PgStore(Store):
         cannot give that (a parallel build's shared memory is limited in many containers),
         build it again serially with the server's own setting."""
         c = self.config
-        mb = build_memory_mb(self.live_count(), self.dim, c.hnsw_m)
+        dim = self.vector_dim
+        mb = build_memory_mb(self.live_count(), dim, c.hnsw_m)
         self.db.execute("SAVEPOINT build_index")
         try:
             self.db.execute(f"SET LOCAL maintenance_work_mem = '{mb}MB'")
-            create_index(self.db, self.dim, m=c.hnsw_m, ef_construction=c.hnsw_ef_construction)
+            create_index(self.db, dim, m=c.hnsw_m, ef_construction=c.hnsw_ef_construction)
         except StoreError:
             raise
         except Exception:  # psycopg's: out of (shared) memory, and the like
             self.db.execute("ROLLBACK TO SAVEPOINT build_index")
             self.db.execute("SET LOCAL max_parallel_maintenance_workers = 0")
-            create_index(self.db, self.dim, m=c.hnsw_m, ef_construction=c.hnsw_ef_construction)
+            create_index(self.db, dim, m=c.hnsw_m, ef_construction=c.hnsw_ef_construction)
         self.db.execute("RELEASE SAVEPOINT build_index")
 
-    def check(self, *, deep: bool = False) -> dict:
+    def check(self, *, deep: bool = False) -> dict[str, Any]:
         """Integrity facts (as the embedded store's), and the server settings the store's
         size asks for (:mod:`localmem.store.postgres.settings`)."""
         facts = super().check(deep=deep)

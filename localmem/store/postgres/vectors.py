@@ -86,7 +86,7 @@ class PgVectorIndex:
         rows = self.db.fetchall(f"SELECT label FROM memories WHERE {LIVE} ORDER BY label")
         return np.asarray([r[0] for r in rows], dtype=np.int64)
 
-    def get(self, labels: Sequence[int]) -> np.ndarray:
+    def get(self, labels: Sequence[int] | np.ndarray) -> np.ndarray:
         """The stored vectors of live labels, in order (``KeyError`` for a missing one)."""
         wanted = [int(x) for x in labels]
         if not wanted:
