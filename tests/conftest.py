@@ -10,8 +10,9 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-# every model task registered by name (the built-in mechanisms' and the experiments' judge),
-# as `localmem doctor` and the engine benchmark see them
+# the built-in mechanisms, as `localmem doctor` and the engine benchmark see them (their model
+# tasks register when the task registry is first read; the lab's judge task is imported by the
+# test files that use it)
 import localmem.mechanisms  # noqa: F401
 
 # the real PostgreSQL server fixtures (pg_server, pg_url) for the PostgreSQL store's tests
