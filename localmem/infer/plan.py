@@ -24,11 +24,12 @@ import numpy as np
 
 from localmem.conversation.facts import self_contained
 from localmem.conversation.tasks import facts as facts_task
+from localmem.embed.base import Embedder
 from localmem.errors import EngineUnavailableError, ModelError
 from localmem.infer import task as reconcile_task
 from localmem.llm.tasks import MODEL_FREE, TaskContext, run_task
 from localmem.retrieval.pipeline import search
-from localmem.store import memories
+from localmem.store import memories, records
 from localmem.store.kernel import Kernel
 from localmem.types import MemoryItem
 
@@ -175,11 +176,12 @@ def neighbours(
         return []
     filters = {name: scope.get(name) for name in ("user_id", "agent_id")}
     # plain hybrid candidates: the decision reads cosines, not the default pipeline's order,
-    # and two searches per add should not pay for its temporal stage and reranker
+    # and the search should not pay for its temporal stage and reranker
     plain = {"mode": "hybrid", "temporal": False, "rerank": "off", **filters}
-    hits = list(search(kernel, fact.text, k=k, **plain).hits)
-    if when is not None:
-        past = search(kernel, fact.text, k=k, as_of=when, **plain).hits
+    given = query_vector(kernel.embedder, fact.vector)
+    hits = list(search(kernel, fact.text, k=k, query_vector=given, **plain).hits)
+    if when is not None and not same_memories_true(kernel, filters, when):
+        past = search(kernel, fact.text, k=k, as_of=when, query_vector=given, **plain).hits
         seen = {h.memory.id for h in hits}
         hits += [h for h in past if h.memory.id not in seen]
     out = []
@@ -190,6 +192,25 @@ def neighbours(
             vectors[hit.memory.content] = vec
         out.append((hit.memory, cos))
     return out
+
+
+def query_vector(embedder: Any, vector: np.ndarray) -> np.ndarray | None:
+    """The fact's own vector as its search's query vector, when the embedder embeds a query
+    as it embeds a text (MiniLM; not E5, whose queries take a prefix): the search then embeds
+    nothing again."""
+    if isinstance(embedder, Embedder) and type(embedder).embed_queries is Embedder.embed_queries:
+        return vector
+    return None
+
+
+def same_memories_true(kernel: Kernel, filters: Mapping[str, Any], when: datetime) -> bool:
+    """Whether the memories of the scope true now are exactly those true at ``when``: then the
+    search of what was true at the fact's time would find what the search of now found, and
+    one search serves both (always so for facts added in time order: nothing in the scope
+    begins after them or was superseded after their time)."""
+    now = records.filtered_labels(kernel.db, **filters)
+    then = records.filtered_labels(kernel.db, as_of=when, **filters)
+    return bool(np.array_equal(now, then))
 
 
 class KnownVectors:
