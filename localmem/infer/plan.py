@@ -176,11 +176,14 @@ def neighbours(
         return []
     filters = {name: scope.get(name) for name in ("user_id", "agent_id")}
     # plain hybrid candidates: the decision reads cosines, not the default pipeline's order,
-    # and the search should not pay for its temporal stage and reranker
+    # and the search should not pay for its temporal stage and reranker. The memories true
+    # at the fact's time are searched too (a fact about the past is compared with what was
+    # true then), by a second search only when they differ from those true now: never for
+    # facts added in time order
     plain = {"mode": "hybrid", "temporal": False, "rerank": "off", **filters}
     given = query_vector(kernel.embedder, fact.vector)
     hits = list(search(kernel, fact.text, k=k, query_vector=given, **plain).hits)
-    if when is not None and not same_memories_true(kernel, filters, when):
+    if when is not None and not records.true_now_as_at(kernel.db, when, **filters):
         past = search(kernel, fact.text, k=k, as_of=when, query_vector=given, **plain).hits
         seen = {h.memory.id for h in hits}
         hits += [h for h in past if h.memory.id not in seen]
@@ -201,16 +204,6 @@ def query_vector(embedder: Any, vector: np.ndarray) -> np.ndarray | None:
     if isinstance(embedder, Embedder) and type(embedder).embed_queries is Embedder.embed_queries:
         return vector
     return None
-
-
-def same_memories_true(kernel: Kernel, filters: Mapping[str, Any], when: datetime) -> bool:
-    """Whether the memories of the scope true now are exactly those true at ``when``: then the
-    search of what was true at the fact's time would find what the search of now found, and
-    one search serves both (always so for facts added in time order: nothing in the scope
-    begins after them or was superseded after their time)."""
-    now = records.filtered_labels(kernel.db, **filters)
-    then = records.filtered_labels(kernel.db, as_of=when, **filters)
-    return bool(np.array_equal(now, then))
 
 
 class KnownVectors:
