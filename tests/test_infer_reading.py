@@ -72,6 +72,17 @@ def test_a_new_value_of_the_same_slot_ends_the_old(reader, embedder, old, new) -
         ("Harriet likes green tea.", "Harriet likes hot chocolate too."),
         ("Harriet lives in Plymouth.", "Harriet adopted a kitten."),
         ("Harriet works at the aquarium.", "Harriet still loves working at the aquarium."),
+        # two things that share a head noun are two subjects
+        ("The payments API runs on Python 3.10.", "The reporting API runs on Python 3.12."),
+        (
+            "The staging cluster runs Kubernetes 1.27.",
+            "The production cluster runs Kubernetes 1.29, it was built later.",
+        ),
+        # the old value said again is no ending (the ending classifier reads "still" as one)
+        (
+            "Pia teaches maths at a secondary school in Graz.",
+            "Still teaching maths in Graz, the kids keep Pia young.",
+        ),
     ],
 )
 def test_look_alikes_and_repetitions_end_nothing(reader, embedder, old, new) -> None:

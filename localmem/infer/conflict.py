@@ -148,8 +148,9 @@ def same_subject(
     if not a or not b:
         return True
     if a & b:
-        # "ann" and "ann sister" share a word but are two people
-        return not ((a ^ b) & RELATIONS)
+        # "ann" and "ann sister" share a word but are two people; so are "the search service"
+        # and "the audit service": each names a word the other fact does not say
+        return not ((a ^ b) & RELATIONS) and not ((a - b_words) and (b - a_words))
     return a <= b_words or b <= a_words
 
 
@@ -201,6 +202,8 @@ def _how(new: Reading, old: Reading, slot: str, single: bool) -> str | None:
         # slot of several values (likes, habits) it must also negate ("I don't play tennis
         # anymore"): chat that merely mentions a hobby ends nothing
         named = old.value & new.words
+        if not new.negated and old.core and old.core <= new.value:
+            return None  # it says the old value again, ending nothing ("still teaching in Graz")
         if named and (single or new.negated or new.ending_p >= SURE_ENDING_P):
             return f"ends {slot}: {' '.join(sorted(named))}"
         if single and not (new.value | new.ended) - old.words:
