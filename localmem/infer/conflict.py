@@ -44,6 +44,9 @@ ENDING_P = 0.5
 #: an ending this sure ends a fact of a slot of several values that it names without a
 #: negation cue ("I stopped running with the club")
 SURE_ENDING_P = 0.85
+#: a stored fact with no value read is compared by its words only when its likeliest slot is
+#: the new fact's, at least this likely (chat that fills no slot surely is never compared)
+REST_SLOT_P = 0.5
 #: slot agreement times cosine needed to supersede (calibrated on the dev dialogues)
 CONFIDENCE = 0.03
 #: words that name a person by relation: "Ann's sister" is not Ann
@@ -169,7 +172,7 @@ def changed(new: Reading, old: Reading) -> bool:
     new_core = new.core or new.value
     if not new_core:
         return False  # no new value read: nothing to compare
-    old_core = old.core or old.value or _rest(old)
+    old_core = old.core or old.value or _rest(old, new)
     if not old_core:
         return False
     if old.core and old.core & new.words - new.ended:
@@ -182,12 +185,14 @@ def _numbers(reading: Reading) -> frozenset[str]:
     return frozenset(w for w in reading.core | reading.value if re.fullmatch(r"\d+(?:\.\d+)*", w))
 
 
-def _rest(reading: Reading) -> frozenset[str]:
+def _rest(reading: Reading, new: Reading) -> frozenset[str]:
     """The value of a stored fact the tagger found none in: its words but its subject's and
     aspect's (a stored value need not follow a frame the generator knows to be compared with
-    a new one; the new fact's own value must still be read), when it fills a slot and says
-    whom or what it is about."""
-    if reading.slot == "none" or not reading.subject | reading.aspect:
+    a new one; the new fact's own value must still be read), when it surely fills the new
+    fact's slot and says whom or what it is about."""
+    if reading.slot != new.slot or reading.slot_p < REST_SLOT_P:
+        return frozenset()  # not surely a statement of the new fact's slot: chat, a reply
+    if not reading.subject | reading.aspect:
         return frozenset()  # a reply ("no fish either") says nothing to compare
     return reading.words - reading.subject - reading.aspect
 
