@@ -403,3 +403,30 @@ def test_asking_for_the_engine_without_one_is_an_error_and_stores_nothing(open_m
     with pytest.raises(EngineUnavailableError):
         mem.add("Ann lives in Paris.", infer=True)
     assert mem.count() == 0
+
+
+def test_a_message_ingested_again_after_it_was_superseded_is_a_repeat(memory):
+    # the fact's time is before the supersession: one search of now would not see the old
+    # memory, so the neighbours come from a second search of what was true then
+    old = memory.add("Ann lives in Paris.", user_id="u", event_time=t(2020), infer=True)
+    memory.add("Ann moved to Berlin.", user_id="u", event_time=t(2022), infer=True)
+    assert memory.get(old.id).valid_to is not None
+    (again,) = memory.infer("Ann lives in Paris.", user_id="u", event_time=t(2020, 6))
+    assert again.event == "NONE"
+    assert again.memory.id == old.id
+
+
+def test_one_search_serves_a_fact_added_in_time_order(memory):
+    from localmem.store import records
+
+    kernel = memory.kernel
+    memory.add("Ann lives in Paris.", user_id="u", event_time=t(2020), infer=True)
+    memory.add("Ann moved to Berlin.", user_id="u", event_time=t(2022), infer=True)
+    at = datetime(2023, 1, 1, tzinfo=timezone.utc)
+    assert records.true_now_as_at(kernel.db, at, user_id="u")
+    # before the move: Paris was true then, not now
+    assert not records.true_now_as_at(kernel.db, datetime(2021, 1, 1, tzinfo=timezone.utc))
+    # a memory that begins after the moment
+    assert not records.true_now_as_at(kernel.db, datetime(2019, 1, 1, tzinfo=timezone.utc))
+    # another user's history is not this one's
+    assert records.true_now_as_at(kernel.db, datetime(2021, 1, 1, tzinfo=timezone.utc), user_id="v")

@@ -72,6 +72,17 @@ def test_a_new_value_of_the_same_slot_ends_the_old(reader, embedder, old, new) -
         ("Harriet likes green tea.", "Harriet likes hot chocolate too."),
         ("Harriet lives in Plymouth.", "Harriet adopted a kitten."),
         ("Harriet works at the aquarium.", "Harriet still loves working at the aquarium."),
+        # two things that share a head noun are two subjects
+        ("The payments API runs on Python 3.10.", "The reporting API runs on Python 3.12."),
+        (
+            "The staging cluster runs Kubernetes 1.27.",
+            "The production cluster runs Kubernetes 1.29, it was built later.",
+        ),
+        # the old value said again is no ending (the ending classifier reads "still" as one)
+        (
+            "Pia teaches maths at a secondary school in Graz.",
+            "Still teaching maths in Graz, the kids keep Pia young.",
+        ),
     ],
 )
 def test_look_alikes_and_repetitions_end_nothing(reader, embedder, old, new) -> None:
@@ -137,3 +148,26 @@ def test_chat_that_mentions_a_hobby_ends_nothing(reader, embedder) -> None:
     old = "Jonas: Thanks! Pottery keeps me calm, the studio people are lovely."
     new = "Wow Jonas, painting sounds great, how do you find the time for it?"
     assert not _ends(reader, embedder, old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "speaker"),
+    [
+        # "we" names no subject of its own: the aspect both name decides
+        (
+            "The export API quota is 50 calls per hour.",
+            "We lifted the quota to 200 calls per hour.",
+            "Dev",
+        ),
+        # another number is another count, whoever is named again
+        ("Jo has 3 hens, Pip and two others.", "A fox got Pip, so Jo keeps 2 hens now.", None),
+    ],
+)
+def test_new_values_said_in_other_words_end_the_old(reader, embedder, old, new, speaker) -> None:
+    assert _ends(reader, embedder, old, new, speaker)
+
+
+def test_a_reply_that_fills_no_slot_is_never_ended(reader, embedder) -> None:
+    # a stored fact with no value read is compared by its words only when it fills a slot
+    assert not _ends(reader, embedder, "No meat either.", "Ravi went vegan in March.", "Ravi")
+    assert not _ends(reader, embedder, "Lucky you.", "Exciting for him!", "Ravi")

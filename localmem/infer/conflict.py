@@ -26,6 +26,7 @@ the hand-written dev dialogues (``scripts/lab/data/infer/dev.json``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -40,6 +41,12 @@ NONE_P = 0.5
 SAME_SLOT_P = 0.05
 #: a fact with an ending probability at least this ends rather than states
 ENDING_P = 0.5
+#: an ending this sure ends a fact of a slot of several values that it names without a
+#: negation cue ("I stopped running with the club")
+SURE_ENDING_P = 0.85
+#: a stored fact with no value read is compared by its words only when its likeliest slot is
+#: the new fact's, at least this likely (chat that fills no slot surely is never compared)
+REST_SLOT_P = 0.5
 #: slot agreement times cosine needed to supersede (calibrated on the dev dialogues)
 CONFIDENCE = 0.03
 #: words that name a person by relation: "Ann's sister" is not Ann
@@ -116,8 +123,10 @@ class Ending:
 
 def _subject(reading: Reading, speaker: str | None) -> frozenset[str]:
     words = set(reading.subject)
-    if speaker and (words & _SELF or not words):
-        # "I", "we" (or no subject said) is the speaker
+    if speaker and (words & _SELF or not words or reading.first_person):
+        # "I", "we" (or no subject said) is the speaker; a fact in the first person is about
+        # its speaker too, whatever the tagger took for its subject ("Austin has been good to
+        # us since we moved")
         words = (words - _SELF) | {speaker.lower()}
     return frozenset(words)
 
@@ -142,8 +151,9 @@ def same_subject(
     if not a or not b:
         return True
     if a & b:
-        # "ann" and "ann sister" share a word but are two people
-        return not ((a ^ b) & RELATIONS)
+        # "ann" and "ann sister" share a word but are two people; so are "the search service"
+        # and "the audit service": each names a word the other fact does not say
+        return not ((a ^ b) & RELATIONS) and not ((a - b_words) and (b - a_words))
     return a <= b_words or b <= a_words
 
 
@@ -152,16 +162,39 @@ def _compatible_aspect(a: frozenset[str], b: frozenset[str]) -> bool:
 
 
 def changed(new: Reading, old: Reading) -> bool:
-    """Whether ``new`` states another value than ``old``: the old value's distinctive words
-    (its names and numbers, else all its words) are not all said again, and the new value has
-    words the old fact did not say."""
-    old_core = old.core or old.value
+    """Whether ``new`` states another value than ``old``: both values name numbers and none
+    is the same ("2 dogs" -> "one dog"); or the old value's distinctive words (its names and
+    numbers, else all its words, else the old fact's words but its subject and aspect) are not
+    all said again, and the new value has words the old fact did not say."""
+    old_numbers, new_numbers = _numbers(old), _numbers(new)
+    if old_numbers and new_numbers and not old_numbers & new_numbers:
+        return True  # another count, age, limit or version, whatever else is named again
     new_core = new.core or new.value
-    if not old_core or not new_core:
+    if not new_core:
+        return False  # no new value read: nothing to compare
+    old_core = old.core or old.value or _rest(old, new)
+    if not old_core:
         return False
     if old.core and old.core & new.words - new.ended:
         return False  # a name or number of the old value is said again: the same value
     return bool(old_core - new.words) and bool(new_core - old.words)
+
+
+def _numbers(reading: Reading) -> frozenset[str]:
+    """The numbers of a fact's value ("2" dogs, "3.12", "300" requests)."""
+    return frozenset(w for w in reading.core | reading.value if re.fullmatch(r"\d+(?:\.\d+)*", w))
+
+
+def _rest(reading: Reading, new: Reading) -> frozenset[str]:
+    """The value of a stored fact the tagger found none in: its words but its subject's and
+    aspect's (a stored value need not follow a frame the generator knows to be compared with
+    a new one; the new fact's own value must still be read), when it surely fills the new
+    fact's slot and says whom or what it is about."""
+    if reading.slot != new.slot or reading.slot_p < REST_SLOT_P:
+        return frozenset()  # not surely a statement of the new fact's slot: chat, a reply
+    if not reading.subject | reading.aspect:
+        return frozenset()  # a reply ("no fish either") says nothing to compare
+    return reading.words - reading.subject - reading.aspect
 
 
 def _how(new: Reading, old: Reading, slot: str, single: bool) -> str | None:
@@ -174,7 +207,9 @@ def _how(new: Reading, old: Reading, slot: str, single: bool) -> str | None:
         # slot of several values (likes, habits) it must also negate ("I don't play tennis
         # anymore"): chat that merely mentions a hobby ends nothing
         named = old.value & new.words
-        if named and (single or new.negated):
+        if not new.negated and old.core and old.core <= new.value:
+            return None  # it says the old value again, ending nothing ("still teaching in Graz")
+        if named and (single or new.negated or new.ending_p >= SURE_ENDING_P):
             return f"ends {slot}: {' '.join(sorted(named))}"
         if single and not (new.value | new.ended) - old.words:
             return f"ends {slot}"
@@ -215,14 +250,18 @@ def endings(
             continue
         said_by = (speakers[i] if speakers else None) or speaker_of(text) or speaker
         theirs = _subject(old, said_by)
-        if not same_subject(mine, theirs, new.words | mine, old.words | theirs):
+        if not same_subject(mine, theirs, new.words | mine, old.words | theirs) and not (
+            # a fact that names no subject of its own ("we raised the rate limit") is about
+            # what both name as their aspect ("the public API limit")
+            (not new.subject or not old.subject) and new.aspect & old.aspect
+        ):
             continue
         # neither fact's subject nor speaker (often addressed by name) is a value of either
         names = theirs | mine | {n.lower() for n in (speaker, said_by) if n}
         old, said = _without(old, names), _without(new, names)
         if not _compatible_aspect(said.aspect, old.aspect):
             continue
-        if slot in ASPECT_NEEDED and not said.aspect & old.aspect:
+        if slot in ASPECT_NEEDED and not said.aspect & old.aspect and not said.ended & old.value:
             continue  # one value per aspect (a favourite colour, a seat): both must name it
         why = _how(said, old, slot, single)
         if why is None:

@@ -25,11 +25,12 @@ import numpy as np
 
 from localmem.conversation.facts import self_contained
 from localmem.conversation.tasks import facts as facts_task
+from localmem.embed.base import Embedder
 from localmem.errors import EngineUnavailableError, ModelError
 from localmem.infer import task as reconcile_task
 from localmem.llm.tasks import MODEL_FREE, Implementation, TaskContext, run_task
 from localmem.retrieval.pipeline import search
-from localmem.store import memories
+from localmem.store import memories, records
 from localmem.store.kernel import Kernel
 from localmem.types import MemoryItem
 
@@ -182,7 +183,11 @@ def neighbours(
     if memories.count(kernel) == 0:
         return []
     # plain hybrid candidates: the decision reads cosines, not the default pipeline's order,
-    # and two searches per add should not pay for its temporal stage and reranker
+    # and the search should not pay for its temporal stage and reranker. The memories true
+    # at the fact's time are searched too (a fact about the past is compared with what was
+    # true then), by a second search only when they differ from those true now: never for
+    # facts added in time order
+    user_id, agent_id = scope.get("user_id"), scope.get("agent_id")
     plain = partial(
         search,
         kernel,
@@ -191,11 +196,14 @@ def neighbours(
         mode="hybrid",
         temporal=False,
         rerank="off",
-        user_id=scope.get("user_id"),
-        agent_id=scope.get("agent_id"),
+        user_id=user_id,
+        agent_id=agent_id,
+        query_vector=query_vector(kernel.embedder, fact.vector),
     )
     hits = list(plain().hits)
-    if when is not None:
+    if when is not None and not records.true_now_as_at(
+        kernel.db, when, user_id=user_id, agent_id=agent_id
+    ):
         past = plain(as_of=when).hits
         seen = {h.memory.id for h in hits}
         hits += [h for h in past if h.memory.id not in seen]
@@ -207,6 +215,15 @@ def neighbours(
             vectors[hit.memory.content] = vec
         out.append((hit.memory, cos))
     return out
+
+
+def query_vector(embedder: Any, vector: np.ndarray) -> np.ndarray | None:
+    """The fact's own vector as its search's query vector, when the embedder embeds a query
+    as it embeds a text (MiniLM; not E5, whose queries take a prefix): the search then embeds
+    nothing again."""
+    if isinstance(embedder, Embedder) and type(embedder).embed_queries is Embedder.embed_queries:
+        return vector
+    return None
 
 
 class KnownVectors:

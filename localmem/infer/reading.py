@@ -56,6 +56,8 @@ _STOP = frozenset(
         "may might must not no yes yeah yep ok okay oh wow hey thanks thank please plus"
     ).split()
 )
+#: the words by which a speaker speaks of themselves (and of those they speak for)
+FIRST_PERSON = frozenset("i me my mine myself we us our ours ourselves".split())  # noqa: SIM905
 DATA = "reading.npz"
 TAGS = ("O", "S", "A", "V", "X")
 
@@ -152,6 +154,9 @@ class Reading:
     words: frozenset[str] = frozenset()
     #: whether it has a negation cue ("not", "no longer", "anymore": :data:`NEGATION_CUES`)
     negated: bool = False
+    #: whether it speaks in the first person ("I", "we", "us", "our"): its speaker is among
+    #: whom it is about, whatever else the tagger took for its subject
+    first_person: bool = False
     probs: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
 
     def p(self, slot_index: int) -> float:
@@ -249,6 +254,7 @@ class Reader:
             core=core,
             words=normal_terms(tokens),
             negated=bool(cue_vector(tokens).any()),
+            first_person=any(re.sub(r"['’]\w+$", "", t.lower()) in FIRST_PERSON for t in tokens),
             probs=probs,
         )
         with self._lock:

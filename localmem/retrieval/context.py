@@ -86,6 +86,10 @@ class SearchContext:
             vec = self._vectors[text] = self.kernel.embedder.embed_query(text)
         return vec
 
+    def give_vector(self, text: str, vector: np.ndarray) -> None:
+        """The embedding of a query text, given by a caller that already has it."""
+        self._vectors[text] = np.asarray(vector, dtype=np.float32)
+
     def bm25_scores(self, text: str) -> Scores:
         """The BM25 scores of a query text: its best labels and any label's score (scored once
         per text)."""

@@ -10,6 +10,8 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from localmem.retrieval import candidates, filters
 from localmem.retrieval.context import Query, SearchContext
 from localmem.retrieval.exact import exact_stage
@@ -111,11 +113,18 @@ def search(
     *,
     stages: Sequence[StageSpec] = CORE_STAGES,
     k: int = 5,
+    query_vector: np.ndarray | None = None,
     **kwargs: Any,
 ) -> SearchResult:
-    """Run the pipeline for ``query`` and return the best ``k`` hits with their explanation."""
+    """Run the pipeline for ``query`` and return the best ``k`` hits with their explanation.
+
+    ``query_vector``: the query's embedding when the caller already has it (inference on add
+    searches with the vector of the fact it just embedded), so the search embeds nothing.
+    """
     started = time.perf_counter()
     ctx = start(kernel, query, k=k, **kwargs)
+    if query_vector is not None:
+        ctx.give_vector(ctx.query, query_vector)
     run_stages(ctx, stages)
     top = ctx.ranked()[: ctx.options.k]
     items = ctx.items([c.label for c in top])

@@ -288,6 +288,32 @@ def any_superseded(db: StoreDatabase) -> bool:
     )
 
 
+def true_now_as_at(
+    db: StoreDatabase,
+    moment: datetime,
+    *,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    now: datetime | None = None,
+) -> bool:
+    """Whether the live memories (of a user and agent, when given) true now are surely those
+    true at ``moment``: none begins after it and none stopped being true after it or after now
+    (one indexed query; a False answer may be wrong, a True one is not)."""
+    moment = to_db_time(moment)
+    later = min(moment, to_db_time(now) if now is not None else utcnow())
+    where = [
+        "NOT deleted",
+        "(coalesce(valid_from, event_time, created_at) > ? "
+        "OR (valid_to IS NOT NULL AND valid_to > ?))",
+    ]
+    params: list[Any] = [moment, later]
+    for col, value in (("user_id", user_id), ("agent_id", agent_id)):
+        if value is not None:
+            where.append(f"{col} = ?")
+            params.append(value)
+    return not db.fetchall(f"SELECT 1 FROM memories WHERE {' AND '.join(where)} LIMIT 1", params)
+
+
 def filtered_labels(
     db: StoreDatabase,
     *,
