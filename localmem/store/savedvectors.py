@@ -4,10 +4,10 @@ The reranker reads the stored vectors of ~100-160 memories a search (the cosine 
 the dense search did not return, and of the neighbours the context feature mixes in).
 hnswlib's ``get_items`` costs ~14 us a vector (it copies each into a ``std::vector`` one float
 at a time, under two locks): ~2-3 ms a search, the largest single cost of the default pipeline
-over plain hybrid (docs/benchmarks.md, issue 34). The same float32 values are in the file hnswlib
-wrote at its last save, at a fixed place per element: reading them with ``pread`` costs ~2 us a
-vector, and takes no memory beyond a label -> element table (16 bytes a memory), unlike a
-second copy of every vector (1.5 GB at 1M).
+over plain hybrid (docs/benchmarks.md, "latency-saved-vectors"). The same float32 values are in
+the file hnswlib wrote at its last save, at a fixed place per element: reading them with
+``pread`` costs ~2 us a vector, and takes no memory beyond a label -> element table (16 bytes
+a memory), unlike a second copy of every vector (1.5 GB at 1M).
 
 The file read is the one the index was loaded from or saved to, held open (its inode: a later
 save replaces the path, never the file), and checked as it is read (its checksum is the one the
