@@ -127,21 +127,14 @@ def _save_and_load(ort: Any, graph: Path, optimised: Path, make_options: Callabl
 
 def _sweep(optimised: Path) -> None:
     """Remove what a process killed while writing left behind (its pid is in the name)."""
+    # imported here: this runs only when a graph is optimised, and discovery brings http.client
+    from localmem.discovery import pid_alive
+
     for stale in optimised.parent.glob(f".{optimised.name}.*.tmp"):
         pid = stale.name.rsplit(".", 2)[-2]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not pid_alive(int(pid)):
             with contextlib.suppress(OSError):
                 stale.unlink()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process: alive
-        return True
-    return True
 
 
 def _session(ort: Any, file: Path, options: Any) -> Any:
