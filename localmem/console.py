@@ -88,14 +88,13 @@ def given_store(args: argparse.Namespace) -> str | None:
 def store_path(args: argparse.Namespace) -> Path | str:
     """The store the command works on: a folder, or a ``postgresql://`` address as given."""
     from localmem.home import default_store_path  # not localmem.config: pydantic is slow
-    from localmem.store.address import StoreAddress
+    from localmem.store.address import store_target
 
     if args.store is not None and not args.store.strip():  # "--store $UNSET" is a mistake
         raise CommandError("the store path is empty; name a folder or leave --store out")
     if args.store is None:
         return default_store_path()
-    folder = StoreAddress.parse(args.store).folder
-    return args.store.strip() if folder is None else folder  # None: a PostgreSQL address
+    return store_target(args.store)
 
 
 #: stores this command created (the command line says so when it ends, with its error if any)

@@ -23,12 +23,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _address(text: str) -> str | Path:
-    from localmem.store.address import StoreAddress
+    from localmem.store.address import store_target
 
     if not text.strip():
         raise CommandError("a store address is empty")
-    folder = StoreAddress.parse(text).folder
-    return text.strip() if folder is None else folder  # None: a PostgreSQL address
+    return store_target(text)
 
 
 def cmd_migrate_store(args: argparse.Namespace) -> int:

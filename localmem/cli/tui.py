@@ -49,11 +49,9 @@ def choose_store(store: str | None, *, demo: bool) -> tuple[Path | str, bool, li
     if demo:
         return demo_store_path(), True, []
     if store:
-        from localmem.store.address import StoreAddress
+        from localmem.store.address import store_target
 
-        # a PostgreSQL store is opened by its address (its database serves several processes)
-        folder = StoreAddress.parse(store).folder  # None for a PostgreSQL address
-        return (store.strip() if folder is None else folder), False, []
+        return store_target(store), False, []
     from localmem.config import default_store_path
 
     default = default_store_path()

@@ -158,6 +158,18 @@ def _parse_postgres(text: str) -> StoreAddress:
     return StoreAddress(None, shown, conninfo, tuple(ordered))
 
 
+def store_target(text: str) -> Path | str:
+    """What to open for an address a user typed: its folder (``~`` expanded), or a
+    PostgreSQL address as given, stripped (its database is shared by several processes, so it
+    is opened by the address itself).
+
+    Raises:
+        InputError: the address is empty.
+    """
+    folder = StoreAddress.parse(text).folder
+    return text.strip() if folder is None else folder
+
+
 def is_postgres(address: str | Path | StoreAddress | None) -> bool:
     """Whether ``address`` names a PostgreSQL store rather than a folder (shorthand for
     :meth:`StoreAddress.parse`; an empty or missing address is no PostgreSQL store)."""
