@@ -37,6 +37,8 @@ from localmem.infer.reading import Reader, Reading, speaker_of
 
 #: the new fact's probability of filling no slot above which it is read as none
 NONE_P = 0.5
+#: whether a fact likelier to fill no slot than any one slot is read as none
+NONE_LIKELIEST_ABSTAINS = False
 #: the probability that both facts fill the same slot (sum over slots of the product)
 SAME_SLOT_P = 0.05
 #: a fact with an ending probability at least this ends rather than states
@@ -109,6 +111,9 @@ MAX_SENTENCES = 2
 #: slots that hold one value per aspect (a favourite colour, a seat): both facts must name the
 #: same aspect to conflict
 ASPECT_NEEDED = frozenset({"preference"})
+#: slots whose aspect, named by one fact, must be said by the other (a count of dogs is not
+#: a count of cats, even when the tagger read "cats" as the value)
+WORDS_AS_ASPECT = frozenset({"count"})
 _SELF = frozenset({"i", "me", "my", "we", "us", "our", "mine", "ours", "myself"})
 
 
@@ -233,7 +238,7 @@ def endings(
     """The memories (``(text, vector)``) the fact ends, the surest first; empty to abstain."""
     new = reader.read(fact, vector)
     none = reader.slots.index("none")
-    if new.p(none) >= NONE_P:
+    if new.p(none) >= NONE_P or (NONE_LIKELIEST_ABSTAINS and int(np.argmax(new.probs)) == none):
         return []
     k = int(np.argmax([p if j != none else -1.0 for j, p in enumerate(new.probs)]))
     slot = reader.slots[k]
@@ -261,6 +266,10 @@ def endings(
         old, said = _without(old, names), _without(new, names)
         if not _compatible_aspect(said.aspect, old.aspect):
             continue
+        if slot in WORDS_AS_ASPECT and not (
+            said.aspect <= old.words | old.aspect and old.aspect <= said.words | said.aspect
+        ):
+            continue  # "3 dogs" does not count what "2 cats" counts
         if slot in ASPECT_NEEDED and not said.aspect & old.aspect and not said.ended & old.value:
             continue  # one value per aspect (a favourite colour, a seat): both must name it
         why = _how(said, old, slot, single)
