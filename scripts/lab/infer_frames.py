@@ -216,3 +216,92 @@ that should calm things down|customers keep hitting it|let's tell the team|
 at the meetup|the office is freezing today|the wifi is down again|{S} {be} on holiday
 next week|{S} brought cake for everyone|{S} {be} off sick today|the printer jammed again"""
 )
+
+
+# -- a third pass (issue 35): chat registers, fronted phrases, handovers, endings said in
+# passing; written for the generator after studying misses on the dev sets (never copied)
+for _slot, _text in {
+    "home": """{V} suits {M}|{S} {have} got a tiny place in {V}|{S} {be} settled in {V} now|
+{S} {have} been living in {V} since {T}|
+the flat in {V} is tiny but {S} love{s} it|
+{S} found a flat in {V}, closer to family|{S} {be} now a {V} resident|
+it's {V} for {M} now|{S} ended up buying in {V}|
+{V} it is, {S} signed for the house|{S} said goodbye to {X}, {V} is home now""",
+    "employer": """new job, {V}|{S} start{s} at {V} next week|
+{S} handed in {P} notice at {X}, {S} start{s} at {V} on Monday|
+{S} {be} at {V} now|{V} offered {M} the job and {S} took it|
+{S} left {X}, {V} now|{S} {have} been poached by {V}|
+{S} {be} working for {V} these days|!{S} left {X} last week|
+!{S} walked out of {X}|!{S} {be} out of work since {X} closed""",
+    "role": """{S} got promoted, {V} now|{S} {be} {V} now|{V} now for {S}|
+{S} left {X} work and now work{s} as a {V}|{S} {be} the {V} since {T}|
+{S} {have} been promoted to {V}|{S} trained as a {V} and started {T}|
+{S} manage{s} the team now, no more {X} work|
+{S} {be} a {V} now, {X} was too stressful""",
+    "partner": """{S} {be} seeing someone new, {V}|{S} and {V} {have} been together for a year|
+{S} met {V} and it's serious|{V} proposed and {S} said yes|
+{S} married {V} in June|!{S} and {X} called it quits|
+!{S} {be} single again, {X} moved out|!{X} and {S} broke up|
+!{S} and {X} split|!{S} and {X} are getting divorced""",
+    "diet": """{S} went {V} over new year|{S} {have} gone {V}|
+{S} {be} {V} now, no more burgers|{V} these days for {M}|
+{S} cut out meat, {V} now|{S} {be} eating {V} since {T}""",
+    "team": """{S} {be} a {V} fan|{S} support{s} {V} these days|
+{S} {have} switched to supporting {V}|
+{S} gave up on {X}, {S} support{s} {V} now|{S} cheer{s} for {V}|
+{S} {be} a big {V} supporter|{S} follow{s} {V} now|proper {V} fan, {S}""",
+    "count": """that's {V} {A} now|{V} {A} now|{S} {have} got {V} {A}|
+another one arrived, so {V} {A} in total|
+one more joined, {V} {A} in the house now|{S} {be} a family of {V} now|
+{V} {A} and counting""",
+    "preference": """{V} every time, that's how {S} take{s} {P} {A}|it's {V} for {M} now|
+{S} {have} switched to {V} for the {A}|{P} {A} is {V} these days|
+{S} take{s} {P} {A} {V}|{S} order{s} the {A} {V} now|
+{S} only drink{s} {A} {V} now""",
+    "hobby": """!{S} sold the {X} kit, {S} {do}n't play anymore|!{S} {do}n't do {X} anymore|
+!{S} gave up {X} for good|!the {X} group split up and {S} stopped|
+!{S} hung up {P} {X} boots|{S} play{s} {V} in a band|
+{S} play{s} {V} on Fridays|{S} {have} been doing {V} every week""",
+    "habit": """!{S} {have} been without {X} for a year|!{S} {do}n't {X} anymore|
+!two years without {X} for {M}|!{S} kicked {X}|{S} {be} hooked on {V}|
+{S} do{es} {V} every day, {S} know{s}""",
+    "owner": """{X} changed teams, so {S} sits with {V} now|pages for {S} go to {V}|
+{X} gave the {S} rota to {V}|{V} {be} on call for {S} this week|
+{V} {have} {S} now that {X} left|{V} inherited {S}|
+{S} {be} {V}'s problem now|{V} {be} the owner of {S} now|
+{S} {be} on {V}'s plate these days""",
+    "schedule": """{S} {be} {V} now|we ship {S} {V} now|{S} move{s} to {V} from next week|
+{S} got moved to {V}|{S} {be} happening {V} these days|{S} switched to {V}|
+heads up, {S} {be} {V} from now on""",
+    "limit": """as of today the {A} for {S} is {V}|{S} now allow{s} {V}|
+the {A} was raised to {V}|{S} {have} a {V} {A} now|
+the {A} on {S} was cut to {V}|{S} allow{s} {V} per key""",
+    "host": """{S} was migrated to {V}|{S} {be} now served from {V}|it runs on {V} now|
+we moved {S} over to {V}, {X} is gone|{S} {be} hosted in {V} these days""",
+    "version": """{S} was upgraded to {A} {V}|{S} got bumped to {A} {V} last night|
+{S} {be} on {A} {V} since the upgrade|{A} {V} for {S} now|
+{S} finally runs {A} {V}|it's {A} {V} for {S} now""",
+}.items():
+    FRAMES[_slot] += phrases(_text)
+NONE_FRAMES += phrases(
+    """{P} brother moved to {C} for a job|{P} sister lives in {C}|
+{S} {be} off to {C} for a workshop|{S} {be} in {C} for the weekend|
+{S} started learning Japanese|{S} {be} learning Spanish on an app|
+{P} mum works at {K}|{P} friend got a job at {K}|{S} might try being vegan|
+the worker was rewritten in Rust|the other team uses {K} stuff|
+{S} had a quick call with {K}|{S} visited the {C} office|{S} {have} a layover in {C}|
+{P} cousin just turned thirty|{P} neighbour bought a dog|
+we added a sync on Wednesdays|{S} spent the afternoon at the pub|
+the budget meeting took all day|the boiler broke again|photos or it didn't happen|
+wait what|you too|poor you|lol same|omg congrats|ugh mondays|brb|ok ok|nice one"""
+)
+# "still" says a value again, it ends nothing
+for _slot, _text in {
+    "education": "{S} {be} still in {V}, still loving it|{S} {be} still doing {V}",
+    "home": "{S} {be} still in {V}, still loving it|still living in {V}, {S} say{s}",
+    "role": "{S} {be} still a {V}, still loving it|still working as a {V}, {S} say{s}",
+    "partner": "{S} {be} still with {V}, {T} it's ten years|still married to {V}",
+    "employer": "still at {V}, still loving it|{S} {be} still working for {V}",
+    "team": "{S} {be} still on the {V}|still with the {V}, {S} say{s}",
+}.items():
+    FRAMES[_slot] += phrases(_text)
