@@ -1,8 +1,8 @@
 """Fit the model-free fact reader (issue 35) and write ``localmem/infer/data/reading.npz``.
 
 Usage:
-    python scripts/train_infer.py [--per-slot 900] [--tagger-per-slot 1350] [--seed 35]
-        [--out localmem/infer/data/reading.npz] [--cache /tmp/infer-vectors.npz]
+    python scripts/train_infer.py [--per-slot 900] [--seed 35]
+        [--out localmem/infer/data/reading.npz]
 
 Generates sentences (``lab.infer_training``: slot types x paraphrase frames x values x
 subjects, each token tagged), embeds them with the store's default embedder, and fits:
@@ -11,12 +11,6 @@ subjects, each token tagged), embeds them with the store's default embedder, and
 - the ending classifier: logistic regression over the embedding and the negation cues;
 - the token tagger: multinomial logistic regression over each token's features
   (``localmem.infer.reading.token_features``); features seen fewer than 3 times are dropped.
-  It needs no embedding, so it is fitted on more sentences (``--tagger-per-slot``, another
-  draw of the same generator): every made-up name and register is seen more often.
-
-``--cache`` keeps the embeddings by sentence in a file between runs, for iterating on the
-generator; the shipped file is fitted without it (a batch's padding can move a vector by a
-rounding error).
 
 Prints the accuracy of each on a generated validation split (other seed). The hand-written
 dialogues are never read here. Deterministic for a seed and an embedder.
@@ -46,31 +40,6 @@ def _dedupe(examples):
             seen.add(e.text.lower())
             out.append(e)
     return out
-
-
-def _cached_embedder(embedder, path: str | None):
-    """``embed_batch`` through a file of the vectors already computed, by sentence."""
-    if path is None:
-        return embedder.embed_batch
-    cache: dict[str, np.ndarray] = {}
-    if Path(path).exists():
-        with np.load(path, allow_pickle=False) as data:
-            if str(data["embedder"]) == embedder.name:
-                cache = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
-
-    def embed(texts: list[str]) -> np.ndarray:
-        missing = sorted({t for t in texts if t not in cache})
-        if missing:
-            cache.update(zip(missing, embedder.embed_batch(missing), strict=True))
-            np.savez(
-                path,
-                embedder=np.array(embedder.name),
-                texts=np.array(list(cache)),
-                vectors=np.stack(list(cache.values())),
-            )
-        return np.stack([cache[t] for t in texts])
-
-    return embed
 
 
 def fit_tagger(examples, *, min_count: int = 3, c: float = 1.0):
@@ -124,9 +93,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-slot", type=int, default=900)
     parser.add_argument("--seed", type=int, default=35)
-    parser.add_argument("--tagger-per-slot", type=int, default=1350)
     parser.add_argument("--out", default="localmem/infer/data/reading.npz")
-    parser.add_argument("--cache", default=None, help="an .npz of embeddings kept between runs")
     args = parser.parse_args()
     started = time.time()
     train = _dedupe(generate(args.per_slot, seed=args.seed))
@@ -135,9 +102,8 @@ def main() -> int:
     valid = [e for e in valid if e.text.lower() not in seen]
     print(f"{len(train)} training and {len(valid)} validation sentences", file=sys.stderr)
     embedder = make_embedder()
-    embed = _cached_embedder(embedder, args.cache)
-    xt = embed([e.text for e in train])
-    xv = embed([e.text for e in valid])
+    xt = embedder.embed_batch([e.text for e in train])
+    xv = embedder.embed_batch([e.text for e in valid])
     print(f"embedded with {embedder.name} in {time.time() - started:.0f} s", file=sys.stderr)
 
     yt = np.array([SLOTS.index(e.slot) for e in train])
@@ -156,13 +122,7 @@ def main() -> int:
     end_model.fit(ending_x(train, xt), et)
     end_acc = float((end_model.predict(ending_x(valid, xv)) == ev).mean())
 
-    tagger_train = _dedupe(
-        [*train, *generate(max(args.tagger_per_slot - args.per_slot, 0), seed=args.seed + 1)]
-    )
-    tagger_train = [
-        e for e in tagger_train if e.text.lower() not in {v.text.lower() for v in valid}
-    ]
-    vocab, tag_w, tag_b = fit_tagger(tagger_train)
+    vocab, tag_w, tag_b = fit_tagger(train)
     tag_acc = tag_accuracy(vocab, tag_w, tag_b, valid)
 
     meta = {
@@ -173,12 +133,7 @@ def main() -> int:
         "single_valued": list(SINGLE_VALUED),
         "tags": list(TAGS),
         "features": vocab,
-        "trained_on": {
-            "sentences": len(train),
-            "per_slot": args.per_slot,
-            "tagger sentences": len(tagger_train),
-            "seed": args.seed,
-        },
+        "trained_on": {"sentences": len(train), "per_slot": args.per_slot, "seed": args.seed},
         "validation": {
             "sentences": len(valid),
             "slot accuracy": round(slot_acc, 4),

@@ -30,9 +30,7 @@ from lab.infer_vocabulary import (
     AFTER,
     ALLERGENS,
     BEFORE,
-    CHAT_TAILS,
     CITIES,
-    CLUBS,
     COMPANIES,
     COMPONENTS,
     COUNT_NOUNS,
@@ -42,25 +40,19 @@ from lab.infer_vocabulary import (
     FAVOURITE_OF,
     FAVOURITES,
     FILLERS,
-    FRONTED,
     HABITS,
     HOBBIES,
     HOSTS,
     LIMITS,
-    MORE_NAMES,
     NAMES,
     NUMBERS,
     OWNED,
     OWNERS,
     PARTNERS,
-    PLACE_PREFIXES,
-    PLACE_SUFFIXES,
     PREFERENCES,
     RELATIONS,
     ROLES,
     SCHOOLS,
-    SHORTHAND,
-    SYLLABLES,
     TAILS,
     TEAMS,
     TIMES,
@@ -133,58 +125,21 @@ class Subject:
     person: str  # "1s" (I), "1p" (we), "3s", "3p"
 
 
-def made_up_name(rng: random.Random) -> str:
-    """A name no list holds ("Tavarel"): the tagger must read it from where it stands."""
-    word = "".join(rng.choice(SYLLABLES) for _ in range(rng.choice((2, 2, 3))))
-    return word[0].upper() + word[1:]
-
-
-def a_name(rng: random.Random) -> str:
-    """A given name: from the lists, or made up (a third of the time)."""
-    r = rng.random()
-    if r < 0.33:
-        return made_up_name(rng)
-    return rng.choice(MORE_NAMES if r < 0.6 else NAMES)
-
-
-def a_place(rng: random.Random) -> str:
-    """A place: from the list, made up, or of two words ("Port Avelin", "Sorin Keynes")."""
-    r = rng.random()
-    if r < 0.55:
-        return rng.choice(CITIES)
-    if r < 0.75:
-        return made_up_name(rng)
-    if r < 0.88:
-        return f"{rng.choice(PLACE_PREFIXES)} {made_up_name(rng)}"
-    return f"{made_up_name(rng)} {rng.choice(PLACE_SUFFIXES)}"
-
-
-#: third-person pronouns a subject named a turn before is spoken of by
-PRONOUNS = (("she", "her", "3s"), ("he", "his", "3s"), ("they", "their", "3p"))
-
-
 def person_subject(rng: random.Random) -> Subject:
     r = rng.random()
-    if r < 0.07:
-        pronoun, possessive, person = rng.choice(PRONOUNS)
-        return Subject(pronoun, possessive, person)
     if r < 0.55:
-        name = a_name(rng)
+        name = rng.choice(NAMES)
         return Subject(name, f"{name}'s", "3s")
     if r < 0.7:
         return Subject("I", "my", "1s")
     if r < 0.78:
         return Subject("we", "our", "1p")
-    owner = rng.choice(["my", f"{a_name(rng)}'s", "our", "his", "her"])
+    owner = rng.choice(["my", f"{rng.choice(NAMES)}'s", "our", "his", "her"])
     rel = rng.choice(RELATIONS)
-    if rng.random() < 0.35:  # "my brother Kenji", "Tom's sister Claire"
-        rel = f"{rel} {a_name(rng)}"
     return Subject(f"{owner} {rel}", f"{owner} {rel}'s", "3s")
 
 
 def thing_subject(rng: random.Random) -> Subject:
-    if rng.random() < 0.06:
-        return Subject("it", "its", "3s")
     c = rng.choice(COMPONENTS)
     return Subject(c, f"{c}'s", "3s")
 
@@ -204,7 +159,7 @@ _AGREE = {
     "3p": {"s": "", "es": "", "be": "are", "have": "have", "was": "were", "do": "do", "ies": "y"},
 }
 
-_OBJECT = {"I": "me", "we": "us", "she": "her", "he": "him", "they": "them"}
+_OBJECT = {"I": "me", "we": "us"}
 #: words a filler's comma lowers at the start of what follows
 _LOWER = {"We", "The", "There", "Our", "My", "His", "Her", "From", "All", "For", "Home", "Work"}
 
@@ -257,14 +212,6 @@ _WITH_ASPECT: dict[str, list[tuple[str, list[str]]]] = {
 
 def _value(slot: str, rng: random.Random) -> tuple[str, str, list[str]]:
     """``(value, aspect, pool)`` for a slot: a value, its aspect and where an old one comes from."""
-    if slot == "home":
-        return a_place(rng), "", _PLAIN[slot]
-    if slot in ("partner", "manager", "owner") and rng.random() < 0.5:
-        return a_name(rng), "", _PLAIN[slot]
-    if slot == "employer" and rng.random() < 0.25:
-        return made_up_name(rng), "", _PLAIN[slot]
-    if slot == "team" and rng.random() < 0.4:
-        return rng.choice(CLUBS), "", CLUBS
     if slot in _PLAIN:
         return rng.choice(_PLAIN[slot]), "", _PLAIN[slot]
     if slot in _WITH_ASPECT:
@@ -327,36 +274,6 @@ def _decorate(tokens: list[str], tags: list[str], rng: random.Random) -> None:
     tags.append("O")
 
 
-def _register(tokens: list[str], tags: list[str], rng: random.Random) -> None:
-    """How people write a line in chat: a time said first, the "I" left out, shorthand, a
-    tail of emoji or "lol", or all in lower case."""
-    start = 2 if len(tokens) > 2 and tokens[1] == ":" else 0  # after a "Name:" prefix
-    if rng.random() < 0.12:
-        head = [*TOKEN.findall(rng.choice(FRONTED)), ","]
-        if len(tokens) > start and tokens[start] in (*_LOWER, "It's", "It"):
-            tokens[start] = tokens[start].lower()
-        head[0] = head[0][0].upper() + head[0][1:]
-        tokens[start:start] = head
-        tags[start:start] = ["O"] * len(head)
-    elif (
-        len(tokens) > start + 3
-        and tokens[start] in ("I", "We")
-        and tags[start] == "S"
-        and rng.random() < 0.3
-    ):
-        del tokens[start], tags[start]  # "got promoted to tech lead"
-    for i, tok in enumerate(tokens):
-        if tok in SHORTHAND and rng.random() < 0.5:
-            tokens[i] = SHORTHAND[tok]
-    if rng.random() < 0.12:
-        tail = TOKEN.findall(rng.choice(CHAT_TAILS))
-        at = len(tokens) - 1 if tokens and tokens[-1] in ".!" else len(tokens)
-        tokens[at:at] = tail
-        tags[at:at] = ["O"] * len(tail)
-    if rng.random() < 0.12:
-        tokens[:] = [t.lower() for t in tokens]
-
-
 def _capitalise(tokens: list[str]) -> None:
     for i, tok in enumerate(tokens):
         if re.match(r"\w", tok):
@@ -372,14 +289,13 @@ def example(slot: str, rng: random.Random) -> Example:
         parts = {
             "S": (subj.text, "O"),
             "P": (subj.possessive, "O"),
-            "C": (a_place(rng), "O"),
+            "C": (rng.choice(CITIES), "O"),
             "K": (rng.choice(COMPANIES), "O"),
             "T": (rng.choice(TIMES), "O"),
         }
         tokens, tags = _fill(_agree(frame, subj), parts)
         _capitalise(tokens)
         _decorate(tokens, tags, rng)
-        _register(tokens, tags, rng)
         return Example(tuple(tokens), tuple(tags), "none", False)
     frame = rng.choice(FRAMES[slot])
     ending = frame.startswith("!")
@@ -400,7 +316,6 @@ def example(slot: str, rng: random.Random) -> Example:
     tokens, tags = _fill(_agree(frame, subj), parts)
     _capitalise(tokens)
     _decorate(tokens, tags, rng)
-    _register(tokens, tags, rng)
     return Example(tuple(tokens), tuple(tags), slot, ending)
 
 
