@@ -37,8 +37,6 @@ from localmem.infer.reading import Reader, Reading, speaker_of
 
 #: the new fact's probability of filling no slot above which it is read as none
 NONE_P = 0.5
-#: whether a fact likelier to fill no slot than any one slot is read as none
-NONE_LIKELIEST_ABSTAINS = False
 #: the probability that both facts fill the same slot (sum over slots of the product)
 SAME_SLOT_P = 0.05
 #: a fact with an ending probability at least this ends rather than states
@@ -238,7 +236,7 @@ def endings(
     """The memories (``(text, vector)``) the fact ends, the surest first; empty to abstain."""
     new = reader.read(fact, vector)
     none = reader.slots.index("none")
-    if new.p(none) >= NONE_P or (NONE_LIKELIEST_ABSTAINS and int(np.argmax(new.probs)) == none):
+    if new.p(none) >= NONE_P:
         return []
     k = int(np.argmax([p if j != none else -1.0 for j, p in enumerate(new.probs)]))
     slot = reader.slots[k]
