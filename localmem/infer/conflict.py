@@ -13,8 +13,11 @@ the hand-written dev dialogues (``scripts/lab/data/infer/dev.json``).
   :data:`SAME_SLOT_P`; whether the slot holds one value is the new fact's likeliest slot's;
 - subject: the subjects the tagger found share a word, or one of them names none; first-person
   words stand for the speaker; a relation ("Ann's sister") is another subject than the person;
+  an identifier is part of the subject ("ticket PAY-412" is not "ticket PAY-413");
 - aspect: the aspects (the counted noun, the dependency whose version it is) share a word, or
-  one of them names none;
+  one of them names none; for a count, an aspect one fact names must be said by the other
+  (:data:`WORDS_AS_ASPECT`: "3 dogs" does not end "2 cats" when the tagger read "cats" as the
+  value);
 - value: the new fact names the old value as ended, or it ends the fact (a single-valued slot
   with no new value, or the old value named), or it states a value that shares no word with
   the old one;
