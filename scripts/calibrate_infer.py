@@ -7,8 +7,9 @@ Usage:
 For each ``confidence:same_slot`` pair of the grid (``localmem.infer.conflict.CONFIDENCE`` and
 ``SAME_SLOT_P``):
 
-- the hand-written **dev** dialogues (``scripts/lab/data/infer/dev.json``) stored with
-  ``infer=True``: update accuracy and false supersession (``lab.infer_eval``);
+- the hand-written **dev** dialogues (``scripts/lab/data/infer/dev.json``, ``dev2.json`` and
+  ``dev3.json``, pooled) stored with ``infer=True``: update accuracy and false supersession
+  (``lab.infer_eval``);
 - the first ``--conversations`` LoCoMo dev conversations stored turn by turn with
   ``infer=True``: the share of turns superseded. LoCoMo's people rarely change a fact, so this
   is the decision's background rate of ending what is still true (and evidence a search then
@@ -33,10 +34,14 @@ from localmem.embed import make_embedder
 from localmem.infer import conflict
 
 HERE = Path(__file__).resolve().parent
+#: the hand-written dev sets (never the held-out half)
+DEV_SETS = ("dev", "dev2", "dev3")
 
 
 def dev_rates(embedder, tmp: Path) -> dict[str, float]:
-    dialogues = load_dialogues(HERE / "lab/data/infer/dev.json")
+    dialogues = [
+        d for name in DEV_SETS for d in load_dialogues(HERE / f"lab/data/infer/{name}.json")
+    ]
     run = Run("infer")
     with Memory.open(tmp / "dev", embedder=embedder) as memory:
         for dialogue in dialogues:

@@ -58,6 +58,7 @@ def test_tokens_leave_the_speaker_and_a_resolved_date_aside() -> None:
             "We moved invoicing to PostgreSQL 15 last night.",
         ),
         ("Our nightly export runs at 1am.", "The nightly export now runs at 3am."),
+        ("Zed has 2 cats.", "Zed has 3 cats now."),
     ],
 )
 def test_a_new_value_of_the_same_slot_ends_the_old(reader, embedder, old, new) -> None:
@@ -78,6 +79,9 @@ def test_a_new_value_of_the_same_slot_ends_the_old(reader, embedder, old, new) -
             "The staging cluster runs Kubernetes 1.27.",
             "The production cluster runs Kubernetes 1.29, it was built later.",
         ),
+        # two identifiers are two subjects; a count of dogs is no count of cats
+        ("Ticket PAY-412 is assigned to Greta.", "Ticket PAY-413 is assigned to Hugo."),
+        ("Zed has 2 cats at home.", "Zed has 3 dogs at the farm."),
         # the old value said again is no ending (the ending classifier reads "still" as one)
         (
             "Pia teaches maths at a secondary school in Graz.",

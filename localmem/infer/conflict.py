@@ -13,8 +13,11 @@ the hand-written dev dialogues (``scripts/lab/data/infer/dev.json``).
   :data:`SAME_SLOT_P`; whether the slot holds one value is the new fact's likeliest slot's;
 - subject: the subjects the tagger found share a word, or one of them names none; first-person
   words stand for the speaker; a relation ("Ann's sister") is another subject than the person;
+  an identifier is part of the subject ("ticket PAY-412" is not "ticket PAY-413");
 - aspect: the aspects (the counted noun, the dependency whose version it is) share a word, or
-  one of them names none;
+  one of them names none; for a count, an aspect one fact names must be said by the other
+  (:data:`WORDS_AS_ASPECT`: "3 dogs" does not end "2 cats" when the tagger read "cats" as the
+  value);
 - value: the new fact names the old value as ended, or it ends the fact (a single-valued slot
   with no new value, or the old value named), or it states a value that shares no word with
   the old one;
@@ -109,6 +112,9 @@ MAX_SENTENCES = 2
 #: slots that hold one value per aspect (a favourite colour, a seat): both facts must name the
 #: same aspect to conflict
 ASPECT_NEEDED = frozenset({"preference"})
+#: slots whose aspect, named by one fact, must be said by the other (a count of dogs is not
+#: a count of cats, even when the tagger read "cats" as the value)
+WORDS_AS_ASPECT = frozenset({"count"})
 _SELF = frozenset({"i", "me", "my", "we", "us", "our", "mine", "ours", "myself"})
 
 
@@ -261,6 +267,10 @@ def endings(
         old, said = _without(old, names), _without(new, names)
         if not _compatible_aspect(said.aspect, old.aspect):
             continue
+        if slot in WORDS_AS_ASPECT and not (
+            said.aspect <= old.words | old.aspect and old.aspect <= said.words | said.aspect
+        ):
+            continue  # "3 dogs" does not count what "2 cats" counts
         if slot in ASPECT_NEEDED and not said.aspect & old.aspect and not said.ended & old.value:
             continue  # one value per aspect (a favourite colour, a seat): both must name it
         why = _how(said, old, slot, single)

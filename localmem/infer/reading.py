@@ -222,7 +222,10 @@ class Reader:
         def span(tag: str) -> frozenset[str]:
             return normal_terms([t for t, g in zip(tokens, tags, strict=True) if g == tag])
 
-        subject = frozenset(w for w in span("S") if not any(c.isdigit() for c in w))
+        # a number is no subject ("my 2 cats"), an identifier is ("ticket PAY-412")
+        subject = frozenset(
+            w for w in span("S") if not any(c.isdigit() for c in w) or re.search(r"[a-z]", w)
+        )
 
         def named(i: int, t: str) -> bool:  # a name past the first word, or a number
             return bool(re.search(r"\d", t)) or (i > 0 and t[:1].isupper() and t != "I")
