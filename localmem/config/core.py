@@ -137,6 +137,19 @@ class StoreConfig(Section):
         description="PostgreSQL stores: connections one process may hold at once (searches from "
         "several threads run on them side by side; writes take one at a time).",
     )
+    pg_pending_max: int = Field(
+        5000,
+        ge=0,
+        description="PostgreSQL stores: new vectors that may wait outside the HNSW index (searched "
+        "exactly until a drain indexes them); past this, a writer indexes the excess itself. "
+        "0 indexes every add at once.",
+    )
+    pg_drain_batch: int = Field(
+        100,
+        ge=1,
+        description="PostgreSQL stores: pending vectors put in the HNSW index per transaction "
+        "(each batch holds its rows' locks until it commits).",
+    )
     save_every_fraction: float = Field(
         0.05,
         ge=0.0,
