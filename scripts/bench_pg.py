@@ -230,6 +230,108 @@ def cmd_store(args: argparse.Namespace) -> None:
     args.out.write_text(json.dumps(results, indent=2))
 
 
+# -- scale: a kept embedded store against its copy on PostgreSQL -------------------------------
+def interleaved(stores: dict[str, Memory], qs: list[str], mode: str) -> dict[str, list[float]]:
+    """Search times (ms) of each store on the same queries, one store after the other per
+    query, so both see the same load."""
+    out: dict[str, list[float]] = {b: [] for b in stores}
+    for q in qs:
+        for backend, mem in stores.items():
+            out[backend] += search_times(mem, [q], mode)
+    return out
+
+
+def cmd_scale(args: argparse.Namespace) -> None:
+    """``--phase load``: a database filled from the kept embedded store by migrate-store's copy
+    (the source opened read-only), then doctor's settings. ``--phase query``: dense and hybrid
+    p50/p95 of both stores, interleaved; then ``--tail`` adds on PostgreSQL (pending vectors),
+    searches with them pending, and the drain that indexes them. Results accumulate in
+    ``--out``."""
+    import pgserver
+
+    args.work.mkdir(parents=True, exist_ok=True)
+    os.chmod(args.work, 0o755)  # pgserver runs postgres as its own user when we are root
+    results = json.loads(args.out.read_text()) if args.out.exists() else {}
+    results.update(machine=machine(), source=str(args.source))
+    real = make_embedder()
+    emb = Precomputed(real.name, 384)
+    server = pgserver.get_server(args.work / "pgdata", cleanup_mode="stop")
+    url = server.get_uri("scale")
+
+    def save() -> None:
+        args.out.write_text(json.dumps(results, indent=2))
+
+    try:
+        if "load" in args.phase:
+            server.psql("DROP DATABASE IF EXISTS scale;")
+            server.psql("CREATE DATABASE scale;")
+            with (
+                Memory.open(args.source, embedder=emb, read_only=True, engine=False) as src,
+                Memory.open(url, embedder=emb, engine=False) as dst,
+            ):
+                log(f"copying {src.store.live_count()} memories into PostgreSQL")
+                t0 = time.perf_counter()
+                copy_store(src.store, dst.store)
+                results["load_s"] = time.perf_counter() - t0
+                results["load_loadavg"] = os.getloadavg()
+            log(f"copy with the index build: {results['load_s']:.0f} s")
+            results["settings"] = apply_recommended(server, url, emb)
+            log(f"recommended settings: {results['settings'] or 'already met'}")
+            save()
+        if "query" in args.phase:
+            qs = make_queries(args.queries + 1)
+            qvecs = real.embed_batch(qs).astype(np.float32)
+            emb.serve(qs, qvecs)
+            stores = {
+                "embedded": Memory.open(args.source, embedder=emb, read_only=True, engine=False),
+                "postgres": Memory.open(url, embedder=emb, engine=False),
+            }
+            pg = stores["postgres"]
+            results["live"] = pg.store.live_count()
+            row: dict = {"queries": args.queries, "loadavg_start": os.getloadavg()}
+            for mem in stores.values():  # warm: BM25 loaded, connections open, pages read
+                for q in qs[: min(50, len(qs))]:
+                    mem.search(q, k=10, mode="hybrid", temporal=False, rerank="off")
+            for mode in ("dense", "hybrid"):
+                times = interleaved(stores, qs[1:], mode)
+                for backend, t in times.items():
+                    row[f"{backend}_{mode}_p50_ms"] = pct(t, 50)
+                    row[f"{backend}_{mode}_p95_ms"] = pct(t, 95)
+                log(json.dumps({k: v for k, v in row.items() if mode in k}))
+            row["loadavg_end"] = os.getloadavg()
+            results["searches"] = row
+            save()
+            texts = [f"tail memory {i}: {t}" for i, t in enumerate(bench_data.texts(args.tail))]
+            emb.serve(texts, vectors_of("random", args.tail))
+            t0 = time.perf_counter()
+            pg.add_many(texts, batch_size=1000)
+            add_s = time.perf_counter() - t0
+            tail: dict = {"adds": args.tail, "add_s": add_s, "add_items_per_s": args.tail / add_s}
+            tail["pending"] = pg.store.pending_vectors
+            emb.serve(qs, qvecs)
+            with_pending = interleaved(stores, qs[1:], "dense")
+            tail.update(
+                dense_pending_p50_ms=pct(with_pending["postgres"], 50),
+                dense_pending_p95_ms=pct(with_pending["postgres"], 95),
+                embedded_dense_p50_ms=pct(with_pending["embedded"], 50),
+                embedded_dense_p95_ms=pct(with_pending["embedded"], 95),
+            )
+            t0 = time.perf_counter()
+            drained = pg.store.drain_vectors()
+            tail["drain_s"] = time.perf_counter() - t0
+            tail["drain_ms_per_row"] = tail["drain_s"] * 1000 / max(1, drained)
+            tail["loadavg"] = os.getloadavg()
+            results["tail"] = tail
+            log(json.dumps(tail))
+            save()
+            for mem in stores.values():
+                mem.close()
+    finally:
+        server.cleanup()
+    results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    save()
+
+
 # -- locomo --------------------------------------------------------------------------------------
 def cmd_locomo(args: argparse.Namespace) -> None:
     WORK.mkdir(parents=True, exist_ok=True)
@@ -541,6 +643,14 @@ def main() -> None:
     )
     s.add_argument("--out", type=Path, default=WORK / "store.json", help="the results' file")
     s.set_defaults(func=cmd_store)
+    sc = sub.add_parser("scale", help="a kept embedded store against its PostgreSQL copy")
+    sc.add_argument("--source", type=Path, required=True, help="the embedded store (read only)")
+    sc.add_argument("--work", type=Path, required=True, help="where the PostgreSQL data goes")
+    sc.add_argument("--phase", nargs="+", choices=("load", "query"), default=["load", "query"])
+    sc.add_argument("--queries", type=int, default=200)
+    sc.add_argument("--tail", type=int, default=2000)
+    sc.add_argument("--out", type=Path, required=True)
+    sc.set_defaults(func=cmd_scale)
     loc = sub.add_parser("locomo")
     loc.add_argument(
         "--configs", nargs="+", default=["dense", "bm25", "hybrid", "+temporal+rerank"]
