@@ -241,53 +241,65 @@ def interleaved(stores: dict[str, Memory], qs: list[str], mode: str) -> dict[str
     return out
 
 
+#: PostgreSQL variants of ``scale``: new vectors pending (this code), or indexed inside the
+#: INSERT as before pending vectors (the column's default false: the pgvector insert per row)
+VARIANTS = {"postgres": "pgdata", "inline": "pgdata-inline"}
+
+
 def cmd_scale(args: argparse.Namespace) -> None:
-    """``--phase load``: a database filled from the kept embedded store by migrate-store's copy
-    (the source opened read-only), then doctor's settings. ``--phase query``: dense and hybrid
-    p50/p95 of both stores, interleaved; then ``--tail`` adds on PostgreSQL (pending vectors),
-    searches with them pending, and the drain that indexes them. Results accumulate in
+    """``--phase load``: a database per variant filled from the kept embedded store by
+    migrate-store's copy (the source opened read-only), then doctor's settings. ``--phase
+    query``: dense and hybrid p50/p95 of every store, interleaved; then the same ``--tail`` adds
+    on each PostgreSQL variant, dense search with them pending, and the drain that indexes
+    them. Each variant has a server of its own (its own shared buffers). Results accumulate in
     ``--out``."""
     import pgserver
 
     args.work.mkdir(parents=True, exist_ok=True)
     os.chmod(args.work, 0o755)  # pgserver runs postgres as its own user when we are root
     results = json.loads(args.out.read_text()) if args.out.exists() else {}
-    results.update(machine=machine(), source=str(args.source))
+    results.update(machine=machine(), source=str(args.source), variants=args.variants)
     real = make_embedder()
     emb = Precomputed(real.name, 384)
-    server = pgserver.get_server(args.work / "pgdata", cleanup_mode="stop")
-    url = server.get_uri("scale")
+    servers = {v: pgserver.get_server(args.work / VARIANTS[v], cleanup_mode="stop")
+               for v in args.variants}  # fmt: skip
+    urls = {v: server.get_uri("scale") for v, server in servers.items()}
 
     def save() -> None:
         args.out.write_text(json.dumps(results, indent=2))
 
     try:
         if "load" in args.phase:
-            server.psql("DROP DATABASE IF EXISTS scale;")
-            server.psql("CREATE DATABASE scale;")
-            with (
-                Memory.open(args.source, embedder=emb, read_only=True, engine=False) as src,
-                Memory.open(url, embedder=emb, engine=False) as dst,
-            ):
-                log(f"copying {src.store.live_count()} memories into PostgreSQL")
-                t0 = time.perf_counter()
-                copy_store(src.store, dst.store)
-                results["load_s"] = time.perf_counter() - t0
-                results["load_loadavg"] = os.getloadavg()
-            log(f"copy with the index build: {results['load_s']:.0f} s")
-            results["settings"] = apply_recommended(server, url, emb)
-            log(f"recommended settings: {results['settings'] or 'already met'}")
-            save()
+            for variant, server in servers.items():
+                server.psql("DROP DATABASE IF EXISTS scale;")
+                server.psql("CREATE DATABASE scale;")
+                with (
+                    Memory.open(args.source, embedder=emb, read_only=True, engine=False) as src,
+                    Memory.open(urls[variant], embedder=emb, engine=False) as dst,
+                ):
+                    log(f"{variant}: copying {src.store.live_count()} memories")
+                    t0 = time.perf_counter()
+                    copy_store(src.store, dst.store)
+                    results[f"{variant}_load_s"] = time.perf_counter() - t0
+                    results[f"{variant}_load_loadavg"] = os.getloadavg()
+                    if variant == "inline":
+                        dst.store.db.execute(
+                            "ALTER TABLE memories ALTER COLUMN vector_pending SET DEFAULT false"
+                        )
+                log(f"{variant}: copy with the index build {results[f'{variant}_load_s']:.0f} s")
+                results[f"{variant}_settings"] = apply_recommended(server, urls[variant], emb)
+                log(f"{variant}: recommended settings {results[f'{variant}_settings']}")
+                save()
         if "query" in args.phase:
             qs = make_queries(args.queries + 1)
             qvecs = real.embed_batch(qs).astype(np.float32)
             emb.serve(qs, qvecs)
             stores = {
-                "embedded": Memory.open(args.source, embedder=emb, read_only=True, engine=False),
-                "postgres": Memory.open(url, embedder=emb, engine=False),
+                "embedded": Memory.open(args.source, embedder=emb, read_only=True, engine=False)
             }
-            pg = stores["postgres"]
-            results["live"] = pg.store.live_count()
+            for variant, url in urls.items():
+                stores[variant] = Memory.open(url, embedder=emb, engine=False)
+            results["live"] = stores["embedded"].store.live_count()
             row: dict = {"queries": args.queries, "loadavg_start": os.getloadavg()}
             for mem in stores.values():  # warm: BM25 loaded, connections open, pages read
                 for q in qs[: min(50, len(qs))]:
@@ -302,24 +314,32 @@ def cmd_scale(args: argparse.Namespace) -> None:
             results["searches"] = row
             save()
             texts = [f"tail memory {i}: {t}" for i, t in enumerate(bench_data.texts(args.tail))]
-            emb.serve(texts, vectors_of("random", args.tail))
-            t0 = time.perf_counter()
-            pg.add_many(texts, batch_size=1000)
-            add_s = time.perf_counter() - t0
-            tail: dict = {"adds": args.tail, "add_s": add_s, "add_items_per_s": args.tail / add_s}
-            tail["pending"] = pg.store.pending_vectors
+            tail_vectors = vectors_of("random", args.tail)
+            tail: dict = {"adds": args.tail}
+            for variant in urls:  # the same adds on each, one after the other
+                emb.serve(texts, tail_vectors)
+                mem = stores[variant]
+                t0 = time.perf_counter()
+                mem.add_many(texts, batch_size=1000)
+                add_s = time.perf_counter() - t0
+                tail[f"{variant}_add_s"] = add_s
+                tail[f"{variant}_add_items_per_s"] = args.tail / add_s
+                tail[f"{variant}_pending"] = mem.store.pending_vectors
+                tail[f"{variant}_add_loadavg"] = os.getloadavg()
+                log(f"{variant}: {args.tail / add_s:.0f} adds/s, {mem.store.pending_vectors} left")
             emb.serve(qs, qvecs)
-            with_pending = interleaved(stores, qs[1:], "dense")
-            tail.update(
-                dense_pending_p50_ms=pct(with_pending["postgres"], 50),
-                dense_pending_p95_ms=pct(with_pending["postgres"], 95),
-                embedded_dense_p50_ms=pct(with_pending["embedded"], 50),
-                embedded_dense_p95_ms=pct(with_pending["embedded"], 95),
-            )
-            t0 = time.perf_counter()
-            drained = pg.store.drain_vectors()
-            tail["drain_s"] = time.perf_counter() - t0
-            tail["drain_ms_per_row"] = tail["drain_s"] * 1000 / max(1, drained)
+            after = interleaved(stores, qs[1:], "dense")  # the tail still pending
+            for backend, t in after.items():
+                tail[f"{backend}_dense_after_p50_ms"] = pct(t, 50)
+                tail[f"{backend}_dense_after_p95_ms"] = pct(t, 95)
+            for variant in urls:
+                t0 = time.perf_counter()
+                drained = stores[variant].store.drain_vectors()
+                tail[f"{variant}_drained"] = drained
+                tail[f"{variant}_drain_s"] = time.perf_counter() - t0
+                tail[f"{variant}_drain_ms_per_row"] = (
+                    tail[f"{variant}_drain_s"] * 1000 / drained if drained else None
+                )
             tail["loadavg"] = os.getloadavg()
             results["tail"] = tail
             log(json.dumps(tail))
@@ -327,7 +347,8 @@ def cmd_scale(args: argparse.Namespace) -> None:
             for mem in stores.values():
                 mem.close()
     finally:
-        server.cleanup()
+        for server in servers.values():
+            server.cleanup()
     results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     save()
 
@@ -649,6 +670,14 @@ def main() -> None:
     sc.add_argument("--phase", nargs="+", choices=("load", "query"), default=["load", "query"])
     sc.add_argument("--queries", type=int, default=200)
     sc.add_argument("--tail", type=int, default=2000)
+    sc.add_argument(
+        "--variants",
+        nargs="+",
+        choices=tuple(VARIANTS),
+        default=["postgres"],
+        help="postgres: new vectors pending (this code); inline: indexed inside the INSERT, as "
+        "before pending vectors (the before of a before/after run)",
+    )
     sc.add_argument("--out", type=Path, required=True)
     sc.set_defaults(func=cmd_scale)
     loc = sub.add_parser("locomo")
