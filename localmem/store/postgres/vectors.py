@@ -53,20 +53,32 @@ def ensure_index(db: PgDatabase, dim: int, *, m: int, ef_construction: int) -> b
     both build it); True when the HNSW index was (re)built. A store made before pending
     vectors has its index over every live row: it is rebuilt once with the new predicate."""
     with db.advisory_lock():
-        # existing rows are indexed already (false); new rows are pending (the default after)
-        db.execute(
-            "ALTER TABLE memories ADD COLUMN IF NOT EXISTS vector_pending BOOLEAN NOT NULL "
-            "DEFAULT false"
-        )
-        db.execute("ALTER TABLE memories ALTER COLUMN vector_pending SET DEFAULT true")
-        db.execute(
-            f"CREATE INDEX IF NOT EXISTS {PENDING_INDEX} ON memories (label) WHERE vector_pending"
-        )
+        # each DDL statement locks the table whole: only when something is missing
+        if not has_pending_column(db):
+            with db.transaction():
+                # existing rows are indexed already (false); new rows pending (the default after)
+                db.execute(
+                    "ALTER TABLE memories ADD COLUMN vector_pending BOOLEAN NOT NULL DEFAULT false"
+                )
+                db.execute("ALTER TABLE memories ALTER COLUMN vector_pending SET DEFAULT true")
+        if not db.scalar("SELECT to_regclass(?) IS NOT NULL", [PENDING_INDEX]):
+            db.execute(f"CREATE INDEX {PENDING_INDEX} ON memories (label) WHERE vector_pending")
         if db.scalar("SELECT to_regclass(?) IS NOT NULL", [index_name(dim)]):
             return False
         db.execute(f"DROP INDEX IF EXISTS {_old_index_name(dim)}")
         create_index(db, dim, m=m, ef_construction=ef_construction)
         return True
+
+
+def has_pending_column(db: PgDatabase) -> bool:
+    """Whether the store has the ``vector_pending`` column (one made before has not until a
+    writable open adds it)."""
+    return bool(
+        db.scalar(
+            "SELECT count(*) FROM information_schema.columns WHERE table_name = 'memories' "
+            "AND column_name = 'vector_pending' AND table_schema = current_schema()"
+        )
+    )
 
 
 def drop_indexes(db: PgDatabase, dim: int) -> None:
@@ -102,12 +114,7 @@ class PgVectorIndex:
         self.ef_search = ef_search
         self._order = f"embedding::vector({self.dim}) <#> ?::vector({self.dim})"
         #: False for a store opened read-only before it had pending vectors (one index)
-        self.deferred = bool(
-            db.scalar(
-                "SELECT count(*) FROM information_schema.columns WHERE table_name = 'memories' "
-                "AND column_name = 'vector_pending' AND table_schema = current_schema()"
-            )
-        )
+        self.deferred = has_pending_column(db)
 
     # the rows are the index: writes need nothing more
     def add(self, labels: Sequence[int] | np.ndarray, vectors: np.ndarray) -> None:
