@@ -15,6 +15,7 @@ import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from store_helpers import run
 
 from localmem import Memory
 from localmem.config import Config
@@ -136,7 +137,7 @@ def test_the_bound_makes_the_writer_drain_the_excess(pg_server, embedder, many):
         assert mem.store.pending_vectors == 0 and indexed_by_hnsw(mem) == 30
 
 
-def test_a_writers_close_drains_and_a_readers_does_not(pg_url, embedder, many):
+def test_a_writers_close_drains_and_a_readers_does_not(pg_url, embedder, many, capsys):
     texts, vectors = many
     with open_mem(pg_url, embedder, texts, vectors) as writer:
         writer.add_many(texts[:100])
@@ -146,7 +147,12 @@ def test_a_writers_close_drains_and_a_readers_does_not(pg_url, embedder, many):
         assert writer.store.pending_vectors == 100  # the reader left them
     with open_mem(pg_url, embedder, texts, vectors) as mem:
         assert mem.store.pending_vectors == 0
-        assert mem.store.check()["pending_vectors"] == 0
+        mem.add_many(texts[100:130])
+        # doctor (another process's open, a reader) shows them and leaves them pending
+        _, out, _ = run(capsys, "doctor", "--store", pg_url)
+        line = next(x for x in out.splitlines() if "pg pending vectors" in x)
+        assert line.split("pg pending vectors")[1].split()[0] == "30", line
+        assert mem.store.check()["pending_vectors"] == 30
 
 
 def test_a_job_worker_drains_in_the_background(pg_url, embedder, many):
