@@ -283,9 +283,10 @@ def cmd_scale(args: argparse.Namespace) -> None:
                     results[f"{variant}_load_s"] = time.perf_counter() - t0
                     results[f"{variant}_load_loadavg"] = os.getloadavg()
                     if variant == "inline":
-                        dst.store.db.execute(
-                            "ALTER TABLE memories ALTER COLUMN vector_pending SET DEFAULT false"
-                        )
+                        with dst.store.db.transaction():  # outside one, nothing would commit
+                            dst.store.db.execute(
+                                "ALTER TABLE memories ALTER COLUMN vector_pending SET DEFAULT false"
+                            )
                 log(f"{variant}: copy with the index build {results[f'{variant}_load_s']:.0f} s")
                 results[f"{variant}_settings"] = apply_recommended(server, urls[variant], emb)
                 log(f"{variant}: recommended settings {results[f'{variant}_settings']}")
