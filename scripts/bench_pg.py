@@ -314,7 +314,10 @@ def cmd_scale(args: argparse.Namespace) -> None:
             row["loadavg_end"] = os.getloadavg()
             results["searches"] = row
             save()
-            texts = [f"tail memory {i}: {t}" for i, t in enumerate(bench_data.texts(args.tail))]
+            texts = [
+                f"{args.tail_name} memory {i}: {t}"
+                for i, t in enumerate(bench_data.texts(args.tail))
+            ]
             tail_vectors = vectors_of("random", args.tail)
             tail: dict = {"adds": args.tail}
             for variant in urls:  # the same adds on each, one after the other
@@ -671,6 +674,9 @@ def main() -> None:
     sc.add_argument("--phase", nargs="+", choices=("load", "query"), default=["load", "query"])
     sc.add_argument("--queries", type=int, default=200)
     sc.add_argument("--tail", type=int, default=2000)
+    sc.add_argument(
+        "--tail-name", default="tail", help="the tail texts' prefix (a new one per run)"
+    )
     sc.add_argument(
         "--variants",
         nargs="+",
