@@ -309,3 +309,27 @@ def test_float32_vectors_cross_copy_bit_for_bit(pg_server, rows):
             np.asarray(got, dtype=np.float32).view(np.uint32),
             np.asarray(want, dtype=np.float32).view(np.uint32),
         )
+
+
+def test_an_export_or_a_copy_carries_no_pending_flag(pg_server, embedder):
+    """Whether a row is in one database's HNSW index is that database's business: a copy or
+    an import into PostgreSQL is indexed whole. (An export of a PostgreSQL store does not
+    import into a folder store: its postings carry dl and impact, which DuckDB's lack.)"""
+    from localmem.store.copy import copy_store
+    from localmem.store.dump import dump, load
+
+    texts, vectors = texts_and_vectors(40, 9)
+    with open_mem(pg_server.new_database(), embedder, texts, vectors) as mem:
+        mem.add_many(texts)
+        assert mem.store.pending_vectors == 40
+        lines = dump(mem.store)
+        rows = [x["row"] for x in lines[1:] if x["table"] == "memories"]
+        assert len(rows) == 40 and not any("vector_pending" in r for r in rows)
+        with open_mem(pg_server.new_database(), embedder, texts, vectors) as imported:
+            load(imported.store, lines)
+            assert imported.store.pending_vectors == 0 and indexed_by_hnsw(imported) == 40
+        with open_mem(pg_server.new_database(), embedder, texts, vectors) as copied:
+            copy_store(mem.store, copied.store)
+            assert copied.store.pending_vectors == 0 and indexed_by_hnsw(copied) == 40
+            labels = label_of(copied)
+            assert copied.store.vectors.search(vectors[7], 1)[0].tolist() == [labels[texts[7]]]
