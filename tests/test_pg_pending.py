@@ -271,6 +271,12 @@ def test_a_store_from_before_pending_vectors_gets_its_index_rebuilt(pg_url, embe
             "CREATE INDEX memories_embedding_hnsw_384 ON memories USING hnsw "
             "((embedding::vector(384)) vector_ip_ops) WHERE NOT deleted AND embedding IS NOT NULL"
         )
+    given = Given(embedder.name, dict(zip(texts, vectors, strict=True)))
+    with Memory.open(pg_url, embedder=given, engine=False, read_only=True) as reader:
+        # a reader changes nothing and searches the old index as before
+        assert not reader.store.vectors.deferred
+        labels = label_of(reader)
+        assert reader.store.vectors.search(vectors[3], 1)[0].tolist() == [labels[texts[3]]]
     with open_mem(pg_url, embedder, texts, vectors, pg_pending_max=10_000) as mem:
         db = mem.store.db
         assert db.scalar("SELECT to_regclass('memories_embedding_hnsw_384') IS NULL")
