@@ -339,3 +339,20 @@ def test_an_export_or_a_copy_carries_no_pending_flag(pg_server, embedder):
             assert copied.store.pending_vectors == 0 and indexed_by_hnsw(copied) == 40
             labels = label_of(copied)
             assert copied.store.vectors.search(vectors[7], 1)[0].tolist() == [labels[texts[7]]]
+
+
+def test_a_close_drains_as_many_as_its_process_wrote(pg_url, embedder, many):
+    """A one-shot writer pays for its own rows, not for the backlog of a process that died
+    with rows pending (they stay found, for the next drainer)."""
+    texts, vectors = many
+    dead = open_mem(pg_url, embedder, texts, vectors)
+    dead.add_many(texts[:100])
+    dead.store.close(save=False)  # killed: no drain on the way out
+    dead.close()
+    with open_mem(pg_url, embedder, texts, vectors) as one_shot:
+        one_shot.add_many(texts[100:105])
+        assert one_shot.store.pending_vectors == 105
+    with open_mem(pg_url, embedder, texts, vectors) as mem:
+        assert mem.store.pending_vectors == 100
+        labels = label_of(mem)
+        assert mem.store.vectors.search(vectors[50], 1)[0].tolist() == [labels[texts[50]]]

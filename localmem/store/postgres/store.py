@@ -75,8 +75,8 @@ class PgStore(Store):
 
     #: always a server's database (:meth:`open_address` gives the store no other)
     db: PgDatabase
-    #: whether this process wrote vectors (its close then drains what is pending)
-    _wrote_vectors = False
+    #: vectors this process wrote and has not drained as many of (its close drains them)
+    _owed_vectors = 0
 
     @classmethod
     def open_address(
@@ -157,18 +157,19 @@ class PgStore(Store):
         """After a write unit with vector changes: when more than
         :attr:`StoreConfig.pg_pending_max` vectors wait, the writer drains the excess itself
         (back-pressure: the exact half of a search never grows past the bound)."""
-        self._wrote_vectors = True
+        self._owed_vectors += n
         bound = self.config.pg_pending_max
         over = self.pending_vectors - bound
         if over > 0:
-            self.drain_vectors(over)
+            self._owed_vectors = max(0, self._owed_vectors - self.drain_vectors(over))
 
     def close(self, *, save: bool = True) -> None:
-        """Drain what is pending if this process wrote vectors (a one-shot `localmem add`
-        leaves nothing behind; a reader never pays for others' writes), then close."""
-        if save and not self.closed and self._wrote_vectors and not self.read_only:
+        """Drain as many pending vectors as this process wrote and has not drained (oldest
+        first: a one-shot `localmem add` leaves the pending set no larger than it found it,
+        and pays for its own rows only; a reader pays for none), then close."""
+        if save and not self.closed and self._owed_vectors and not self.read_only:
             try:
-                self.drain_vectors()
+                self.drain_vectors(self._owed_vectors)
             except Exception as exc:  # the rows stay pending and found: the next drain has them
                 self.notice(f"pending vectors left for the next drain: {exc}")
         super().close(save=save)
