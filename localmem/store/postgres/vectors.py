@@ -43,29 +43,34 @@ def index_name(dim: int) -> str:
 
 
 def _old_index_name(dim: int) -> str:
-    """The index before pending vectors (over every live row): replaced on open."""
+    """The index before pending vectors (over every live row): kept by a store that has it."""
     return f"memories_embedding_hnsw_{int(dim)}"
 
 
 def ensure_index(db: PgDatabase, dim: int, *, m: int, ef_construction: int) -> bool:
     """Make the ``vector_pending`` column, its partial index and the HNSW index for ``dim``
     unless they exist (under the migration lock, so two processes opening a new store do not
-    both build it); True when the HNSW index was (re)built. A store made before pending
-    vectors has its index over every live row: it is rebuilt once with the new predicate."""
+    both build it); True when the HNSW index was built.
+
+    A store made before pending vectors keeps its index over every live row, and its adds go
+    on indexing their vectors inline: rebuilding that index at open would stall a large store
+    for long (43 minutes at 1M on this project's 2-core machine). A copy into a new database
+    (``localmem migrate-store``) gives it pending vectors."""
     with db.advisory_lock():
+        old_index = bool(db.scalar("SELECT to_regclass(?) IS NOT NULL", [_old_index_name(dim)]))
         # each DDL statement locks the table whole: only when something is missing
         if not has_pending_column(db):
             with db.transaction():
-                # existing rows are indexed already (false); new rows pending (the default after)
+                # existing rows are indexed already (false)
                 db.execute(
                     "ALTER TABLE memories ADD COLUMN vector_pending BOOLEAN NOT NULL DEFAULT false"
                 )
-                db.execute("ALTER TABLE memories ALTER COLUMN vector_pending SET DEFAULT true")
+                if not old_index:  # new rows pending
+                    db.execute("ALTER TABLE memories ALTER COLUMN vector_pending SET DEFAULT true")
         if not db.scalar("SELECT to_regclass(?) IS NOT NULL", [PENDING_INDEX]):
             db.execute(f"CREATE INDEX {PENDING_INDEX} ON memories (label) WHERE vector_pending")
-        if db.scalar("SELECT to_regclass(?) IS NOT NULL", [index_name(dim)]):
+        if old_index or db.scalar("SELECT to_regclass(?) IS NOT NULL", [index_name(dim)]):
             return False
-        db.execute(f"DROP INDEX IF EXISTS {_old_index_name(dim)}")
         create_index(db, dim, m=m, ef_construction=ef_construction)
         return True
 
