@@ -5,7 +5,9 @@ runs them. Three ways, from least to most automatic:
 
 - ``localmem jobs run`` (or ``Memory.run_jobs()``) runs every pending job now and returns;
 - ``localmem mine`` queues mining for memories that lack it and runs those jobs;
-- :class:`JobWorker` runs them in a thread of the same process, in small batches, until stopped::
+- :class:`JobWorker` runs them in a thread of the same process, in small batches, until stopped
+  (on a PostgreSQL store it also puts pending vectors in the HNSW index between batches,
+  ``Store.drain_vectors``: `localmem serve` runs one)::
 
       with Memory.open(path) as mem, JobWorker(mem, kinds=["mine"]):
           mem.add_many(texts, mine="deferred")   # returns as soon as the texts are stored
@@ -37,6 +39,7 @@ class JobWorker:
         kinds: only jobs of these kinds (default: all).
         batch: jobs per call of :meth:`Memory.run_jobs` (the stop flag is checked in between).
         idle_s: seconds to sleep when the queue is empty (:meth:`wake` cuts it short).
+        vectors: also index a PostgreSQL store's pending vectors (``batch * 8`` a round).
     """
 
     def __init__(
@@ -46,12 +49,14 @@ class JobWorker:
         kinds: Sequence[str] | None = None,
         batch: int = 16,
         idle_s: float = 0.5,
+        vectors: bool = True,
     ) -> None:
         self.memory = memory
         self.kinds = list(kinds) if kinds else None
         self.batch = batch
         self.idle_s = idle_s
-        self.done = self.failed = self.dropped = 0
+        self.vectors = vectors
+        self.done = self.failed = self.dropped = self.indexed = 0
         self.error: BaseException | None = None
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -100,7 +105,13 @@ class JobWorker:
             self.done += report.done
             self.failed += report.failed
             self.dropped += report.dropped
-            if report.done + report.failed + report.dropped == 0:
+            try:
+                indexed = self.memory.store.drain_vectors(self.batch * 8) if self.vectors else 0
+            except Exception as exc:  # the rows stay pending and found; try again next round
+                log.warning("indexing pending vectors failed: %s", exc)
+                indexed = 0
+            self.indexed += indexed
+            if report.done + report.failed + report.dropped + indexed == 0:
                 self._idle.set()
                 self._wake.wait(self.idle_s)
                 self._wake.clear()

@@ -230,6 +230,133 @@ def cmd_store(args: argparse.Namespace) -> None:
     args.out.write_text(json.dumps(results, indent=2))
 
 
+# -- scale: a kept embedded store against its copy on PostgreSQL -------------------------------
+def interleaved(stores: dict[str, Memory], qs: list[str], mode: str) -> dict[str, list[float]]:
+    """Search times (ms) of each store on the same queries, one store after the other per
+    query, so both see the same load."""
+    out: dict[str, list[float]] = {b: [] for b in stores}
+    for q in qs:
+        for backend, mem in stores.items():
+            out[backend] += search_times(mem, [q], mode)
+    return out
+
+
+#: PostgreSQL variants of ``scale``: new vectors pending (this code), or indexed inside the
+#: INSERT as before pending vectors (the column's default false: the pgvector insert per row)
+VARIANTS = {"postgres": "pgdata", "inline": "pgdata-inline"}
+
+
+def cmd_scale(args: argparse.Namespace) -> None:
+    """``--phase load``: a database per variant filled from the kept embedded store by
+    migrate-store's copy (the source opened read-only), then doctor's settings. ``--phase
+    query``: dense and hybrid p50/p95 of every store, interleaved; then the same ``--tail`` adds
+    on each PostgreSQL variant, dense search with them pending, and the drain that indexes
+    them. Each variant has a server of its own (its own shared buffers). Results accumulate in
+    ``--out``."""
+    import pgserver
+
+    args.work.mkdir(parents=True, exist_ok=True)
+    os.chmod(args.work, 0o755)  # pgserver runs postgres as its own user when we are root
+    results = json.loads(args.out.read_text()) if args.out.exists() else {}
+    results.update(machine=machine(), source=str(args.source), variants=args.variants)
+    real = make_embedder()
+    emb = Precomputed(real.name, 384)
+    servers = {v: pgserver.get_server(args.work / VARIANTS[v], cleanup_mode="stop")
+               for v in args.variants}  # fmt: skip
+    urls = {v: server.get_uri("scale") for v, server in servers.items()}
+
+    def save() -> None:
+        args.out.write_text(json.dumps(results, indent=2))
+
+    try:
+        if "load" in args.phase:
+            for variant, server in servers.items():
+                server.psql("DROP DATABASE IF EXISTS scale;")
+                server.psql("CREATE DATABASE scale;")
+                with (
+                    Memory.open(args.source, embedder=emb, read_only=True, engine=False) as src,
+                    Memory.open(urls[variant], embedder=emb, engine=False) as dst,
+                ):
+                    log(f"{variant}: copying {src.store.live_count()} memories")
+                    t0 = time.perf_counter()
+                    copy_store(src.store, dst.store)
+                    results[f"{variant}_load_s"] = time.perf_counter() - t0
+                    results[f"{variant}_load_loadavg"] = os.getloadavg()
+                    if variant == "inline":
+                        with dst.store.db.transaction():  # outside one, nothing would commit
+                            dst.store.db.execute(
+                                "ALTER TABLE memories ALTER COLUMN vector_pending SET DEFAULT false"
+                            )
+                log(f"{variant}: copy with the index build {results[f'{variant}_load_s']:.0f} s")
+                results[f"{variant}_settings"] = apply_recommended(server, urls[variant], emb)
+                log(f"{variant}: recommended settings {results[f'{variant}_settings']}")
+                save()
+        if "query" in args.phase:
+            qs = make_queries(args.queries + 1)
+            qvecs = real.embed_batch(qs).astype(np.float32)
+            emb.serve(qs, qvecs)
+            stores = {
+                "embedded": Memory.open(args.source, embedder=emb, read_only=True, engine=False)
+            }
+            for variant, url in urls.items():
+                stores[variant] = Memory.open(url, embedder=emb, engine=False)
+            results["live"] = stores["embedded"].store.live_count()
+            row: dict = {"queries": args.queries, "loadavg_start": os.getloadavg()}
+            for mem in stores.values():  # warm: BM25 loaded, connections open, pages read
+                for q in qs[: min(50, len(qs))]:
+                    mem.search(q, k=10, mode="hybrid", temporal=False, rerank="off")
+            for mode in ("dense", "hybrid"):
+                times = interleaved(stores, qs[1:], mode)
+                for backend, t in times.items():
+                    row[f"{backend}_{mode}_p50_ms"] = pct(t, 50)
+                    row[f"{backend}_{mode}_p95_ms"] = pct(t, 95)
+                log(json.dumps({k: v for k, v in row.items() if mode in k}))
+            row["loadavg_end"] = os.getloadavg()
+            results["searches"] = row
+            save()
+            texts = [
+                f"{args.tail_name} memory {i}: {t}"
+                for i, t in enumerate(bench_data.texts(args.tail))
+            ]
+            tail_vectors = vectors_of("random", args.tail)
+            tail: dict = {"adds": args.tail}
+            for variant in urls:  # the same adds on each, one after the other
+                emb.serve(texts, tail_vectors)
+                mem = stores[variant]
+                t0 = time.perf_counter()
+                mem.add_many(texts, batch_size=1000)
+                add_s = time.perf_counter() - t0
+                tail[f"{variant}_add_s"] = add_s
+                tail[f"{variant}_add_items_per_s"] = args.tail / add_s
+                tail[f"{variant}_pending"] = mem.store.pending_vectors
+                tail[f"{variant}_add_loadavg"] = os.getloadavg()
+                log(f"{variant}: {args.tail / add_s:.0f} adds/s, {mem.store.pending_vectors} left")
+            emb.serve(qs, qvecs)
+            after = interleaved(stores, qs[1:], "dense")  # the tail still pending
+            for backend, t in after.items():
+                tail[f"{backend}_dense_after_p50_ms"] = pct(t, 50)
+                tail[f"{backend}_dense_after_p95_ms"] = pct(t, 95)
+            for variant in urls:
+                t0 = time.perf_counter()
+                drained = stores[variant].store.drain_vectors()
+                tail[f"{variant}_drained"] = drained
+                tail[f"{variant}_drain_s"] = time.perf_counter() - t0
+                tail[f"{variant}_drain_ms_per_row"] = (
+                    tail[f"{variant}_drain_s"] * 1000 / drained if drained else None
+                )
+            tail["loadavg"] = os.getloadavg()
+            results["tail"] = tail
+            log(json.dumps(tail))
+            save()
+            for mem in stores.values():
+                mem.close()
+    finally:
+        for server in servers.values():
+            server.cleanup()
+    results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    save()
+
+
 # -- locomo --------------------------------------------------------------------------------------
 def cmd_locomo(args: argparse.Namespace) -> None:
     WORK.mkdir(parents=True, exist_ok=True)
@@ -541,6 +668,25 @@ def main() -> None:
     )
     s.add_argument("--out", type=Path, default=WORK / "store.json", help="the results' file")
     s.set_defaults(func=cmd_store)
+    sc = sub.add_parser("scale", help="a kept embedded store against its PostgreSQL copy")
+    sc.add_argument("--source", type=Path, required=True, help="the embedded store (read only)")
+    sc.add_argument("--work", type=Path, required=True, help="where the PostgreSQL data goes")
+    sc.add_argument("--phase", nargs="+", choices=("load", "query"), default=["load", "query"])
+    sc.add_argument("--queries", type=int, default=200)
+    sc.add_argument("--tail", type=int, default=2000)
+    sc.add_argument(
+        "--tail-name", default="tail", help="the tail texts' prefix (a new one per run)"
+    )
+    sc.add_argument(
+        "--variants",
+        nargs="+",
+        choices=tuple(VARIANTS),
+        default=["postgres"],
+        help="postgres: new vectors pending (this code); inline: indexed inside the INSERT, as "
+        "before pending vectors (the before of a before/after run)",
+    )
+    sc.add_argument("--out", type=Path, required=True)
+    sc.set_defaults(func=cmd_scale)
     loc = sub.add_parser("locomo")
     loc.add_argument(
         "--configs", nargs="+", default=["dense", "bm25", "hybrid", "+temporal+rerank"]

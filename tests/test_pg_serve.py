@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from localmem.discovery import find_server
@@ -65,6 +66,12 @@ def test_two_servers_on_one_database(pg_url, tmp_path):
         while a.stats()["jobs_pending"] and time.monotonic() < deadline:
             time.sleep(0.2)
         assert a.stats()["jobs_pending"] == 0
+        # the servers' job workers put the new vectors in the HNSW index while they run
+        with psycopg.connect(pg_url, autocommit=True) as con:
+            pending = "SELECT count(*) FROM memories WHERE vector_pending"
+            while con.execute(pending).fetchone()[0] and time.monotonic() < deadline + 60:
+                time.sleep(0.2)
+            assert con.execute(pending).fetchone()[0] == 0
     finally:
         logs = [_stop(proc) for proc, _ in servers]
     for log in logs:

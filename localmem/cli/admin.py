@@ -142,6 +142,13 @@ def doctor_report(path, *, repair: bool = False) -> dict:
             check("repair", True, notice)
         for setting in facts.get("server_settings", ()):  # PostgreSQL: advice, not a fault
             check(f"pg {setting['setting']}", True, setting["detail"])
+        if "pending_vectors" in facts:  # PostgreSQL: new vectors not in the HNSW index yet
+            check(
+                "pg pending vectors",
+                True,
+                f"{facts['pending_vectors']} waiting for the HNSW index (searched exactly "
+                "meanwhile; a server's job worker or the writing process's close indexes them)",
+            )
         report["facts"] = facts
     elif store_error is not None:
         check("store", False, str(store_error))

@@ -137,6 +137,21 @@ class StoreConfig(Section):
         description="PostgreSQL stores: connections one process may hold at once (searches from "
         "several threads run on them side by side; writes take one at a time).",
     )
+    # each pending row costs a search ~6 us of exact scoring on the server (the REAL[] cast to
+    # a vector and the product; 32 ms at 5,400 pending, docs/benchmarks.md "pending vectors")
+    pg_pending_max: int = Field(
+        2000,
+        ge=0,
+        description="PostgreSQL stores: new vectors that may wait outside the HNSW index (searched "
+        "exactly until a drain indexes them); past this, a writer indexes the excess itself. "
+        "0 indexes every add at once.",
+    )
+    pg_drain_batch: int = Field(
+        100,
+        ge=1,
+        description="PostgreSQL stores: pending vectors put in the HNSW index per transaction "
+        "(each batch holds its rows' locks until it commits).",
+    )
     save_every_fraction: float = Field(
         0.05,
         ge=0.0,

@@ -30,6 +30,9 @@ SEQUENCES = {
 #: not copied: the migrations are each store's own; ``lex_stats`` (PostgreSQL's BM25 counts) is
 #: recounted from the copied rows
 SKIPPED = {"schema_migrations", "lex_stats"}
+#: not copied or exported: PostgreSQL's ``vector_pending`` says whether a row is in *this*
+#: database's HNSW index yet; a load builds the index over every row it writes
+DERIVED_COLUMNS = frozenset({"vector_pending"})
 
 
 def columns_of(store: Store, table: str) -> list[tuple[str, str]]:
@@ -70,7 +73,7 @@ def copy_store(
         for table in sorted(src_tables):
             dst.db.execute(f"DELETE FROM {table}")  # meta of a new store: the source's wins
             # the columns both have (PostgreSQL's postings carry an extra one, filled after)
-            have = {c for c, _ in columns_of(src, table)}
+            have = {c for c, _ in columns_of(src, table)} - DERIVED_COLUMNS
             columns = [(c, kind) for c, kind in columns_of(dst, table) if c in have]
             names = ", ".join(f'"{c}"' for c, _ in columns)
             # PostgreSQL takes text into a JSON column only by an explicit cast

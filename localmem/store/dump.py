@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from localmem.errors import InputError, StoreError
-from localmem.store.copy import SKIPPED, advance_sequences, columns_of
+from localmem.store.copy import DERIVED_COLUMNS, SKIPPED, advance_sequences, columns_of
 from localmem.store.store import Store
 
 FORMAT = "localmem-export"
@@ -60,7 +60,10 @@ def dump(store: Store) -> list[dict[str, Any]]:
         if store.db.backend == "postgres":  # the first statement of the transaction
             store.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         for table in tables_of(store):
-            rows = store.db.arrow(f'SELECT * FROM "{table}"').to_pylist()
+            rows = [
+                {c: v for c, v in row.items() if c not in DERIVED_COLUMNS}
+                for row in store.db.arrow(f'SELECT * FROM "{table}"').to_pylist()
+            ]
             counts[table] = len(rows)
             lines.extend({"table": table, "row": _plain(row)} for row in rows)
         migrations = store.db.applied_migrations()

@@ -359,6 +359,11 @@ class Store:
         """The transaction ``migrate-store`` loads in (PgStore builds its index once, after)."""
         return self.db.transaction()
 
+    def drain_vectors(self, limit: int | None = None) -> int:
+        """Put vectors that wait outside the vector index into it; returns how many. Only a
+        PostgreSQL store lets them wait (``PgStore``); hnswlib takes them in the writing unit."""
+        return 0
+
     def index_changed(self, n: int) -> None:
         """Count vector changes; save the index every ``save_every`` of them, or every
         ``save_every_fraction`` of the index when that is more (a save writes the whole file:

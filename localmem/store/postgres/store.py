@@ -30,8 +30,8 @@ from localmem.store.postgres.vectors import (
     PgVectorIndex,
     build_memory_mb,
     create_index,
+    drop_indexes,
     ensure_index,
-    index_name,
 )
 from localmem.store.store import Store
 
@@ -75,6 +75,8 @@ class PgStore(Store):
 
     #: always a server's database (:meth:`open_address` gives the store no other)
     db: PgDatabase
+    #: vectors this process wrote and has not drained as many of (its close drains them)
+    _owed_vectors = 0
 
     @classmethod
     def open_address(
@@ -129,6 +131,49 @@ class PgStore(Store):
                 self.notice(f"built the HNSW index of {live} vectors")
         self.vectors = PgVectorIndex(self.db, dim, ef_search=c.hnsw_ef_search)
 
+    # -- pending vectors (vectors.py): written unindexed, put in the HNSW index by a drain -----
+    @property
+    def pending_vectors(self) -> int:
+        """Rows whose vector waits for a drain (searched exactly meanwhile)."""
+        return self.vectors.pending_count() if isinstance(self.vectors, PgVectorIndex) else 0
+
+    def drain_vectors(self, limit: int | None = None) -> int:
+        """Put pending vectors in the HNSW index, :attr:`StoreConfig.pg_drain_batch` per
+        transaction, until none is left or ``limit`` are done; returns how many. Safe beside
+        other drainers and writers in any process (``SKIP LOCKED``)."""
+        index = self.vectors
+        if self.read_only or not isinstance(index, PgVectorIndex):
+            return 0
+        batch = self.config.pg_drain_batch
+        done = 0
+        while limit is None or done < limit:
+            n = index.drain(batch if limit is None else min(batch, limit - done))
+            done += n
+            if n == 0:
+                break
+        return done
+
+    def index_changed(self, n: int) -> None:
+        """After a write unit with vector changes: when more than
+        :attr:`StoreConfig.pg_pending_max` vectors wait, the writer drains the excess itself
+        (back-pressure: the exact half of a search never grows past the bound)."""
+        self._owed_vectors += n
+        bound = self.config.pg_pending_max
+        over = self.pending_vectors - bound
+        if over > 0:
+            self._owed_vectors = max(0, self._owed_vectors - self.drain_vectors(over))
+
+    def close(self, *, save: bool = True) -> None:
+        """Drain as many pending vectors as this process wrote and has not drained (oldest
+        first: a one-shot `localmem add` leaves the pending set no larger than it found it,
+        and pays for its own rows only; a reader pays for none), then close."""
+        if save and not self.closed and self._owed_vectors and not self.read_only:
+            try:
+                self.drain_vectors(self._owed_vectors)
+            except Exception as exc:  # the rows stay pending and found: the next drain has them
+                self.notice(f"pending vectors left for the next drain: {exc}")
+        super().close(save=save)
+
     @contextmanager
     def bulk_loading(self) -> Iterator[None]:
         """A transaction for loading many rows at once (``migrate-store``): the HNSW index is
@@ -141,8 +186,11 @@ class PgStore(Store):
         import psycopg
 
         with self.db.transaction():
-            self.db.execute(f"DROP INDEX IF EXISTS {index_name(self.vector_dim)}")
+            drop_indexes(self.db, self.vector_dim)
+            # the copied rows go straight into the index built below, not through drains
+            self.db.execute("ALTER TABLE memories ALTER COLUMN vector_pending SET DEFAULT false")
             yield
+            self.db.execute("ALTER TABLE memories ALTER COLUMN vector_pending SET DEFAULT true")
             try:
                 self._build_index_after_load()
             except psycopg.Error as exc:
@@ -186,13 +234,11 @@ class PgStore(Store):
             }
             for a in advise(self.db, dim=self.dim, m=self.config.hnsw_m, rows=facts["live"])
         ]
+        facts["pending_vectors"] = self.pending_vectors
         return facts
 
     def save_index(self) -> None:
         """Nothing to save: the server keeps the index."""
-
-    def index_changed(self, n: int) -> None:
-        """Nothing to count: there is no index file to save."""
 
     def bytes_on_disk(self) -> int:
         """What the store's tables and indexes take in the database."""

@@ -6,6 +6,16 @@ The column is the same ``REAL[]`` as the embedded store's ``FLOAT[]`` list, so e
 reads stored vectors works unchanged; the index is an expression index, partial on the live
 rows, made once the store records its dimension. There is nothing to save, catch up or
 reconcile: PostgreSQL keeps the index in step in the writing transaction, for every process.
+
+**Pending vectors.** pgvector inserts into an HNSW graph one row at a time (a search at
+``ef_construction`` plus page writes): 62 of 70 s of an ``add_many`` measured (docs/benchmarks.md,
+issue 34). So a new row lands with ``vector_pending`` true, outside the index (its predicate asks
+for ``NOT vector_pending``), and a drain (:meth:`PgVectorIndex.drain`) later clears the flag in
+small batches, which is when PostgreSQL puts the row in the graph. A search takes the index's
+top k over the indexed rows and the exact top k over the pending ones (a partial b-tree keeps
+that set at hand) in one statement, so one snapshot: a row is found in one half or the other,
+never both or neither, whatever a drain does meanwhile. A drain killed mid-way rolls back and
+its rows stay pending, still found.
 """
 
 from __future__ import annotations
@@ -21,27 +31,73 @@ from localmem.store.store import LIVE
 _MAX_EF = 1000
 
 
+#: the rows a drain has put in the HNSW index (a pending one is searched exactly)
+INDEXED = f"{LIVE} AND NOT vector_pending"
+#: the partial b-tree over the pending rows (the exact half of a search, the drain's queue)
+PENDING_INDEX = "memories_vector_pending"
+
+
 def index_name(dim: int) -> str:
     """The name of the HNSW index for vectors of ``dim`` dimensions."""
+    return f"memories_indexed_hnsw_{int(dim)}"
+
+
+def _old_index_name(dim: int) -> str:
+    """The index before pending vectors (over every live row): kept by a store that has it."""
     return f"memories_embedding_hnsw_{int(dim)}"
 
 
 def ensure_index(db: PgDatabase, dim: int, *, m: int, ef_construction: int) -> bool:
-    """Make the HNSW index for ``dim`` unless it exists (under the migration lock, so two
-    processes opening a new store do not both build it); True when it was made."""
+    """Make the ``vector_pending`` column, its partial index and the HNSW index for ``dim``
+    unless they exist (under the migration lock, so two processes opening a new store do not
+    both build it); True when the HNSW index was built.
+
+    A store made before pending vectors keeps its index over every live row, and its adds go
+    on indexing their vectors inline: rebuilding that index at open would stall a large store
+    for long (43 minutes at 1M on this project's 2-core machine). A copy into a new database
+    (``localmem migrate-store``) gives it pending vectors."""
     with db.advisory_lock():
-        if db.scalar("SELECT to_regclass(?) IS NOT NULL", [index_name(dim)]):
+        old_index = bool(db.scalar("SELECT to_regclass(?) IS NOT NULL", [_old_index_name(dim)]))
+        # each DDL statement locks the table whole: only when something is missing
+        if not has_pending_column(db):
+            with db.transaction():
+                # existing rows are indexed already (false)
+                db.execute(
+                    "ALTER TABLE memories ADD COLUMN vector_pending BOOLEAN NOT NULL DEFAULT false"
+                )
+                if not old_index:  # new rows pending
+                    db.execute("ALTER TABLE memories ALTER COLUMN vector_pending SET DEFAULT true")
+        if not db.scalar("SELECT to_regclass(?) IS NOT NULL", [PENDING_INDEX]):
+            db.execute(f"CREATE INDEX {PENDING_INDEX} ON memories (label) WHERE vector_pending")
+        if old_index or db.scalar("SELECT to_regclass(?) IS NOT NULL", [index_name(dim)]):
             return False
         create_index(db, dim, m=m, ef_construction=ef_construction)
         return True
 
 
+def has_pending_column(db: PgDatabase) -> bool:
+    """Whether the store has the ``vector_pending`` column (one made before has not until a
+    writable open adds it)."""
+    return bool(
+        db.scalar(
+            "SELECT count(*) FROM information_schema.columns WHERE table_name = 'memories' "
+            "AND column_name = 'vector_pending' AND table_schema = current_schema()"
+        )
+    )
+
+
+def drop_indexes(db: PgDatabase, dim: int) -> None:
+    """Drop the HNSW index (a bulk load builds it once, after)."""
+    db.execute(f"DROP INDEX IF EXISTS {index_name(dim)}")
+    db.execute(f"DROP INDEX IF EXISTS {_old_index_name(dim)}")
+
+
 def create_index(db: PgDatabase, dim: int, *, m: int, ef_construction: int) -> None:
-    """Build the HNSW index for ``dim`` over the live rows."""
+    """Build the HNSW index for ``dim`` over the live rows that are not pending."""
     db.execute(
         f"CREATE INDEX {index_name(dim)} ON memories USING hnsw "
         f"((embedding::vector({int(dim)})) vector_ip_ops) "
-        f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)}) WHERE {LIVE}"
+        f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)}) WHERE {INDEXED}"
     )
 
 
@@ -62,6 +118,8 @@ class PgVectorIndex:
         self.dim = int(dim)
         self.ef_search = ef_search
         self._order = f"embedding::vector({self.dim}) <#> ?::vector({self.dim})"
+        #: False for a store opened read-only before it had pending vectors (one index)
+        self.deferred = has_pending_column(db)
 
     # the rows are the index: writes need nothing more
     def add(self, labels: Sequence[int] | np.ndarray, vectors: np.ndarray) -> None:
@@ -116,14 +174,48 @@ class PgVectorIndex:
         return self._nearest(query, k, "SET LOCAL enable_indexscan = off")
 
     def _nearest(self, query: np.ndarray, k: int, setting: str) -> tuple[np.ndarray, np.ndarray]:
-        """Top-k labels and inner products, best first, under ``setting`` (one transaction)."""
+        """Top-k labels and inner products, best first, under ``setting`` (one transaction):
+        the index's top k of the indexed rows and the exact top k of the pending ones, merged
+        (one statement, so one snapshot: a drain committing meanwhile moves no row out of
+        sight)."""
         vec = "[" + ",".join(repr(float(x)) for x in np.asarray(query).ravel()) + "]"
+        nearest = f"SELECT label, -({self._order}) AS score FROM memories WHERE"
         with self.db.transaction():
             self.db.execute(setting)
-            rows = self.db.fetchall(
-                f"SELECT label, -({self._order}) FROM memories WHERE {LIVE} "
-                f"ORDER BY {self._order} LIMIT ?",
-                [vec, vec, int(k)],
-            )
+            if self.deferred:
+                rows = self.db.fetchall(
+                    f"({nearest} {INDEXED} ORDER BY {self._order} LIMIT ?) UNION ALL "
+                    f"({nearest} {LIVE} AND vector_pending ORDER BY {self._order} LIMIT ?) "
+                    "ORDER BY score DESC LIMIT ?",
+                    [vec, vec, int(k), vec, vec, int(k), int(k)],
+                )
+            else:
+                rows = self.db.fetchall(
+                    f"{nearest} {LIVE} ORDER BY {self._order} LIMIT ?", [vec, vec, int(k)]
+                )
         labels = np.asarray([r[0] for r in rows], dtype=np.int64)
         return labels, np.asarray([r[1] for r in rows], dtype=np.float32)
+
+    # -- pending vectors -------------------------------------------------------------------------
+    def pending_count(self) -> int:
+        """Rows whose vector is not in the HNSW index yet (searched exactly meanwhile)."""
+        if not self.deferred:
+            return 0
+        return int(self.db.scalar("SELECT count(*) FROM memories WHERE vector_pending"))
+
+    def drain(self, limit: int) -> int:
+        """Put up to ``limit`` pending vectors in the HNSW index, oldest first, in one
+        transaction; returns how many. Rows another drainer (or a writer) holds are skipped
+        (``SKIP LOCKED``), so two processes never index a row twice and never wait on each
+        other. Deleted rows only lose the flag (the index's predicate leaves them out)."""
+        if not self.deferred or limit <= 0:
+            return 0
+        with self.db.transaction():
+            rows = self.db.fetchall(
+                "WITH batch AS (SELECT id FROM memories WHERE vector_pending "
+                "ORDER BY label LIMIT ? FOR UPDATE SKIP LOCKED) "
+                "UPDATE memories m SET vector_pending = false FROM batch "
+                "WHERE m.id = batch.id RETURNING m.label",
+                [int(limit)],
+            )
+        return len(rows)
