@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import numpy as np
@@ -151,9 +151,10 @@ class RowMirror:
                 if len(self._built) > BUILT_MAX:
                     self._built.clear()
                 rows = self._base.take(pa.array(self._pos[missing]))
-                values = [rows.column(c).to_pylist() for c in _COLUMNS]
+                values = [_values(rows.column(c)) for c in _COLUMNS]
                 for row in zip(*values, strict=True):
-                    out[int(row[1])] = self._built[int(row[1])] = row_to_item(row)
+                    item = row_to_item(row, times_aware=True)
+                    out[item.label] = self._built[item.label] = item
             return out
 
     def placement(self, labels: Iterable[int]) -> dict[int, Placement]:
@@ -278,6 +279,22 @@ def _compute() -> Any:
     import pyarrow.compute as pc
 
     return pc
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _values(column: pa.ChunkedArray) -> list[Any]:
+    """A column's values as Python objects; times as aware UTC datetimes, made from their
+    microseconds (pyarrow makes naive ones at twice the cost, then each is made aware: the
+    memories of a reranker's pool are ~100 items a search)."""
+    kind = column.type
+    if not pa.types.is_timestamp(kind):
+        return column.to_pylist()
+    if kind.unit != "us" or kind.tz is not None:  # not DuckDB's TIMESTAMP: the slow way
+        return [aware(x) for x in column.to_pylist()]
+    micros = column.cast(pa.int64()).to_pylist()
+    return [None if x is None else _EPOCH + timedelta(microseconds=x) for x in micros]
 
 
 def _times(tbl: pa.Table) -> np.ndarray:
