@@ -37,6 +37,8 @@ def _check(memory) -> None:
     assert rows is not None
     top = int(db.scalar("SELECT coalesce(max(label), -1) + 3 FROM memories"))
     labels = list(range(-1, top))
+    rows.forget_items()  # placement read from the columns, not from items made before
+    assert rows.placement(labels) == records.placement_by_labels(db, labels)
     assert rows.items(labels) == records.fetch_by_labels(db, labels)
     assert rows.placement(labels) == records.placement_by_labels(db, labels)
     sessions = ["s0", "s1", "s2", "missing"]
