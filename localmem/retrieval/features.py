@@ -103,7 +103,19 @@ def _query_vector(pool: Pool) -> np.ndarray:
     return np.asarray(pool.ctx.vector(pool.ctx.query), dtype=np.float32)
 
 
-def _vectors(pool: Pool) -> dict[int, np.ndarray]:
+@dataclass(frozen=True)
+class _Vectors:
+    """Stored vectors (float64) of some labels, kept sorted by label."""
+
+    labels: np.ndarray
+    matrix: np.ndarray
+
+    def of(self, labels: np.ndarray) -> np.ndarray:
+        """The vectors of ``labels`` (each one of :attr:`labels`), one row each."""
+        return self.matrix[np.searchsorted(self.labels, labels)]
+
+
+def _vectors(pool: Pool) -> _Vectors:
     """The stored vectors the dense features need, read in one call (hnswlib reads a vector
     in ~10 us; a pool has 100): those of memories the dense search did not return (their
     cosine is not known), and of memories with neighbours and the neighbours (the context)."""
@@ -112,8 +124,7 @@ def _vectors(pool: Pool) -> dict[int, np.ndarray]:
     mixed = (prev >= 0) | (nxt >= 0)
     wanted = np.unique(np.concatenate([pool.labels[unknown | mixed], prev[mixed], nxt[mixed]]))
     wanted = wanted[wanted >= 0]
-    vecs = pool.ctx.label_vectors(wanted).astype(np.float64)
-    return dict(zip(wanted.tolist(), vecs, strict=True))
+    return _Vectors(wanted, pool.ctx.label_vectors(wanted).astype(np.float64))
 
 
 def _cosine(pool: Pool) -> np.ndarray:
@@ -123,9 +134,8 @@ def _cosine(pool: Pool) -> np.ndarray:
     out = np.array([known.get(label, np.nan) for label in pool.labels.tolist()])
     missing = np.flatnonzero(np.isnan(out))
     if len(missing):
-        vecs = pool.cached("vectors", lambda: _vectors(pool))
-        own = np.stack([vecs[label] for label in pool.labels[missing].tolist()])
-        out[missing] = own @ _query_vector(pool).astype(np.float64)
+        vecs: _Vectors = pool.cached("vectors", lambda: _vectors(pool))
+        out[missing] = vecs.of(pool.labels[missing]) @ _query_vector(pool).astype(np.float64)
     return out
 
 
@@ -205,12 +215,12 @@ def _context_cosine(pool: Pool) -> np.ndarray:
     rows = np.flatnonzero((prev >= 0) | (nxt >= 0))
     if not len(rows):
         return out
-    vecs = pool.cached("vectors", lambda: _vectors(pool))
-    mixed = np.stack([vecs[label] for label in pool.labels[rows].tolist()])
+    vecs: _Vectors = pool.cached("vectors", lambda: _vectors(pool))
+    mixed = vecs.of(pool.labels[rows])
     for side in (prev[rows], nxt[rows]):
         has = np.flatnonzero(side >= 0)
         if len(has):
-            mixed[has] += NEIGHBOUR_WEIGHT * np.stack([vecs[x] for x in side[has].tolist()])
+            mixed[has] += NEIGHBOUR_WEIGHT * vecs.of(side[has])
     mixed /= np.maximum(np.linalg.norm(mixed, axis=1, keepdims=True), 1e-12)
     out[rows] = mixed @ _query_vector(pool).astype(np.float64)
     return out
