@@ -28,8 +28,11 @@ from pathlib import Path
 import Stemmer
 
 #: bumped when :func:`terms` changes what it gives for a text (2: Unicode words, per-language
-#: stop-words and stemming): postings made by an older version may be worth rebuilding
-TERMS_VERSION = 2
+#: stop-words and stemming; 3: the language vote of 5af091f, which tells a few short texts such
+#: as "Take care, talk soon" another language). A store records the version that made its BM25
+#: postings (:data:`localmem.store.lexical.TERMS_META`); the reranker reads a memory's terms
+#: from them only where that is this version, and ``localmem doctor --repair`` rebuilds them
+TERMS_VERSION = 3
 
 # a word: letters and digits of any script, with an apostrophe and letters after it kept on
 # (possessives, elisions); for ASCII text exactly what `[a-z0-9]+(?:['’][a-z]+)?` matched

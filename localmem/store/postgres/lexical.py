@@ -148,6 +148,10 @@ class PgLexicalIndex(LexicalIndex):
             "total = (SELECT coalesce(sum(length), 0) FROM lex_docs)"
         )
 
+    def record_terms(self) -> None:
+        """Nothing: PostgreSQL tokenises the reranker's texts (another process, of another
+        version, may add postings at any time), so its stores record no tokeniser version."""
+
     def rollback(self) -> None:
         """Nothing is held in memory: a rolled-back transaction took its postings with it."""
 
