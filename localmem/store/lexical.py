@@ -314,6 +314,48 @@ class LexicalIndex:
             ids = self._ensure_terms()
             return {t: (len(self._postings(ids[t])[0]) if t in ids else 0) for t in set(stems)}
 
+    def held_terms(
+        self, labels: Sequence[int] | np.ndarray, stems: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """What the index knows of some memories without their texts: each one's length in
+        index terms (0: not indexed, or no terms) and, for each of ``stems``, whether it holds
+        it (a bool matrix, a row a memory). The reranker's length and coverage features read
+        these instead of tokenising ~100 texts a search (:func:`localmem.text.terms` made the
+        postings, so the answers are the same). None where they might not be: postings not
+        recorded as made by this code's tokeniser (:meth:`terms_current`), or not held in memory
+        (PostgreSQL)."""
+        if not self.terms_current():
+            return None
+        self._ensure_loaded()
+        labels = np.asarray(labels, dtype=np.int64)
+        with self._lock:
+            lengths = np.zeros(len(labels), dtype=np.int64)
+            inside = (labels >= 0) & (labels < len(self._doc_len))
+            lengths[inside] = self._doc_len[labels[inside]].astype(np.int64)
+            ids = self._ensure_terms()
+            holds = np.zeros((len(labels), len(stems)), dtype=bool)
+            for j, stem in enumerate(stems):
+                tid = ids.get(stem)
+                if tid is not None:
+                    holds[:, j] = self._holds(tid, labels)
+            return lengths, holds
+
+    def _holds(self, tid: int, labels: np.ndarray) -> np.ndarray:
+        """Whether each label has a posting of term ``tid`` (as :meth:`_postings` lists them,
+        without copying the postings of a common word)."""
+        found = np.zeros(len(labels), dtype=bool)
+        if tid + 1 < len(self._offsets):
+            rows = self._labels[self._offsets[tid] : self._offsets[tid + 1]]  # sorted by label
+            if len(rows):
+                at = np.searchsorted(rows, labels).clip(0, len(rows) - 1)
+                found = rows[at] == labels
+            if self._removed:  # their compressed postings are an older text's
+                found &= ~np.isin(labels, np.fromiter(self._removed, np.int64))
+        extra = self._delta.get(tid)
+        if extra:
+            found |= np.isin(labels, np.fromiter((x for x, _ in extra), np.int64))
+        return found
+
     @property
     def doc_count(self) -> int:
         """Documents in the index."""

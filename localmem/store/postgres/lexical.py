@@ -183,6 +183,13 @@ class PgLexicalIndex(LexicalIndex):
         found: dict[str, int] = dict(rows)
         return {t: int(found.get(t, 0)) for t in wanted}
 
+    def held_terms(
+        self, labels: Sequence[int] | np.ndarray, stems: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """None: the postings live in the database (another process may have written them);
+        the reranker tokenises the texts instead."""
+        return None
+
     @property
     def doc_count(self) -> int:
         """Documents in the index (kept in ``lex_stats``: counting ``lex_docs`` took tens of
