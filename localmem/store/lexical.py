@@ -35,6 +35,8 @@ K1 = 1.2
 B = 0.75
 #: the ``meta`` key naming the :data:`localmem.text.TERMS_VERSION` that made every posting
 TERMS_META = "lexical_terms"
+#: its value where no version made every posting (a copy into PostgreSQL, and back)
+UNRECORDED = "unrecorded"
 _UNREAD = object()
 
 
@@ -103,8 +105,9 @@ class LexicalIndex:
             self._loaded = True
 
     def recorded_terms(self) -> str | None:
-        """The tokeniser version the store records for its postings (None: not recorded, as in
-        stores made before the record existed, or postings of several versions)."""
+        """The tokeniser version the store records for its postings (None or
+        :data:`UNRECORDED`: not recorded, as in stores made before the record existed, postings
+        of several versions, or a store copied through PostgreSQL)."""
         with self._lock:
             if self._recorded is _UNREAD:
                 self._recorded = self.db.get_meta(TERMS_META)
