@@ -81,6 +81,9 @@ def _pool_terms(memory, query: str) -> dict[int, tuple[int, frozenset[str]]]:
     def spy(ctx):
         pool, joined = original(ctx)
         counts, held = features.index_terms(ctx, pool.items)
+        # coverage from the held query terms is the one from every term, to the last bit
+        whole = [features.term_set(item.content) for item in pool.items]
+        assert features.coverage(ctx, held).tobytes() == features.coverage(ctx, whole).tobytes()
         for item, n, h in zip(pool.items, counts.tolist(), held, strict=True):
             seen[item.label] = (n, h & set(ctx.parsed.terms))
         return pool, joined

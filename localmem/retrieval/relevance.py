@@ -104,7 +104,10 @@ def coverage(ctx: SearchContext, held: list[frozenset[str]]) -> np.ndarray:
     df = lexical.document_frequencies(query)
     idf = {t: math.log(1.0 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in query}
     total = sum(idf.values()) or 1.0
-    return np.array([sum(idf[t] for t in query & terms) / total for terms in held])
+    # summed in the query's order, the same for every memory: the order of ``query & terms``
+    # followed the memory's own term set, so its last bit differed when the postings (the
+    # query terms a memory holds) answered instead of the whole set of its terms
+    return np.array([sum(idf[t] for t in idf if t in terms) / total for terms in held])
 
 
 def signals(ctx: SearchContext, cands: list[Candidate]) -> list[dict[str, float]]:
