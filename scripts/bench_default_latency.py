@@ -163,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     out = subprocess.run(
         [
             sys.executable,
+            "-P",  # not the working directory first: PYTHONPATH=<other checkout> must win
             "-c",
             PROBE,
             json.dumps(stores),
