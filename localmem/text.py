@@ -28,12 +28,16 @@ from pathlib import Path
 import Stemmer
 
 #: bumped when :func:`terms` changes what it gives for a text (2: Unicode words, per-language
-#: stop-words and stemming): postings made by an older version may be worth rebuilding
-TERMS_VERSION = 2
+#: stop-words and stemming; 3: the language vote of 5af091f, which tells a few short texts such
+#: as "Take care, talk soon" another language). A store records the version that made its BM25
+#: postings (:data:`localmem.store.lexical.TERMS_META`); the reranker reads a memory's terms
+#: from them only where that is this version, and ``localmem doctor --repair`` rebuilds them
+TERMS_VERSION = 3
 
 # a word: letters and digits of any script, with an apostrophe and letters after it kept on
 # (possessives, elisions); for ASCII text exactly what `[a-z0-9]+(?:['’][a-z]+)?` matched
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W\d_]+)?")
+_ASCII_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")  # the same on lower-case ASCII text
 # scripts written without spaces between words: Han, Hiragana, Katakana, Hangul
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 
@@ -233,8 +237,9 @@ def stem(word: str) -> str:
 def _tokens(text: str) -> list[str]:
     """Lower-case Unicode words, apostrophes kept; runs of CJK script as character pairs."""
     lowered = text.lower()
-    if not lowered.isascii():
-        lowered = unicodedata.normalize("NFC", lowered)  # "é" as one letter, not e + accent
+    if lowered.isascii():  # no CJK script: the words as found, by the ASCII pattern (faster)
+        return _ASCII_WORD.findall(lowered)
+    lowered = unicodedata.normalize("NFC", lowered)  # "é" as one letter, not e + accent
     out: list[str] = []
     for w in _WORD.findall(lowered):
         if w.isascii() or not _CJK.search(w):
@@ -358,31 +363,33 @@ def language(tokens: list[str]) -> str:
     needs two votes, or one among the widely written languages when English has none ("Wo
     wohnt Ana?"), so an English sign-off ("Take care!": "take" is a Czech stop-word) stays
     English."""
+    return _vote([_fold(w) for w in tokens])
+
+
+def _vote(folded: list[str]) -> str:
+    """:func:`language` of tokens already folded."""
     _, owners = _stop_lists()
     # a plain dict, votes added only for stop-words: Counter.update costs ~3x more a word,
     # and the reranker's length feature asks for the language of every text in its pool
     score: dict[str, int] = {}
-    letters: set[str] = set()
-    for w in map(_fold, tokens):
-        langs = owners.get(w)
-        if langs:
-            for lang in langs:
-                score[lang] = score.get(lang, 0) + 1
-        if not w.isascii():
-            letters.update(w)
-    for lang, marks in _LETTERS.items():
-        if letters & marks:
+    for langs in [owners[w] for w in folded if w in owners]:
+        for lang in langs:
             score[lang] = score.get(lang, 0) + 1
+    letters = {c for w in folded if not w.isascii() for c in w}
+    if letters:
+        for lang, marks in _LETTERS.items():
+            if letters & marks:
+                score[lang] = score.get(lang, 0) + 1
     if not score:
         return "english"
     top = max(score.values())
+    english = score.get("english", 0)
+    if top <= english:  # English has most votes, and wins any tie
+        return "english"
     best = min(
         (lang for lang, v in score.items() if v == top),
         key=lambda lang: (_RANK.get(lang, len(_RANK)), lang),
     )
-    english = score.get("english", 0)
-    if best == "english" or top <= english:
-        return "english"
     if top >= 2 or (english == 0 and best in _RANK):
         return best
     return "english"
@@ -416,9 +423,13 @@ def terms(text: str) -> list[str]:
     tokens = _tokens(text)
     if not tokens:
         return []
-    lang = language(tokens)
+    # folded once for the vote and the terms; an ASCII text without an apostrophe has nothing
+    # to fold (the reranker tokenises ~100 texts a search)
+    plain = text.isascii() and "'" not in text
+    folded = tokens if plain else [_fold(w) for w in tokens]
+    lang = _vote(folded)
     if lang == "english":
-        got = [stem(w) for w in map(_fold, tokens) if w not in STOP_WORDS]
+        got = [stem(w) for w in folded if w not in STOP_WORDS]
     else:
         got = _foreign_terms(tokens, lang)
     return got if text.isascii() else [t if t.isascii() else t.translate(_LATIN_BASE) for t in got]

@@ -53,7 +53,8 @@ import json, os, sys, time
 from localmem import Memory
 from localmem.text import content_hash
 stores, queries, configs = json.loads(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[3])
-mems = [Memory.open(path, create=False) for path in stores]
+read_only = sys.argv[4] == "read-only"
+mems = [Memory.open(path, create=False, read_only=read_only) for path in stores]
 extra = {n: o.pop("_settings", {}) for n, o in configs.items()}
 settings = [{n: m.config.with_updates(search=extra[n]) for n in configs} for m in mems]
 for mem, mine in zip(mems, settings):  # warm up every path once
@@ -99,11 +100,11 @@ def grow_chat(store: Path, size: int, have: int, mode: str, name: str) -> None:
         mem.add_many(texts, batch_size=1000)
 
 
-def count(store: Path, name: str) -> int:
+def count(store: Path, name: str, *, read_only: bool = False) -> int:
     """Memories in a store (0 when there is none yet)."""
     if not store.exists():
         return 0
-    with Memory.open(store, embedder=Precomputed(name, 384)) as mem:
+    with Memory.open(store, embedder=Precomputed(name, 384), read_only=read_only) as mem:
         return mem.count()
 
 
@@ -119,6 +120,11 @@ def main(argv: list[str] | None = None) -> int:
         help="measure the stores as they are (one cut short is not grown; its own size shows)",
     )
     p.add_argument("--work", type=Path, default=ROOT / ".bench" / "latency")
+    p.add_argument(
+        "--read-only",
+        action="store_true",
+        help="open the stores read-only (with --as-is: stores another process reads too)",
+    )
     p.add_argument("--docs", type=Path, help="write the result into this markdown file")
     p.add_argument("--section", help="the section of --docs (default: default-latency[-chat])")
     p.add_argument(
@@ -144,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     name = make_embedder().name
     for size in args.size:
         store = args.work / f"store-{size}-{args.vectors}{'-chat' if args.chat else ''}"
-        have = count(store, name)
+        have = count(store, name, read_only=args.read_only)
         if have < size and not args.as_is:  # a store cut short grows on from where it is
             for stop in [*range(have - have % 20_000 + 20_000, size, 20_000), size]:
                 log(f"growing to {stop}")
@@ -155,7 +161,16 @@ def main(argv: list[str] | None = None) -> int:
     queries = make_queries(args.queries + 1)
     log(f"probing {len(queries)} queries x {len(configs)} configurations x {len(stores)} stores")
     out = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(stores), json.dumps(queries), json.dumps(configs)],
+        [
+            sys.executable,
+            "-P",  # not the working directory first: PYTHONPATH=<other checkout> must win
+            "-c",
+            PROBE,
+            json.dumps(stores),
+            json.dumps(queries),
+            json.dumps(configs),
+            "read-only" if args.read_only else "read-write",
+        ],
         check=True,
         capture_output=True,
         text=True,

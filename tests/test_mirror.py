@@ -37,6 +37,8 @@ def _check(memory) -> None:
     assert rows is not None
     top = int(db.scalar("SELECT coalesce(max(label), -1) + 3 FROM memories"))
     labels = list(range(-1, top))
+    rows.forget_items()  # placement read from the columns, not from items made before
+    assert rows.placement(labels) == records.placement_by_labels(db, labels)
     assert rows.items(labels) == records.fetch_by_labels(db, labels)
     assert rows.placement(labels) == records.placement_by_labels(db, labels)
     sessions = ["s0", "s1", "s2", "missing"]
@@ -248,3 +250,20 @@ def test_a_process_that_searches_once_never_reads_the_table_whole(memory, monkey
     assert memory.kernel.rows() is None  # two searches: DuckDB answered
     memory.search("garden", k=3)
     assert memory.kernel.rows() is not None and memory.kernel.rows().reads == 1
+
+
+def test_held_rows_times_are_those_of_the_database():
+    """The row mirror makes its times from their microseconds: the same aware datetimes as
+    pyarrow's own conversion made aware, nulls kept; other kinds of time the slow way."""
+    import pyarrow as pa
+
+    from localmem.store.mirror import _values
+    from localmem.store.records import aware
+
+    moments = [datetime(2023, 5, 7, 13, 1, 2, 345678), None, datetime(1969, 12, 31, 23, 59, 59)]
+    for kind in (pa.timestamp("us"), pa.timestamp("ns"), pa.timestamp("us", tz="UTC")):
+        column = pa.chunked_array([pa.array(moments, kind)])
+        expected = [aware(x.replace(tzinfo=None)) if x else None for x in column.to_pylist()]
+        got = _values(column)
+        assert got == expected and [repr(x) for x in got] == [repr(x) for x in expected]
+    assert _values(pa.chunked_array([pa.array(["a", None])])) == ["a", None]

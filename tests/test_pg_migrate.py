@@ -30,6 +30,8 @@ def _fill(path, embedder) -> dict:
 def test_folder_to_postgres_and_back(tmp_path, pg_url, embedder, capsys):
     src, back = tmp_path / "src", tmp_path / "back"
     facts = _fill(src, embedder)
+    with Memory.open(src, embedder=embedder) as mem:
+        assert mem.store.lexical.terms_current()  # a new store's postings: this tokeniser's
     code, out, err = run(capsys, "migrate-store", str(src), pg_url, "--json")
     assert code == 0, err
     there = json.loads(out)
@@ -46,6 +48,11 @@ def test_folder_to_postgres_and_back(tmp_path, pg_url, embedder, capsys):
             stats = other.stats()
             for key in ("memories", "deleted", "by_kind", "sessions", "links"):
                 assert stats[key] == facts["stats"][key]
+        # the tokeniser version of the postings: PostgreSQL records none (other versions may
+        # write there), so the copy back records none either and its reranker tokenises
+        assert not pg.store.lexical.terms_current()
+        assert not mem.store.lexical.terms_current()
+        assert mem.store.lexical.held_terms([0], ["plan"]) is None
         # the copy built PostgreSQL's HNSW index once, after its rows, and it is usable
         assert pg.store.db.scalar(
             "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(?)",

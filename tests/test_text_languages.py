@@ -157,3 +157,102 @@ def test_without_the_precomputed_lists_the_same_languages_and_terms(monkeypatch)
         assert [(text.language(text._tokens(s)), text.terms(s)) for s in samples] == with_table
     finally:
         text._stop_lists.cache_clear()
+
+
+# -- the tokeniser before its fast paths (ASCII words, one fold, English's early win), kept as
+# the oracle: the fast paths must give the same words, language and terms for any text
+def _reference_tokens(text: str) -> list[str]:
+    import unicodedata
+
+    from localmem.text import _CJK, _WORD
+
+    lowered = text.lower()
+    if not lowered.isascii():
+        lowered = unicodedata.normalize("NFC", lowered)
+    out: list[str] = []
+    for w in _WORD.findall(lowered):
+        if w.isascii() or not _CJK.search(w):
+            out.append(w)
+            continue
+        for part in re.split(f"({_CJK.pattern})", w):
+            if not part:
+                continue
+            if _CJK.fullmatch(part):
+                out += [part] if len(part) == 1 else [part[i : i + 2] for i in range(len(part) - 1)]
+            else:
+                out.append(part)
+    return out
+
+
+def _reference_language(tokens: list[str]) -> str:
+    from localmem.text import _LETTERS, _RANK, _fold, _stop_lists
+
+    _, owners = _stop_lists()
+    score: dict[str, int] = {}
+    letters: set[str] = set()
+    for w in map(_fold, tokens):
+        for lang in owners.get(w, ()):
+            score[lang] = score.get(lang, 0) + 1
+        if not w.isascii():
+            letters.update(w)
+    for lang, marks in _LETTERS.items():
+        if letters & marks:
+            score[lang] = score.get(lang, 0) + 1
+    if not score:
+        return "english"
+    top = max(score.values())
+    best = min(
+        (lang for lang, v in score.items() if v == top),
+        key=lambda lang: (_RANK.get(lang, len(_RANK)), lang),
+    )
+    english = score.get("english", 0)
+    if best == "english" or top <= english:
+        return "english"
+    if top >= 2 or (english == 0 and best in _RANK):
+        return best
+    return "english"
+
+
+def _reference_terms(text: str) -> list[str]:
+    from localmem.text import _LATIN_BASE, _fold, _foreign_terms, stem
+
+    tokens = _reference_tokens(text)
+    if not tokens:
+        return []
+    lang = _reference_language(tokens)
+    if lang == "english":
+        got = [stem(w) for w in map(_fold, tokens) if w not in STOP_WORDS]
+    else:
+        got = _foreign_terms(tokens, lang)
+    return got if text.isascii() else [t if t.isascii() else t.translate(_LATIN_BASE) for t in got]
+
+
+_MIXED = st.lists(
+    st.one_of(
+        st.sampled_from(ENGLISH),
+        st.sampled_from(
+            [
+                "Wo wohnt Ana?",
+                "el perro de la casa se fue",
+                "C'est l'école de Müller",
+                "Take care!",
+                "¿Dónde está?",
+                "東京に行きました",
+                "Caroline’s and Mel's",
+                "das ist nicht gut, aber ja",
+            ]
+        ),
+        st.text(max_size=40),
+        st.text(alphabet="abcdefghij'’ ÄéñçZ0189-.,", max_size=40),
+    ),
+    min_size=1,
+    max_size=4,
+).map(" ".join)
+
+
+@settings(max_examples=400)
+@given(_MIXED)
+def test_the_fast_paths_give_the_reference_words_language_and_terms(text):
+    assert _tokens(text) == _reference_tokens(text)
+    assert language(_tokens(text)) == _reference_language(_reference_tokens(text))
+    assert terms(text) == _reference_terms(text)

@@ -238,6 +238,19 @@ def _index_checks(check, facts: dict) -> None:
             f"live, {drift['lexical_missing']} missing" + mend
         ),
     )
+    wanted = facts.get("lexical_terms_wanted")
+    if wanted is not None:  # PostgreSQL records none: its reranker tokenises
+        # not damage: an older store's postings answer BM25 as before; only the reranker
+        # tokenises its texts instead of reading them
+        check(
+            "lexical terms",
+            True,
+            f"postings made by the tokeniser of version {wanted}"
+            if facts["lexical_terms_current"]
+            else f"postings made by tokeniser version {facts['lexical_terms'] or 'unrecorded'} "
+            f"(this code's: {wanted}), so searches tokenise the reranker's texts; "
+            "`localmem doctor --repair` rebuilds them",
+        )
     lost = facts["successors_lost"]
     check(
         "supersessions",

@@ -31,6 +31,7 @@ not move the ranking.
 from __future__ import annotations
 
 import itertools
+import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -103,7 +104,19 @@ def _query_vector(pool: Pool) -> np.ndarray:
     return np.asarray(pool.ctx.vector(pool.ctx.query), dtype=np.float32)
 
 
-def _vectors(pool: Pool) -> dict[int, np.ndarray]:
+@dataclass(frozen=True)
+class _Vectors:
+    """Stored vectors (float64) of some labels, kept sorted by label."""
+
+    labels: np.ndarray
+    matrix: np.ndarray
+
+    def of(self, labels: np.ndarray) -> np.ndarray:
+        """The vectors of ``labels`` (each one of :attr:`labels`), one row each."""
+        return self.matrix[np.searchsorted(self.labels, labels)]
+
+
+def _vectors(pool: Pool) -> _Vectors:
     """The stored vectors the dense features need, read in one call (hnswlib reads a vector
     in ~10 us; a pool has 100): those of memories the dense search did not return (their
     cosine is not known), and of memories with neighbours and the neighbours (the context)."""
@@ -112,8 +125,7 @@ def _vectors(pool: Pool) -> dict[int, np.ndarray]:
     mixed = (prev >= 0) | (nxt >= 0)
     wanted = np.unique(np.concatenate([pool.labels[unknown | mixed], prev[mixed], nxt[mixed]]))
     wanted = wanted[wanted >= 0]
-    vecs = pool.ctx.label_vectors(wanted).astype(np.float64)
-    return dict(zip(wanted.tolist(), vecs, strict=True))
+    return _Vectors(wanted, pool.ctx.label_vectors(wanted).astype(np.float64))
 
 
 def _cosine(pool: Pool) -> np.ndarray:
@@ -123,9 +135,8 @@ def _cosine(pool: Pool) -> np.ndarray:
     out = np.array([known.get(label, np.nan) for label in pool.labels.tolist()])
     missing = np.flatnonzero(np.isnan(out))
     if len(missing):
-        vecs = pool.cached("vectors", lambda: _vectors(pool))
-        own = np.stack([vecs[label] for label in pool.labels[missing].tolist()])
-        out[missing] = own @ _query_vector(pool).astype(np.float64)
+        vecs: _Vectors = pool.cached("vectors", lambda: _vectors(pool))
+        out[missing] = vecs.of(pool.labels[missing]) @ _query_vector(pool).astype(np.float64)
     return out
 
 
@@ -205,12 +216,12 @@ def _context_cosine(pool: Pool) -> np.ndarray:
     rows = np.flatnonzero((prev >= 0) | (nxt >= 0))
     if not len(rows):
         return out
-    vecs = pool.cached("vectors", lambda: _vectors(pool))
-    mixed = np.stack([vecs[label] for label in pool.labels[rows].tolist()])
+    vecs: _Vectors = pool.cached("vectors", lambda: _vectors(pool))
+    mixed = vecs.of(pool.labels[rows])
     for side in (prev[rows], nxt[rows]):
         has = np.flatnonzero(side >= 0)
         if len(has):
-            mixed[has] += NEIGHBOUR_WEIGHT * np.stack([vecs[x] for x in side[has].tolist()])
+            mixed[has] += NEIGHBOUR_WEIGHT * vecs.of(side[has])
     mixed /= np.maximum(np.linalg.norm(mixed, axis=1, keepdims=True), 1e-12)
     out[rows] = mixed @ _query_vector(pool).astype(np.float64)
     return out
@@ -266,17 +277,54 @@ def f_context_bm25(pool: Pool) -> np.ndarray:
 def f_coverage(pool: Pool) -> np.ndarray:
     """The share of the query's term weight (idf) that the memory holds: BM25 rewards one rare
     word repeated; coverage rewards holding every part of the question."""
-    query = set(pool.ctx.parsed.terms)
+    held = pool.cached("terms", lambda: index_terms(pool.ctx, pool.items))[1]
+    return coverage(pool.ctx, held)
+
+
+def coverage(ctx: SearchContext, held: Sequence[frozenset[str]]) -> np.ndarray:
+    """The share of the query's term weight (BM25's idf) held by each memory, given the terms
+    each holds (of the query's at least, :func:`index_terms`)."""
+    query = set(ctx.parsed.terms)
     if not query:
-        return np.zeros(len(pool.items))
-    lexical = pool.ctx.kernel.store.lexical
+        return np.zeros(len(held))
+    lexical = ctx.kernel.store.lexical
     n = max(lexical.doc_count, 1)
     df = lexical.document_frequencies(query)
     idf = {t: np.log(1.0 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in query}
     total = sum(idf.values()) or 1.0
-    return np.array(
-        [sum(idf[t] for t in query & term_set(item.content)) / total for item in pool.items]
-    )
+    # summed in the query's order, the same for every memory: the order of ``query & terms``
+    # followed the memory's own term set, so its last bit differed when the postings (the
+    # query terms a memory holds) answered instead of the whole set of its terms
+    return np.array([sum(idf[t] for t in idf if t in terms) / total for terms in held])
+
+
+#: ``LOCALMEM_POOL_TERMS=tokenise``: the features tokenise every text even where the postings
+#: answer (a benchmark's switch, to show both give the same results; never needed otherwise)
+_TOKENISE_ALL = os.environ.get("LOCALMEM_POOL_TERMS") == "tokenise"
+
+
+def index_terms(
+    ctx: SearchContext, items: Sequence[MemoryItem]
+) -> tuple[np.ndarray, list[frozenset[str]]]:
+    """Each memory's count of index terms and the query's terms it holds (at least: a memory
+    tokenised here gives all of its own). Where the lexical index holds a memory's postings and
+    they are of its content alone (no evolved context joined to it) and the store records them
+    as made by this code's tokeniser, they answer: the same terms, without tokenising ~100
+    texts a search; otherwise (an older store, PostgreSQL) the content is tokenised."""
+    stems = list(dict.fromkeys(ctx.parsed.terms))
+    lexical = ctx.kernel.store.lexical
+    known = None if _TOKENISE_ALL else lexical.held_terms([i.label for i in items], stems)
+    lengths, holds = (known[0].tolist(), known[1].tolist()) if known else ([], [])
+    counts = np.zeros(len(items), dtype=np.int64)
+    held: list[frozenset[str]] = []
+    for i, item in enumerate(items):
+        if known is not None and lengths[i] > 0 and not item.context:
+            counts[i] = lengths[i]
+            held.append(frozenset(t for t, h in zip(stems, holds[i], strict=True) if h))
+        else:
+            counts[i] = word_count(item.content)
+            held.append(term_set(item.content))
+    return counts, held
 
 
 def f_session(pool: Pool) -> np.ndarray:
@@ -336,7 +384,8 @@ def word_count(text: str) -> int:
 
 
 def f_length(pool: Pool) -> np.ndarray:
-    n = np.array([np.log1p(word_count(item.content)) for item in pool.items])
+    counts = pool.cached("terms", lambda: index_terms(pool.ctx, pool.items))[0]
+    n = np.log1p(counts.astype(np.float64))
     return n - n.mean() if len(n) else n
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from localmem.errors import StoreError
+from localmem.store.lexical import TERMS_META, UNRECORDED
 from localmem.store.store import Store
 
 #: sequence -> the column whose numbers it hands out
@@ -91,6 +92,7 @@ def copy_store(
                         progress(table, n)
             counts[table] = n
         advance_sequences(dst)
+        forget_terms_on_postgres(dst)
         dst.lexical.refresh_stats()
     return counts
 
@@ -103,6 +105,14 @@ def advance_sequences(dst: Store) -> None:
             top = dst.db.scalar(f"SELECT max({column}) FROM {table}")
             if top is not None:
                 dst.db.restart_sequence(seq, int(top) + 1)
+
+
+def forget_terms_on_postgres(dst: Store) -> None:
+    """A PostgreSQL store records no tokeniser version for its postings (processes of other
+    versions may add to them): the source's record is not copied there (its row says so
+    instead, so that both stores keep the same rows; a copy back carries that)."""
+    if dst.db.backend == "postgres":
+        dst.db.execute("UPDATE meta SET value = ? WHERE key = ?", [UNRECORDED, TERMS_META])
 
 
 def table_counts(store: Store) -> dict[str, int]:

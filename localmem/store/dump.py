@@ -23,7 +23,13 @@ from typing import Any
 import pyarrow as pa
 
 from localmem.errors import InputError, StoreError
-from localmem.store.copy import DERIVED_COLUMNS, SKIPPED, advance_sequences, columns_of
+from localmem.store.copy import (
+    DERIVED_COLUMNS,
+    SKIPPED,
+    advance_sequences,
+    columns_of,
+    forget_terms_on_postgres,
+)
 from localmem.store.store import Store
 
 FORMAT = "localmem-export"
@@ -137,6 +143,7 @@ def load(store: Store, lines: Iterable[Mapping[str, Any]]) -> dict[str, int]:
             if rows:
                 _insert(store, table, rows)
         advance_sequences(store)
+        forget_terms_on_postgres(store)
         store.lexical.refresh_stats()
     return {table: len(rows) for table, rows in grouped.items()}
 

@@ -6,6 +6,14 @@ out of step with the store. Adding a memory appends its postings; nothing is re-
 
 For speed the postings are also held in memory in compressed-row form (one sorted array of labels
 per term) loaded on first use, plus a small per-term delta for what was added since.
+
+The store's ``meta`` row :data:`TERMS_META` names the tokeniser version
+(:data:`localmem.text.TERMS_VERSION`) that made every posting: written when the postings are made
+(a new store) or rebuilt (:meth:`LexicalIndex.rebuild`, ``localmem doctor --repair``), and
+removed when code of another version adds postings to them. Where it is this code's version, a
+memory's postings are its text's terms exactly, and the reranker reads them instead of
+tokenising (:meth:`LexicalIndex.held_terms`); a store without it (made before it existed) is
+tokenised.
 """
 
 from __future__ import annotations
@@ -21,10 +29,15 @@ import pyarrow as pa
 from localmem.store.backend import StoreDatabase
 from localmem.store.db import Database
 from localmem.store.scores import ArrayScores, Scores, best
-from localmem.text import term_counts, terms
+from localmem.text import TERMS_VERSION, term_counts, terms
 
 K1 = 1.2
 B = 0.75
+#: the ``meta`` key naming the :data:`localmem.text.TERMS_VERSION` that made every posting
+TERMS_META = "lexical_terms"
+#: its value where no version made every posting (a copy into PostgreSQL, and back)
+UNRECORDED = "unrecorded"
+_UNREAD = object()
 
 
 class LexicalIndex:
@@ -44,6 +57,7 @@ class LexicalIndex:
         self._removed: set[int] = set()  # labels removed since the compressed rows were built
         self._n_docs = 0
         self._total_len = 0.0
+        self._recorded: object = _UNREAD  # the store's TERMS_META, read on first use
 
     # -- loading -----------------------------------------------------------------------------
     def _ensure_terms(self) -> dict[str, int]:
@@ -90,12 +104,54 @@ class LexicalIndex:
             self._removed.clear()
             self._loaded = True
 
+    def recorded_terms(self) -> str | None:
+        """The tokeniser version the store records for its postings (None or
+        :data:`UNRECORDED`: not recorded, as in stores made before the record existed, postings
+        of several versions, or a store copied through PostgreSQL)."""
+        with self._lock:
+            if self._recorded is _UNREAD:
+                self._recorded = self.db.get_meta(TERMS_META)
+            return self._recorded  # type: ignore[return-value]
+
+    def terms_current(self) -> bool:
+        """Whether this code's tokeniser made every posting of the store (so a memory's
+        postings are its text's terms)."""
+        return self.recorded_terms() == str(TERMS_VERSION)
+
     # -- writes (call inside the store's transaction) -----------------------------------------
+    def record_terms(self) -> None:
+        """Record that this code's tokeniser made every posting (a new store, a rebuild; in the
+        caller's transaction)."""
+        with self._lock:
+            self.db.set_meta(TERMS_META, str(TERMS_VERSION))
+            self._recorded = str(TERMS_VERSION)
+
+    def rebuild(self, labels: Sequence[int], texts: Sequence[str]) -> None:
+        """Make the postings again from these documents alone, with this code's tokeniser, and
+        record its version (in the caller's transaction; on failure the in-memory state is
+        forgotten and reloads from the tables)."""
+        with self._lock:
+            try:
+                for table in ("lex_postings", "lex_docs", "lex_terms"):
+                    self.db.execute(f"DELETE FROM {table}")
+                self._term_ids, self._loaded = {}, False
+                self.add(labels, texts)
+                self.record_terms()
+            except BaseException:
+                self.rollback()
+                raise
+            self.rollback()  # the compressed rows reload from the new tables on first use
+
     def add(self, labels: Sequence[int], texts: Sequence[str]) -> None:
         """Index documents under their labels (in the caller's transaction)."""
         if not labels:
             return
         with self._lock:
+            recorded = self.recorded_terms()
+            if recorded is not None and recorded != str(TERMS_VERSION):
+                # postings of another tokeniser join them: no version made them all now
+                self.db.execute("DELETE FROM meta WHERE key = ?", [TERMS_META])
+                self._recorded = None
             ids = self._ensure_terms()
             new_terms: dict[str, int] = {}
             p_term, p_label, p_tf, d_label, d_len = [], [], [], [], []
@@ -184,6 +240,7 @@ class LexicalIndex:
         with self._lock:
             self._term_ids = None
             self._loaded = False
+            self._recorded = _UNREAD
 
     def _grow(self, size: int) -> None:
         if size > len(self._doc_len):
@@ -259,6 +316,48 @@ class LexicalIndex:
         with self._lock:
             ids = self._ensure_terms()
             return {t: (len(self._postings(ids[t])[0]) if t in ids else 0) for t in set(stems)}
+
+    def held_terms(
+        self, labels: Sequence[int] | np.ndarray, stems: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """What the index knows of some memories without their texts: each one's length in
+        index terms (0: not indexed, or no terms) and, for each of ``stems``, whether it holds
+        it (a bool matrix, a row a memory). The reranker's length and coverage features read
+        these instead of tokenising ~100 texts a search (:func:`localmem.text.terms` made the
+        postings, so the answers are the same). None where they might not be: postings not
+        recorded as made by this code's tokeniser (:meth:`terms_current`), or not held in memory
+        (PostgreSQL)."""
+        if not self.terms_current():
+            return None
+        self._ensure_loaded()
+        labels = np.asarray(labels, dtype=np.int64)
+        with self._lock:
+            lengths = np.zeros(len(labels), dtype=np.int64)
+            inside = (labels >= 0) & (labels < len(self._doc_len))
+            lengths[inside] = self._doc_len[labels[inside]].astype(np.int64)
+            ids = self._ensure_terms()
+            holds = np.zeros((len(labels), len(stems)), dtype=bool)
+            for j, stem in enumerate(stems):
+                tid = ids.get(stem)
+                if tid is not None:
+                    holds[:, j] = self._holds(tid, labels)
+            return lengths, holds
+
+    def _holds(self, tid: int, labels: np.ndarray) -> np.ndarray:
+        """Whether each label has a posting of term ``tid`` (as :meth:`_postings` lists them,
+        without copying the postings of a common word)."""
+        found = np.zeros(len(labels), dtype=bool)
+        if tid + 1 < len(self._offsets):
+            rows = self._labels[self._offsets[tid] : self._offsets[tid + 1]]  # sorted by label
+            if len(rows):
+                at = np.searchsorted(rows, labels).clip(0, len(rows) - 1)
+                found = rows[at] == labels
+            if self._removed:  # their compressed postings are an older text's
+                found &= ~np.isin(labels, np.fromiter(self._removed, np.int64))
+        extra = self._delta.get(tid)
+        if extra:
+            found |= np.isin(labels, np.fromiter((x for x, _ in extra), np.int64))
+        return found
 
     @property
     def doc_count(self) -> int:

@@ -68,8 +68,14 @@ def to_db_time(ts: datetime | None) -> datetime | None:
     return ts.astimezone(timezone.utc).replace(tzinfo=None) if ts is not None else None
 
 
-def row_to_item(row: Sequence[Any]) -> MemoryItem:
-    """A row selected with :data:`MEMORY_COLUMNS` as a :class:`MemoryItem`."""
+def _as_given(ts: datetime | None) -> datetime | None:
+    return ts
+
+
+def row_to_item(row: Sequence[Any], *, times_aware: bool = False) -> MemoryItem:
+    """A row selected with :data:`MEMORY_COLUMNS` as a :class:`MemoryItem` (``times_aware``:
+    its times are aware UTC datetimes already, as :mod:`localmem.store.mirror` makes them)."""
+    at = _as_given if times_aware else aware
     (
         mid,
         label,
@@ -100,14 +106,14 @@ def row_to_item(row: Sequence[Any]) -> MemoryItem:
         content=content,
         context=context,
         level=level,
-        created_at=aware(created),
-        event_time=aware(event),
-        updated_at=aware(updated),
+        created_at=at(created),
+        event_time=at(event),
+        updated_at=at(updated),
         metadata=json.loads(metadata) if metadata else {},
         content_hash=chash,
         deleted=bool(deleted),
-        valid_from=aware(valid_from),
-        valid_to=aware(valid_to),
+        valid_from=at(valid_from),
+        valid_to=at(valid_to),
         superseded_by=superseded_by,
     )
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from localmem.errors import StoreError
 from localmem.store.records import REWRITE_ROW
+from localmem.text import TERMS_VERSION
 from localmem.types import embedding_text
 
 if TYPE_CHECKING:
@@ -140,6 +141,19 @@ def repair_lexical(store: StoreParts) -> int:
     return len(stale) + len(missing)
 
 
+def rebuild_lexical(store: StoreParts) -> int:
+    """Make the BM25 postings again from every live memory with this code's tokeniser and
+    record its version (one transaction), so that the reranker reads a memory's terms from
+    them; returns how many memories were indexed. On DuckDB only: a PostgreSQL store
+    records no version (:meth:`localmem.store.postgres.lexical.PgLexicalIndex.record_terms`)."""
+    if not store.db.one_writer:
+        raise StoreError("the postings of a PostgreSQL store are not rebuilt (none is needed)")
+    with store.write_lock, store.db.transaction():
+        found = texts(store.db, sorted(store.live_labels().tolist()))
+        store.lexical.rebuild([label for label, _ in found], [text for _, text in found])
+    return len(found)
+
+
 def lost_successors(db: StoreDatabase) -> int:
     """Superseded memories whose ``superseded_by`` is missing."""
     return int(db.scalar(f"SELECT count(*) FROM ({_LOST}) lost"))
@@ -225,6 +239,11 @@ def facts(store: StoreParts, *, deep: bool = False) -> dict[str, Any]:
         "lexical_docs": lex_docs,
         "vectors_in_step": vectors_live == live and not found.vectors,
         "lexical_in_step": lex_docs == live and not found.lexical,
+        # the tokeniser version that made the postings (None: not recorded or mixed);
+        # "current": the reranker reads terms from them (DuckDB only)
+        "lexical_terms": store.lexical.recorded_terms(),
+        "lexical_terms_current": store.db.one_writer and store.lexical.terms_current(),
+        "lexical_terms_wanted": str(TERMS_VERSION) if store.db.one_writer else None,
         "drift": found.as_dict() if deep else None,
         "successors_lost": lost,
         "metadata_lost": metadata,
@@ -274,7 +293,13 @@ def repair(store: StoreParts) -> list[str]:
         found = drift(store)
         if found.vectors:
             done.append(f"vector index: repaired {store.reconcile_vectors()} entries")
-        if found.lexical:
+        if store.db.one_writer and not store.lexical.terms_current():
+            recorded = store.lexical.recorded_terms() or "not recorded"
+            done.append(
+                f"lexical index: rebuilt from {rebuild_lexical(store)} memories with the "
+                f"tokeniser of version {TERMS_VERSION} (was {recorded})"
+            )
+        elif found.lexical:
             done.append(f"lexical index: repaired {repair_lexical(store)} entries")
     if lost_successors(store.db):
         mended, left = repair_successors(store.db)

@@ -179,6 +179,8 @@ class Store:
                 self.db.set_meta("format", FORMAT_VERSION)
                 self.db.set_meta("embed_model", model)
                 self.db.set_meta("embed_dim", str(dim))
+                if not self.db.scalar("SELECT count(*) FROM lex_docs"):  # a new store
+                    self.lexical.record_terms()
             recorded_model, recorded_dim = model, str(dim)
         if recorded_dim is None:
             raise StoreError(f"{self.folder} records an embedding model but no dimension")

@@ -148,6 +148,10 @@ class PgLexicalIndex(LexicalIndex):
             "total = (SELECT coalesce(sum(length), 0) FROM lex_docs)"
         )
 
+    def record_terms(self) -> None:
+        """Nothing: PostgreSQL tokenises the reranker's texts (another process, of another
+        version, may add postings at any time), so its stores record no tokeniser version."""
+
     def rollback(self) -> None:
         """Nothing is held in memory: a rolled-back transaction took its postings with it."""
 
@@ -178,6 +182,13 @@ class PgLexicalIndex(LexicalIndex):
         )
         found: dict[str, int] = dict(rows)
         return {t: int(found.get(t, 0)) for t in wanted}
+
+    def held_terms(
+        self, labels: Sequence[int] | np.ndarray, stems: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """None: the postings live in the database (another process may have written them);
+        the reranker tokenises the texts instead."""
+        return None
 
     @property
     def doc_count(self) -> int:
