@@ -311,7 +311,8 @@ def _values(column: pa.ChunkedArray) -> list[Any]:
     memories of a reranker's pool are ~100 items a search)."""
     kind = column.type
     if not pa.types.is_timestamp(kind):
-        return column.to_pylist()
+        values: list[Any] = column.to_pylist()
+        return values
     if kind.unit != "us" or kind.tz is not None:  # not DuckDB's TIMESTAMP: the slow way
         return [aware(x) for x in column.to_pylist()]
     micros = column.cast(pa.int64()).to_pylist()

@@ -68,6 +68,10 @@ def to_db_time(ts: datetime | None) -> datetime | None:
     return ts.astimezone(timezone.utc).replace(tzinfo=None) if ts is not None else None
 
 
+@overload
+def _as_given(ts: datetime) -> datetime: ...
+@overload
+def _as_given(ts: None) -> None: ...
 def _as_given(ts: datetime | None) -> datetime | None:
     return ts
 

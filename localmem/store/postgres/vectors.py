@@ -8,10 +8,11 @@ rows, made once the store records its dimension. There is nothing to save, catch
 reconcile: PostgreSQL keeps the index in step in the writing transaction, for every process.
 
 **Pending vectors.** pgvector inserts into an HNSW graph one row at a time (a search at
-``ef_construction`` plus page writes): 62 of 70 s of an ``add_many`` measured (docs/benchmarks.md,
-issue 34). So a new row lands with ``vector_pending`` true, outside the index (its predicate asks
-for ``NOT vector_pending``), and a drain (:meth:`PgVectorIndex.drain`) later clears the flag in
-small batches, which is when PostgreSQL puts the row in the graph. A search takes the index's
+``ef_construction`` plus page writes): 62 of 70 s of an ``add_many`` measured
+(docs/benchmarks.md, "PostgreSQL: pending vectors"). So a new row lands with
+``vector_pending`` true, outside the index (its predicate asks for ``NOT vector_pending``),
+and a drain (:meth:`PgVectorIndex.drain`) later clears the flag in small batches, which is
+when PostgreSQL puts the row in the graph. A search takes the index's
 top k over the indexed rows and the exact top k over the pending ones (a partial b-tree keeps
 that set at hand) in one statement, so one snapshot: a row is found in one half or the other,
 never both or neither, whatever a drain does meanwhile. A drain killed mid-way rolls back and
