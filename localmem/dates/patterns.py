@@ -143,3 +143,5 @@ RULES_BY_CUE: dict[str, frozenset[int]] = {
 CUE_WORDS = frozenset(RULES_BY_CUE)
 UNCUED_RULES = frozenset(at for at, (kind, _) in enumerate(RULES) if not NEEDS[kind][1])
 DIGIT_RULES = frozenset(at for at, (kind, _) in enumerate(RULES) if NEEDS[kind][0])
+#: the rules that cannot match without a hyphen (an ISO date), though a digit opens them
+HYPHEN_RULES = frozenset(at for at, (kind, _) in enumerate(RULES) if kind == "iso")

@@ -13,6 +13,7 @@ from localmem.dates.patterns import (
     CUE_WORDS,
     DIGIT,
     DIGIT_RULES,
+    HYPHEN_RULES,
     LETTERS,
     RULES,
     RULES_BY_CUE,
@@ -262,7 +263,8 @@ def scan_spans(text: str, anchor: date | None = None, *, quick: bool = False) ->
         text = low
     has_digit = DIGIT.search(low) is not None
     if quick:
-        rules = _cued_rules(CUE_WORDS.intersection(LETTERS.findall(low)), has_digit)
+        cues = CUE_WORDS.intersection(LETTERS.findall(low))
+        rules = _cued_rules(cues, has_digit, hyphen="-" in low)
         if not rules:  # no cue word and no digit: no rule can match (most memories)
             return ()
     else:
@@ -281,14 +283,19 @@ def scan_spans(text: str, anchor: date | None = None, *, quick: bool = False) ->
     return tuple(span for _, span in sorted(found, key=lambda x: x[0]))
 
 
-def _cued_rules(cues: frozenset[str], has_digit: bool) -> list[tuple[str, re.Pattern[str]]]:
+def _cued_rules(
+    cues: frozenset[str], has_digit: bool, *, hyphen: bool = True
+) -> list[tuple[str, re.Pattern[str]]]:
     """The rules, in :data:`RULES`' order, that a text holding the cue words ``cues`` (and a
-    digit or not) can match: those :data:`NEEDS` does not rule out."""
+    digit, a hyphen or not) can match: those :data:`NEEDS` and :data:`HYPHEN_RULES` do not
+    rule out."""
     chosen = set(UNCUED_RULES) if has_digit else set()
     for word in cues:
         chosen |= RULES_BY_CUE[word]
     if not has_digit:
         chosen -= DIGIT_RULES
+    if not hyphen:
+        chosen -= HYPHEN_RULES
     return [RULES[at] for at in sorted(chosen)]
 
 
