@@ -233,3 +233,11 @@ def test_idioms_of_time_words_are_not_time_questions(query):
 )
 def test_a_time_question_stays_one_beside_an_idiom(query):
     assert is_temporal_question(query)
+
+
+@pytest.mark.parametrize(
+    "text", ["on 2023-05-07", "on 2023-5-7 at 9", "note 20230507", "2023 05 07"]
+)
+def test_an_iso_date_is_read_only_where_a_hyphen_could_make_one(text):
+    assert find_spans.__wrapped__(text, None) == scan_spans(text, None)
+    assert bool(find_spans.__wrapped__(text, None)) == ("-" in text)

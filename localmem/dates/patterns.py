@@ -131,3 +131,17 @@ NEEDS: dict[str, tuple[bool, frozenset[str]]] = {
     "month_alone": (False, _MONTH_WORDS),
     "year": (True, _YEAR_PREPS | {"around", "year"}),
 }
+
+#: the rules a cue word can open, by word (positions in :data:`RULES`, whose order decides which
+#: of two overlapping matches wins); the rules with no cue word, which only a digit opens; and
+#: those that need a digit. :func:`localmem.dates.spans.scan_spans` tries only the rules a
+#: text's words and digits open, and none on a text with neither (most memories).
+RULES_BY_CUE: dict[str, frozenset[int]] = {
+    word: frozenset(at for at, (kind, _) in enumerate(RULES) if word in NEEDS[kind][1])
+    for word in frozenset().union(*(cue for _, cue in NEEDS.values()))
+}
+CUE_WORDS = frozenset(RULES_BY_CUE)
+UNCUED_RULES = frozenset(at for at, (kind, _) in enumerate(RULES) if not NEEDS[kind][1])
+DIGIT_RULES = frozenset(at for at, (kind, _) in enumerate(RULES) if NEEDS[kind][0])
+#: the rules that cannot match without a hyphen (an ISO date), though a digit opens them
+HYPHEN_RULES = frozenset(at for at, (kind, _) in enumerate(RULES) if kind == "iso")

@@ -8,7 +8,18 @@ from datetime import date, timedelta
 from functools import lru_cache
 from typing import Any
 
-from localmem.dates.patterns import AMBIGUOUS_MONTHS, DIGIT, LETTERS, NEEDS, RULES, STRONG_PREPS
+from localmem.dates.patterns import (
+    AMBIGUOUS_MONTHS,
+    CUE_WORDS,
+    DIGIT,
+    DIGIT_RULES,
+    HYPHEN_RULES,
+    LETTERS,
+    RULES,
+    RULES_BY_CUE,
+    STRONG_PREPS,
+    UNCUED_RULES,
+)
 from localmem.dates.vocabulary import (
     MONTHS,
     NOT_TEMPORAL_IDIOMS,
@@ -250,15 +261,17 @@ def scan_spans(text: str, anchor: date | None = None, *, quick: bool = False) ->
     low = text.lower()
     if len(low) != len(text):  # a few characters change length when lower-cased
         text = low
-    has_digit = bool(DIGIT.search(low))
-    words = set(LETTERS.findall(low)) if quick else set()
+    has_digit = DIGIT.search(low) is not None
+    if quick:
+        cues = CUE_WORDS.intersection(LETTERS.findall(low))
+        rules = _cued_rules(cues, has_digit, hyphen="-" in low)
+        if not rules:  # no cue word and no digit: no rule can match (most memories)
+            return ()
+    else:
+        rules = RULES
     taken: list[tuple[int, int]] = []
     found: list[tuple[int, Span]] = []
-    for kind, pattern in RULES:
-        if quick:
-            digit, cue = NEEDS[kind]
-            if (digit and not has_digit) or (cue and words.isdisjoint(cue)):
-                continue
+    for kind, pattern in rules:
         for m in pattern.finditer(low):
             a, b = m.span()
             if any(a < e and s < b for s, e in taken):
@@ -268,6 +281,22 @@ def scan_spans(text: str, anchor: date | None = None, *, quick: bool = False) ->
                 taken.append((a, b))
                 found.append((a, span))
     return tuple(span for _, span in sorted(found, key=lambda x: x[0]))
+
+
+def _cued_rules(
+    cues: frozenset[str], has_digit: bool, *, hyphen: bool = True
+) -> list[tuple[str, re.Pattern[str]]]:
+    """The rules, in :data:`RULES`' order, that a text holding the cue words ``cues`` (and a
+    digit, a hyphen or not) can match: those :data:`NEEDS` and :data:`HYPHEN_RULES` do not
+    rule out."""
+    chosen = set(UNCUED_RULES) if has_digit else set()
+    for word in cues:
+        chosen |= RULES_BY_CUE[word]
+    if not has_digit:
+        chosen -= DIGIT_RULES
+    if not hyphen:
+        chosen -= HYPHEN_RULES
+    return [RULES[at] for at in sorted(chosen)]
 
 
 class _Cased:

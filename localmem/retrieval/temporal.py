@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta, timezone
+from functools import lru_cache
 
 from localmem.dates import Span, distance_days, find_spans
 from localmem.retrieval.context import Candidate, SearchContext
@@ -168,7 +169,9 @@ def _reachable(ctx: SearchContext, lo: float, spread: float, *, most: float) -> 
     }
 
 
+@lru_cache(maxsize=4096)
 def _day(d: date) -> Span:
+    """The day a memory happened, as a span (spans are frozen: one per day serves every search)."""
     return Span(d, d, "event time", "day")
 
 
