@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from localmem.store.lexical import K1, B, LexicalIndex
+from localmem.store.postgres.binary import copy_rows
 from localmem.store.postgres.db import PgDatabase
 from localmem.store.postgres.impact import IMPACT_SQL, ImpactScores, impact
 from localmem.store.scores import Scores
@@ -84,30 +85,41 @@ class PgLexicalIndex(LexicalIndex):
                 "UPDATE lex_stats SET docs = docs + ?, total = total + ?",
                 [len(d_len), int(sum(d_len))],
             )
-            if p_term:
-                self.db.execute(
-                    "INSERT INTO lex_terms SELECT nextval('lex_term_seq'), t "
-                    "FROM (SELECT DISTINCT unnest(?::VARCHAR[]) AS t) new ORDER BY t "
-                    "ON CONFLICT (term) DO NOTHING",
-                    [sorted(set(p_term))],
+            with self.db.guarded() as con:
+                if p_term:
+                    ids = self._upsert_terms(df)
+                    copy_rows(
+                        con,
+                        "lex_postings",
+                        ("term_id", "label", "tf", "dl", "impact"),
+                        [
+                            ("INTEGER", [ids[t] for t in p_term]),
+                            ("BIGINT", p_label),
+                            ("INTEGER", p_tf),
+                            ("INTEGER", p_dl),
+                            ("REAL", impact(p_tf, p_dl)),
+                        ],
+                    )
+                copy_rows(
+                    con,
+                    "lex_docs",
+                    ("label", "length"),
+                    [("BIGINT", [int(x) for x in labels]), ("INTEGER", d_len)],
                 )
-                self.db.execute(
-                    "INSERT INTO lex_postings (term_id, label, tf, dl, impact) "
-                    "SELECT t.id, x.label, x.tf, x.dl, x.impact FROM "
-                    "unnest(?::VARCHAR[], ?::BIGINT[], ?::INTEGER[], ?::INTEGER[], ?::REAL[]) "
-                    "AS x(term, label, tf, dl, impact) JOIN lex_terms t ON t.term = x.term",
-                    [p_term, p_label, p_tf, p_dl, impact(p_tf, p_dl).tolist()],
-                )
-                terms_in_order = sorted(df)
-                self.db.execute(
-                    "UPDATE lex_terms t SET df = t.df + x.n FROM "
-                    "unnest(?::VARCHAR[], ?::BIGINT[]) AS x(term, n) WHERE t.term = x.term",
-                    [terms_in_order, [df[t] for t in terms_in_order]],
-                )
-            self.db.execute(
-                "INSERT INTO lex_docs SELECT * FROM unnest(?::BIGINT[], ?::INTEGER[])",
-                [[int(x) for x in labels], d_len],
-            )
+
+    def _upsert_terms(self, df: Counter[str]) -> dict[str, int]:
+        """New terms get ids, every term's ``df`` grows by its count: one statement, which
+        hands back the ids, so the postings are written with them (by binary ``COPY``, no
+        join on the terms' text). Rows are locked in the terms' order."""
+        terms_in_order = sorted(df)
+        rows = self.db.fetchall(
+            "INSERT INTO lex_terms (id, term, df) SELECT nextval('lex_term_seq'), x.term, x.n "
+            "FROM unnest(?::VARCHAR[], ?::BIGINT[]) AS x(term, n) ORDER BY x.term "
+            "ON CONFLICT (term) DO UPDATE SET df = lex_terms.df + excluded.df "
+            "RETURNING term, id",
+            [terms_in_order, [df[t] for t in terms_in_order]],
+        )
+        return {term: int(tid) for term, tid in rows}
 
     def remove(self, labels: Iterable[int]) -> None:
         """Drop documents from the index (in the caller's transaction)."""
