@@ -9,11 +9,14 @@ One PostgreSQL store (pgserver, over its socket) is grown to ``--size`` syntheti
 step of ``add_many`` is real). Then, ``--rounds`` times, each variant takes ``--adds`` more in
 chunks of 1,000, the order of the variants alternating round by round:
 
-- ``main``: :func:`main_add`, the postings write of main before this change (five statements a
-  chunk: the terms by ``INSERT ... SELECT unnest``, the postings by an ``unnest`` of five arrays
-  joined to ``lex_terms`` on the term's text, ``df`` by an ``UPDATE`` joined on the text);
-- ``after``: :meth:`PgLexicalIndex.add` as it is now (one upsert of the terms that returns their
-  ids, the postings and document lengths by binary ``COPY``).
+- ``main``: main's code before this change, kept here: :func:`main_add`, the postings write
+  (five statements a chunk: the terms by ``INSERT ... SELECT unnest``, the postings by an
+  ``unnest`` of five arrays joined to ``lex_terms`` on the term's text, ``df`` by an ``UPDATE``
+  joined on the text) and :func:`main_copy_into` (the rows of ``memories`` by text ``COPY``,
+  each vector printed);
+- ``after``: the code as it is now (:meth:`PgLexicalIndex.add`: one upsert of the terms that
+  returns their ids, the postings and document lengths by binary ``COPY``; ``arrow.copy_into``:
+  the vectors packed as binary ``real[]``).
 
 Both write the same rows to the same store. Pending vectors are drained (untimed) before each
 measurement, so every measurement starts from none pending. Reported: items/s of each
@@ -31,8 +34,10 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -42,6 +47,7 @@ from bench_pg import log, machine, start_postgres  # noqa: E402
 from bench_scale import Precomputed  # noqa: E402
 
 from localmem import Memory  # noqa: E402
+from localmem.store.postgres import arrow  # noqa: E402
 from localmem.store.postgres.impact import impact  # noqa: E402
 from localmem.store.postgres.lexical import PgLexicalIndex  # noqa: E402
 from localmem.text import term_counts  # noqa: E402
@@ -93,7 +99,22 @@ def main_add(self: PgLexicalIndex, labels: Sequence[int], texts: Sequence[str]) 
         )
 
 
-VARIANTS = {"main": main_add, "after": PgLexicalIndex.add}
+def main_copy_into(con: Any, name: str, data: pa.Table) -> None:
+    """main's ``arrow.copy_into`` (text ``COPY``, vectors printed as ``{...}`` literals)."""
+    if data.num_rows == 0:
+        return
+    columns = [arrow._values(data.column(i)) for i in range(data.num_columns)]
+    cols = ", ".join(f'"{n}"' for n in data.column_names)
+    with con.cursor() as cur, cur.copy(f"COPY {name} ({cols}) FROM STDIN") as copy:
+        for row in zip(*columns, strict=True):
+            copy.write_row(row)
+
+
+#: each variant: the BM25 add and the pyarrow COPY used by the store
+VARIANTS = {
+    "main": (main_add, main_copy_into),
+    "after": (PgLexicalIndex.add, arrow.copy_into),
+}
 
 
 def unit_vectors(start: int, n: int) -> np.ndarray:
@@ -133,7 +154,8 @@ def main() -> None:
                 emb.serve(chunk, unit_vectors(have, len(chunk)))
                 store.drain_vectors()
                 spent = [0.0]
-                fn = VARIANTS[name]
+                fn, copy_into = VARIANTS[name]
+                arrow.copy_into = copy_into
 
                 def timed(labels, docs, fn=fn, spent=spent):
                     t = time.perf_counter()
@@ -145,6 +167,7 @@ def main() -> None:
                 mem.add_many(chunk, batch_size=1000)
                 wall = time.perf_counter() - t0
                 del lexical.add
+                arrow.copy_into = VARIANTS["after"][1]
                 have += len(chunk)
                 runs[name].append({"items_s": len(chunk) / wall, "lexical_s": spent[0]})
                 log(f"round {r} {name}: {len(chunk) / wall:.0f}/s, lexical.add {spent[0]:.2f} s")
