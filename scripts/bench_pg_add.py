@@ -49,24 +49,14 @@ from bench_scale import Precomputed  # noqa: E402
 from localmem import Memory  # noqa: E402
 from localmem.store.postgres import arrow  # noqa: E402
 from localmem.store.postgres.impact import impact  # noqa: E402
-from localmem.store.postgres.lexical import PgLexicalIndex  # noqa: E402
-from localmem.text import term_counts  # noqa: E402
+from localmem.store.postgres.lexical import PgLexicalIndex, postings_of  # noqa: E402
 
 
 def main_add(self: PgLexicalIndex, labels: Sequence[int], texts: Sequence[str]) -> None:
     """main's ``PgLexicalIndex.add`` (bf7acaa), kept here to be measured beside this code's."""
     if not labels:
         return
-    p_term, p_label, p_tf, p_dl, d_len = [], [], [], [], []
-    for label, text in zip(labels, texts, strict=True):
-        counts = term_counts(text)
-        length = sum(counts.values())
-        for term, tf in counts.items():
-            p_term.append(term)
-            p_label.append(int(label))
-            p_tf.append(int(tf))
-            p_dl.append(length)
-        d_len.append(length)
+    p_term, p_label, p_tf, p_dl, d_len = postings_of(labels, texts)  # main tokenised inline
     df = Counter(p_term)
     with self.db.transaction():
         self.db.execute(

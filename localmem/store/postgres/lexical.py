@@ -55,6 +55,28 @@ GROUP BY p.label
 """
 
 
+def postings_of(
+    labels: Sequence[int], texts: Sequence[str]
+) -> tuple[list[str], list[int], list[int], list[int], list[int]]:
+    """The documents' postings as columns (term, label, tf, document length) and each
+    document's length."""
+    p_term: list[str] = []
+    p_label: list[int] = []
+    p_tf: list[int] = []
+    p_dl: list[int] = []
+    d_len: list[int] = []
+    for label, text in zip(labels, texts, strict=True):
+        counts = term_counts(text)
+        length = sum(counts.values())
+        for term, tf in counts.items():
+            p_term.append(term)
+            p_label.append(int(label))
+            p_tf.append(int(tf))
+            p_dl.append(length)
+        d_len.append(length)
+    return p_term, p_label, p_tf, p_dl, d_len
+
+
 class PgLexicalIndex(LexicalIndex):
     """BM25 over the memories of a PostgreSQL store, scored in SQL."""
 
@@ -67,16 +89,7 @@ class PgLexicalIndex(LexicalIndex):
         """Index documents under their labels (in the caller's transaction)."""
         if not labels:
             return
-        p_term, p_label, p_tf, p_dl, d_len = [], [], [], [], []
-        for label, text in zip(labels, texts, strict=True):
-            counts = term_counts(text)
-            length = sum(counts.values())
-            for term, tf in counts.items():
-                p_term.append(term)
-                p_label.append(int(label))
-                p_tf.append(int(tf))
-                p_dl.append(length)
-            d_len.append(length)
+        p_term, p_label, p_tf, p_dl, d_len = postings_of(labels, texts)
         df = Counter(p_term)
         with self.db.transaction():
             # the collection's row first: writers of postings take their turns here, so two
