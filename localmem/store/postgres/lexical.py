@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from localmem.store.lexical import K1, B, LexicalIndex
+from localmem.store.postgres.binary import copy_rows
 from localmem.store.postgres.db import PgDatabase
 from localmem.store.postgres.impact import IMPACT_SQL, ImpactScores, impact
 from localmem.store.scores import Scores
@@ -54,6 +55,28 @@ GROUP BY p.label
 """
 
 
+def postings_of(
+    labels: Sequence[int], texts: Sequence[str]
+) -> tuple[list[str], list[int], list[int], list[int], list[int]]:
+    """The documents' postings as columns (term, label, tf, document length) and each
+    document's length."""
+    p_term: list[str] = []
+    p_label: list[int] = []
+    p_tf: list[int] = []
+    p_dl: list[int] = []
+    d_len: list[int] = []
+    for label, text in zip(labels, texts, strict=True):
+        counts = term_counts(text)
+        length = sum(counts.values())
+        for term, tf in counts.items():
+            p_term.append(term)
+            p_label.append(int(label))
+            p_tf.append(int(tf))
+            p_dl.append(length)
+        d_len.append(length)
+    return p_term, p_label, p_tf, p_dl, d_len
+
+
 class PgLexicalIndex(LexicalIndex):
     """BM25 over the memories of a PostgreSQL store, scored in SQL."""
 
@@ -66,16 +89,7 @@ class PgLexicalIndex(LexicalIndex):
         """Index documents under their labels (in the caller's transaction)."""
         if not labels:
             return
-        p_term, p_label, p_tf, p_dl, d_len = [], [], [], [], []
-        for label, text in zip(labels, texts, strict=True):
-            counts = term_counts(text)
-            length = sum(counts.values())
-            for term, tf in counts.items():
-                p_term.append(term)
-                p_label.append(int(label))
-                p_tf.append(int(tf))
-                p_dl.append(length)
-            d_len.append(length)
+        p_term, p_label, p_tf, p_dl, d_len = postings_of(labels, texts)
         df = Counter(p_term)
         with self.db.transaction():
             # the collection's row first: writers of postings take their turns here, so two
@@ -84,30 +98,41 @@ class PgLexicalIndex(LexicalIndex):
                 "UPDATE lex_stats SET docs = docs + ?, total = total + ?",
                 [len(d_len), int(sum(d_len))],
             )
-            if p_term:
-                self.db.execute(
-                    "INSERT INTO lex_terms SELECT nextval('lex_term_seq'), t "
-                    "FROM (SELECT DISTINCT unnest(?::VARCHAR[]) AS t) new ORDER BY t "
-                    "ON CONFLICT (term) DO NOTHING",
-                    [sorted(set(p_term))],
+            with self.db.guarded() as con:
+                if p_term:
+                    ids = self._upsert_terms(df)
+                    copy_rows(
+                        con,
+                        "lex_postings",
+                        ("term_id", "label", "tf", "dl", "impact"),
+                        [
+                            ("INTEGER", [ids[t] for t in p_term]),
+                            ("BIGINT", p_label),
+                            ("INTEGER", p_tf),
+                            ("INTEGER", p_dl),
+                            ("REAL", impact(p_tf, p_dl)),
+                        ],
+                    )
+                copy_rows(
+                    con,
+                    "lex_docs",
+                    ("label", "length"),
+                    [("BIGINT", [int(x) for x in labels]), ("INTEGER", d_len)],
                 )
-                self.db.execute(
-                    "INSERT INTO lex_postings (term_id, label, tf, dl, impact) "
-                    "SELECT t.id, x.label, x.tf, x.dl, x.impact FROM "
-                    "unnest(?::VARCHAR[], ?::BIGINT[], ?::INTEGER[], ?::INTEGER[], ?::REAL[]) "
-                    "AS x(term, label, tf, dl, impact) JOIN lex_terms t ON t.term = x.term",
-                    [p_term, p_label, p_tf, p_dl, impact(p_tf, p_dl).tolist()],
-                )
-                terms_in_order = sorted(df)
-                self.db.execute(
-                    "UPDATE lex_terms t SET df = t.df + x.n FROM "
-                    "unnest(?::VARCHAR[], ?::BIGINT[]) AS x(term, n) WHERE t.term = x.term",
-                    [terms_in_order, [df[t] for t in terms_in_order]],
-                )
-            self.db.execute(
-                "INSERT INTO lex_docs SELECT * FROM unnest(?::BIGINT[], ?::INTEGER[])",
-                [[int(x) for x in labels], d_len],
-            )
+
+    def _upsert_terms(self, df: Counter[str]) -> dict[str, int]:
+        """New terms get ids, every term's ``df`` grows by its count: one statement, which
+        hands back the ids, so the postings are written with them (by binary ``COPY``, no
+        join on the terms' text). Rows are locked in the terms' order."""
+        terms_in_order = sorted(df)
+        rows = self.db.fetchall(
+            "INSERT INTO lex_terms (id, term, df) SELECT nextval('lex_term_seq'), x.term, x.n "
+            "FROM unnest(?::VARCHAR[], ?::BIGINT[]) AS x(term, n) ORDER BY x.term "
+            "ON CONFLICT (term) DO UPDATE SET df = lex_terms.df + excluded.df "
+            "RETURNING term, id",
+            [terms_in_order, [df[t] for t in terms_in_order]],
+        )
+        return {term: int(tid) for term, tid in rows}
 
     def remove(self, labels: Iterable[int]) -> None:
         """Drop documents from the index (in the caller's transaction)."""
