@@ -133,7 +133,7 @@ def copy_into(con: Any, name: str, data: pa.Table) -> None:
 
 def _is_float32_list(kind: pa.DataType) -> bool:
     is_list = pa.types.is_list(kind) or pa.types.is_fixed_size_list(kind)
-    return is_list and pa.types.is_float32(kind.value_type)
+    return bool(is_list and pa.types.is_float32(kind.value_type))
 
 
 class PackedReals(bytes):
