@@ -92,25 +92,10 @@ def _values(column: pa.ChunkedArray) -> list[Any]:
     if not (is_list and pa.types.is_floating(kind.value_type)):
         values: list[Any] = column.to_pylist()
         return values
-    if not pa.types.is_float32(kind.value_type):
-        return [
-            None if row is None else "{" + ",".join(map(repr, row)) + "}"
-            for row in column.to_pylist()
-        ]
-    # float32 (embeddings): nine significant digits give every float32 back exactly, and one
-    # C-level format per row is ~3x faster than repr per value (0.07 against 0.18 ms per
-    # 384-d vector; it was a quarter of an add on PostgreSQL)
-    formats: dict[int, str] = {}
-    out: list[Any] = []
-    for row in column.to_pylist():
-        if row is None:
-            out.append(None)
-            continue
-        fmt = formats.get(len(row))
-        if fmt is None:
-            fmt = formats[len(row)] = "{" + ",".join(["%.9g"] * len(row)) + "}"
-        out.append(fmt % tuple(row))
-    return out
+    # float32 vectors never come here: copy_into sends a table holding them in binary
+    return [
+        None if row is None else "{" + ",".join(map(repr, row)) + "}" for row in column.to_pylist()
+    ]
 
 
 def copy_into(con: Any, name: str, data: pa.Table) -> None:
