@@ -501,3 +501,36 @@ def test_a_postgresql_export_is_one_moment_while_another_process_writes(pg_url, 
         assert added == memories  # no memory without its ADD, no ADD without its memory
         sizes.add(len(memories))
     assert len(sizes) > 1  # the exports did run while the other process wrote
+
+
+@pytest.mark.slow
+def test_exports_cross_backends_both_ways(pg_server, embedder, tmp_path, open_memory):
+    """An export of a PostgreSQL store loads into a folder store and back: the columns that
+    only PostgreSQL's postings carry (document length, impact, a term's count) are derived, so
+    the folder store leaves them out and PostgreSQL counts them again."""
+    source = pg_server.new_database()
+    with localmem.Memory.open(source, embedder=embedder) as mem:
+        ids = _fill(mem)
+        lines = [json.loads(json.dumps(line)) for line in mem.export()]
+        searched = {q: [h.memory.id for h in mem.search(q, mode="lexical").hits] for q in QUERIES}
+    folder = tmp_path / "from-pg"
+    counts = backup.import_export(folder, lines)
+    assert counts == lines[0]["tables"]
+    copy = open_memory(folder)
+    for key in ("a", "b", "c"):
+        assert copy.get(ids[key]).content
+    for query, hits in searched.items():
+        assert [h.memory.id for h in copy.search(query, mode="lexical").hits] == hits
+    back_lines = [json.loads(json.dumps(line)) for line in copy.export()]
+    target = pg_server.new_database()
+    backup.import_export(target, back_lines)
+    with localmem.Memory.open(target, embedder=embedder) as again:
+        for query, hits in searched.items():
+            assert [h.memory.id for h in again.search(query, mode="lexical").hits] == hits
+        assert again.add("Alice plays the cello", user_id="alice").id not in ids.values()
+        assert again.search("cello", mode="lexical").hits[0].memory.content == (
+            "Alice plays the cello"
+        )
+
+
+QUERIES = ("Lyon", "jasmine tea", "chess", "Alice")

@@ -34,6 +34,10 @@ SKIPPED = {"schema_migrations", "lex_stats"}
 #: not copied or exported: PostgreSQL's ``vector_pending`` says whether a row is in *this*
 #: database's HNSW index yet; a load builds the index over every row it writes
 DERIVED_COLUMNS = frozenset({"vector_pending"})
+#: columns only PostgreSQL's BM25 tables carry, each counted from the others (a posting's
+#: document length and impact, a term's number of postings): a folder store leaves them out of
+#: a copy or an import, and PostgreSQL fills in what it was not given (``refresh_stats``)
+RECOUNTED_COLUMNS = {"lex_postings": frozenset({"dl", "impact"}), "lex_terms": frozenset({"df"})}
 
 
 def columns_of(store: Store, table: str) -> list[tuple[str, str]]:

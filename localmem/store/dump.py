@@ -8,7 +8,9 @@ after a header line. :func:`load` writes such lines into an empty store row for 
 same ids, labels and numbers (as ``migrate-store`` copies: :mod:`localmem.store.copy`), so
 nothing is lost and nothing points elsewhere; the vector index follows from the rows when the
 store is next opened. Every value travels as JSON and is cast back by the database to its
-column's type (PostgreSQL's arrays element by element), so one format serves both backends.
+column's type (PostgreSQL's arrays element by element), so one format serves both backends:
+an export of either loads into the other (the BM25 counts only PostgreSQL keeps are left out of
+a folder store and counted again on PostgreSQL).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import pyarrow as pa
 from localmem.errors import InputError, StoreError
 from localmem.store.copy import (
     DERIVED_COLUMNS,
+    RECOUNTED_COLUMNS,
     SKIPPED,
     advance_sequences,
     columns_of,
@@ -151,7 +154,7 @@ def load(store: Store, lines: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 def _insert(store: Store, table: str, rows: list[dict[str, Any]]) -> None:
     columns = columns_of(store, table)
     names = [c for c, _ in columns]
-    unknown = set().union(*rows) - set(names)
+    unknown = set().union(*rows) - set(names) - RECOUNTED_COLUMNS.get(table, frozenset())
     if unknown:
         raise InputError(f"rows of {table} have columns the store lacks: {sorted(unknown)}")
     present = [(c, kind) for c, kind in columns if any(c in row for row in rows)]
