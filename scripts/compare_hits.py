@@ -10,7 +10,8 @@
 each hit's label, score, relevance and evidence. ``compare`` counts the queries whose hits are
 identical in every field. Set ``PYTHONHASHSEED`` the same in both runs: a few features sum over
 sets of words, whose order (and so the last bit of a float) moves with the hash seed. Searching
-does not change a store's memories, but run it on copies of stores others use.
+does not change a store's memories, but run it on copies of stores others use, or pass
+``--read-only`` (a store that still needs a migration must be opened writable once first).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_store import queries as synthetic_queries
 
 
-def dump(out: Path, stores: list[str], locomo: Path | None, n: int) -> int:
+def dump(out: Path, stores: list[str], locomo: Path | None, n: int, read_only: bool = False) -> int:
     from localmem import Memory
 
     asked = synthetic_queries(n)
@@ -34,7 +35,7 @@ def dump(out: Path, stores: list[str], locomo: Path | None, n: int) -> int:
         asked = [qa["question"] for conv in data for qa in conv["qa"]][:300] + asked
     hits = {}
     for store in stores:
-        with Memory.open(store, create=False) as mem:
+        with Memory.open(store, create=False, read_only=read_only) as mem:
             for q in asked:
                 found = mem.search(q, k=10).hits
                 hits[f"{store}|{q}"] = [
@@ -64,12 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--store", action="append", required=True)
     d.add_argument("--locomo", type=Path)
     d.add_argument("--queries", type=int, default=150)
+    d.add_argument("--read-only", action="store_true", help="open the stores without writing")
     c = sub.add_parser("compare")
     c.add_argument("before", type=Path)
     c.add_argument("after", type=Path)
     args = p.parse_args(argv)
     if args.what == "dump":
-        return dump(args.out, args.store, args.locomo, args.queries)
+        return dump(args.out, args.store, args.locomo, args.queries, args.read_only)
     return compare(args.before, args.after)
 
 
