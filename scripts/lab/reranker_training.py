@@ -99,8 +99,11 @@ def collect(
     """Features of every scorable question (categories 1-4 with evidence); ``plain``: the
     store holds (or gets) the turns as plain text; ``joined``: as :func:`collect_features`."""
     out: list[Example] = []
+    # every conversation first: features such as BM25's idf depend on the whole store, so a
+    # question's features must not depend on which conversations happened to be stored yet
     for conv in convs:
         ensure_ingested(memory, conv, plain=plain)
+    for conv in convs:
         now = asked_at(conv)
         for q in conv.questions:
             if q.category not in (1, 2, 3, 4) or not q.evidence:
