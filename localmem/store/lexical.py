@@ -337,23 +337,28 @@ class LexicalIndex:
             lengths[inside] = self._doc_len[labels[inside]].astype(np.int64)
             ids = self._ensure_terms()
             holds = np.zeros((len(labels), len(stems)), dtype=bool)
+            # removed labels' compressed postings are an older text's: the same for every term
+            removed = (
+                np.isin(labels, np.fromiter(self._removed, np.int64)) if self._removed else None
+            )
             for j, stem in enumerate(stems):
                 tid = ids.get(stem)
                 if tid is not None:
-                    holds[:, j] = self._holds(tid, labels)
+                    holds[:, j] = self._holds(tid, labels, removed)
             return lengths, holds
 
-    def _holds(self, tid: int, labels: np.ndarray) -> np.ndarray:
+    def _holds(self, tid: int, labels: np.ndarray, removed: np.ndarray | None) -> np.ndarray:
         """Whether each label has a posting of term ``tid`` (as :meth:`_postings` lists them,
-        without copying the postings of a common word)."""
+        without copying the postings of a common word); ``removed``: which labels' compressed
+        postings no longer count."""
         found = np.zeros(len(labels), dtype=bool)
         if tid + 1 < len(self._offsets):
             rows = self._labels[self._offsets[tid] : self._offsets[tid + 1]]  # sorted by label
             if len(rows):
                 at = np.searchsorted(rows, labels).clip(0, len(rows) - 1)
                 found = rows[at] == labels
-            if self._removed:  # their compressed postings are an older text's
-                found &= ~np.isin(labels, np.fromiter(self._removed, np.int64))
+            if removed is not None:
+                found &= ~removed
         extra = self._delta.get(tid)
         if extra:
             found |= np.isin(labels, np.fromiter((x for x, _ in extra), np.int64))
