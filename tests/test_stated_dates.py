@@ -39,7 +39,7 @@ def _fill(memory, n: int = 60) -> list:
     return memory.add_many(
         [
             {
-                "content": f"{('Ana', 'Ben')[i % 2]}: we went to the lake {SAID[i % len(SAID)]} {i}",
+                "content": f"{('Ana', 'Ben')[i % 2]}: to the lake {SAID[i % len(SAID)]} {i}",
                 "event_time": BASE + timedelta(days=i % 40),
             }
             for i in range(n)
@@ -62,7 +62,7 @@ def _results(memory) -> list:
 
 @settings(max_examples=200, deadline=None)
 @given(
-    words=st.lists(st.sampled_from([*SAID, "we", "met", "on", "May", "3", "2022", "-"]), max_size=8),
+    words=st.lists(st.sampled_from([*SAID, "we", "on", "May", "3", "2022", "-"]), max_size=8),
     anchor=st.one_of(st.none(), st.dates(date(1990, 1, 1), date(2090, 12, 31))),
 )
 def test_spans_come_back_as_they_were_kept(words, anchor):
@@ -167,3 +167,16 @@ def test_postgres_keeps_none(pg_url, embedder):
         mem.add("Ana: we met on 9 May 2024")
         assert int(mem.kernel.db.scalar("SELECT count(*) FROM memory_dates")) == 0
         assert [h.memory.content for h in mem.search("what happened on 9 May 2024?", k=1).hits]
+
+
+def test_dates_left_by_a_purge_of_code_that_keeps_none_are_not_read_and_repair_drops_them(memory):
+    gone = memory.add("Ana: the secret trip last Saturday", event_time=BASE)
+    memory.add("Ben: a walk yesterday", event_time=BASE)
+    db = memory.kernel.db
+    # an older version purges: the text goes, the hash and the kept dates stay
+    db.execute("UPDATE memories SET content = '', deleted = true WHERE label = ?", [gone.label])
+    assert gone.label not in _kept(memory)
+    assert stated.counts(db) == (1, 1)
+    stated.restate(db)
+    lines = [r[0] for r in db.fetchall("SELECT spans FROM memory_dates")]
+    assert len(lines) == 1 and "Saturday" not in " ".join(lines)

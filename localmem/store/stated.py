@@ -33,10 +33,11 @@ from localmem.dates.stored import DATES_VERSION, encode_spans
 from localmem.store.backend import StoreDatabase
 from localmem.store.records import to_db_time
 
-#: the labels whose kept dates are current, and the dates (the memory's version, hash and day)
+#: the labels whose kept dates are current, and the dates (the parser's version, the memory's
+#: hash and day; never a purged memory's, whose row code that keeps none may have left)
 CURRENT = (
     "SELECT m.label, d.spans FROM memories m JOIN memory_dates d ON d.label = m.label "
-    f"AND d.version = {DATES_VERSION} AND d.content_hash = m.content_hash "
+    f"AND d.version = {DATES_VERSION} AND m.content <> '' AND d.content_hash = m.content_hash "
     "AND d.event_day IS NOT DISTINCT FROM CAST(m.event_time AS DATE)"
 )
 
@@ -80,26 +81,27 @@ def current(db: StoreDatabase, labels: Sequence[int] | None = None) -> list[tupl
 
 
 def counts(db: StoreDatabase) -> tuple[int, int]:
-    """``(memories, of which with current dates)``: for ``doctor``."""
-    total = int(db.scalar("SELECT count(*) FROM memories"))
+    """``(memories not purged, of which with current dates)``: for ``doctor``."""
+    total = int(db.scalar("SELECT count(*) FROM memories WHERE content <> ''"))
     held = int(db.scalar(f"SELECT count(DISTINCT label) FROM ({CURRENT}) c"))
     return total, held
 
 
 def restate(db: StoreDatabase) -> int:
-    """Drop the kept dates that no longer match their memory and keep those of every memory
+    """Drop the kept dates that no longer match their memory (or whose memory was purged by
+    code that keeps none: they hold words of the erased text) and keep those of every memory
     without current ones (one transaction; DuckDB only); returns how many memories were
     parsed."""
     with db.transaction():
         db.execute(
             "DELETE FROM memory_dates d WHERE NOT EXISTS (SELECT 1 FROM memories m "
-            f"WHERE m.label = d.label AND d.version = {DATES_VERSION} "
+            f"WHERE m.label = d.label AND d.version = {DATES_VERSION} AND m.content <> '' "
             "AND d.content_hash = m.content_hash "
             "AND d.event_day IS NOT DISTINCT FROM CAST(m.event_time AS DATE))"
         )
         rows = db.fetchall(
             "SELECT label, content, content_hash, event_time FROM memories "
-            "WHERE label NOT IN (SELECT label FROM memory_dates) ORDER BY label"
+            "WHERE content <> '' AND label NOT IN (SELECT label FROM memory_dates) ORDER BY label"
         )
         state(
             db,
