@@ -252,7 +252,7 @@ class RowMirror:
                 session, user, agent = (
                     values[codes[rows]].tolist() for codes, values in self._placing()
                 )
-                when = [_EPOCH + timedelta(microseconds=x) for x in self._when[rows].tolist()]
+                when = _moments(self._when[rows].tolist())
                 deleted = self._deleted[rows].tolist()
                 for label, s, u, a, w, d in zip(
                     at.tolist(), session, user, agent, when, deleted, strict=True
@@ -365,6 +365,28 @@ def _compute() -> Any:
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
+#: aware datetimes by their microseconds: the rows of one ``add_many`` share their times (stored,
+#: updated, valid from), so most of a pool's times were made before (datetimes are immutable)
+_MOMENTS: dict[int, datetime] = {}
+MOMENTS_MAX = 200_000
+
+
+def _moments(micros: list[int | None]) -> list[Any]:
+    """Aware UTC datetimes of naive UTC microseconds (None stays None)."""
+    if len(_MOMENTS) > MOMENTS_MAX:
+        _MOMENTS.clear()
+    out: list[Any] = []
+    for x in micros:
+        if x is None:
+            out.append(None)
+            continue
+        moment = _MOMENTS.get(x)
+        if moment is None:
+            moment = _MOMENTS[x] = _EPOCH + timedelta(microseconds=x)
+        out.append(moment)
+    return out
+
+
 def _values(column: pa.ChunkedArray) -> list[Any]:
     """A column's values as Python objects; times as aware UTC datetimes, made from their
     microseconds (pyarrow makes naive ones at twice the cost, then each is made aware: the
@@ -376,7 +398,7 @@ def _values(column: pa.ChunkedArray) -> list[Any]:
     if kind.unit != "us" or kind.tz is not None:  # not DuckDB's TIMESTAMP: the slow way
         return [aware(x) for x in column.to_pylist()]
     micros = column.cast(pa.int64()).to_pylist()
-    return [None if x is None else _EPOCH + timedelta(microseconds=x) for x in micros]
+    return _moments(micros)
 
 
 def _times(tbl: pa.Table) -> np.ndarray:
