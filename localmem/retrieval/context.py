@@ -160,6 +160,11 @@ class SearchContext:
                 self._placed[label] = place
         return {x: (places[x][3], spans) for x, spans in dates.items() if x in places}
 
+    def rows_held(self) -> bool:
+        """Whether this search reads memories from the rows held in memory
+        (:mod:`localmem.store.mirror`), where a read costs no round trip to the database."""
+        return self.kernel.rows() is not None
+
     def held(self, label: int) -> MemoryItem | None:
         """A memory this search has already fetched (None when it has not)."""
         return self._items.get(int(label))
