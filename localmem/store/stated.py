@@ -6,8 +6,8 @@ texts it has not seen before was ~1.9 ms of such a search at 100k memories (docs
 "the stated dates kept with the rows"). The unit of writing parses a memory's text once, when
 it writes the memory (:meth:`localmem.store.unit.Write.insert`, and
 :meth:`~localmem.store.unit.Write.update_fields` when the content or the event time changes), in
-the same transaction: a crash leaves both or neither. The row mirror (:mod:`localmem.store.mirror`) holds them with the rows and a search
-reads them there.
+the same transaction: a crash leaves both or neither. The row mirror
+(:mod:`localmem.store.mirror`) holds them with the rows and a search reads them there.
 
 A row counts only while it matches its memory: the parser's version
 (:data:`localmem.dates.stored.DATES_VERSION`), the memory's ``content_hash`` and its event day,
