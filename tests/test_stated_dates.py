@@ -228,3 +228,46 @@ def test_racing_writers_and_searches_leave_every_kept_date_current(memory):
     held = rows.stated(range(100))
     for m in memory.list(limit=100):
         assert held[m.label] == find_spans(m.content, m.event_time.date())
+
+
+def test_a_process_killed_while_writing_leaves_every_memorys_dates_or_none(open_memory, store_path):
+    """kill -9 of a process adding and rewriting dated texts in a loop: after reopening, every
+    memory that survived has its current dates (a unit commits its memories and their dates
+    together), and a search naming a time reads them."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    script = textwrap.dedent(
+        """
+        from datetime import datetime, timezone
+        from localmem import Memory
+        m = Memory.open(STORE)
+        when = datetime(2024, 5, 1, tzinfo=timezone.utc)
+        i = 0
+        while True:
+            done = m.add_many(
+                [{"content": f"Ana: a walk {i} {j} last Saturday", "event_time": when}
+                 for j in range(8)]
+            )
+            m.update(done[0].id, content=f"Ana: a swim {i} on 9 May 2024")
+            i += 1
+            if i == 2:
+                print("ready", flush=True)
+        """
+    ).replace("STORE", repr(str(store_path)))
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    mem = open_memory(store_path)
+    assert mem.count() >= 16 and mem.count() % 8 == 0
+    kept = _kept(mem)
+    every = mem.list(limit=10_000)
+    assert {m.label for m in every} == set(kept)
+    for m in every:
+        assert kept[m.label] == find_spans(m.content, m.event_time.date())
+    assert mem.search("what did Ana do on 9 May 2024?", k=3).hits
