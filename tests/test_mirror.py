@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from localmem.dates import find_spans
 from localmem.store import mirror as mirror_module
 from localmem.store import records, timeline
 
@@ -41,6 +42,7 @@ def _check(memory) -> None:
     assert rows.placement(labels) == records.placement_by_labels(db, labels)
     assert rows.items(labels) == records.fetch_by_labels(db, labels)
     assert rows.placement(labels) == records.placement_by_labels(db, labels)
+    _check_stated(rows, db, labels)
     sessions = ["s0", "s1", "s2", "missing"]
     assert rows.session_order(sessions) == records.session_order(db, sessions)
     live = np.array(sorted(x for x in range(top) if x % 2 == 0), dtype=np.int64)
@@ -54,6 +56,17 @@ def _check(memory) -> None:
         assert rows.near_time(window, limit, live) == timeline.labels_near_time(
             db, window, limit, live
         )
+
+
+def _check_stated(rows, db, labels) -> None:
+    """The dates the mirror holds are those the parser finds in each memory's text as it is
+    now (every memory this code wrote has them; a purged one none)."""
+    held = rows.stated(labels)
+    for label, content, event in db.fetchall("SELECT label, content, event_time FROM memories"):
+        if not content:  # purged: its dates went with its text
+            assert label not in held
+            continue
+        assert held[label] == find_spans(content, event.date() if event else None)
 
 
 _OPS = st.lists(
@@ -87,7 +100,8 @@ def _apply(memory, op: str, n: int) -> None:
     pick = ids[n % len(ids)] if ids else None
     when = BASE + timedelta(hours=n % 17 - 8)
     session = f"s{n % 3}" if n % 4 else None
-    text = f"{SPEAKERS[n % 3]}: note {n} about the {('garden', 'boat', 'trip')[n % 3]}"
+    said = ("", " last Saturday", " on 9 May 2024", " yesterday")[n // 3 % 4]
+    text = f"{SPEAKERS[n % 3]}: note {n} about the {('garden', 'boat', 'trip')[n % 3]}{said}"
     if op == "add" or pick is None:
         memory.add(text, session_id=session, event_time=when, user_id=f"u{n % 2}")
     elif op == "add_many":

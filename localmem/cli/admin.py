@@ -251,6 +251,15 @@ def _index_checks(check, facts: dict) -> None:
             f"(this code's: {wanted}), so searches tokenise the reranker's texts; "
             "`localmem doctor --repair` rebuilds them",
         )
+    dated = facts.get("stated_dates")
+    if dated is not None:  # kept on DuckDB only; not damage: the others' texts are parsed
+        held, total = dated
+        check(
+            "stated dates",
+            True,
+            f"kept for {held} of {counted(total, 'memory')}"
+            + ("" if held >= total else "; `localmem doctor --repair` keeps the others'"),
+        )
     lost = facts["successors_lost"]
     check(
         "supersessions",

@@ -78,11 +78,16 @@ def zscore(x: np.ndarray) -> np.ndarray:
 def build_pool(ctx: SearchContext, cands: list[Candidate], *, prefetch: Sequence[int] = ()) -> Pool:
     """The pool of candidates with their memories (candidates whose memory is gone are left out).
 
-    The memories stored just before and after each one that may have no session are located in
-    the same round trip (:func:`near_in_time` reads where they sit), and so are the rows of
-    ``prefetch`` (memories that may join the pool next: one round trip instead of two)."""
-    wanted = [*(c.label for c in cands), *prefetch]
-    items = ctx.items(wanted, placed=_maybe_near(ctx, wanted))
+    Read from the database, the memories stored just before and after each one that may have no
+    session are located in the same round trip (:func:`near_in_time` reads where they sit), and
+    so are the rows of ``prefetch`` (memories that may join the pool next: one round trip
+    instead of two). From the rows held in memory, neither is read ahead: a read costs no round
+    trip there, and what is read ahead is paid whether or not it is used."""
+    if ctx.rows_held():  # no round trip to save: read what is asked, when it is asked
+        items = ctx.items([c.label for c in cands])
+    else:
+        wanted = [*(c.label for c in cands), *prefetch]
+        items = ctx.items(wanted, placed=_maybe_near(ctx, wanted))
     kept = [c for c in cands if c.label in items]
     labels = np.array([c.label for c in kept], dtype=np.int64)
     return Pool(ctx, kept, labels, [items[c.label] for c in kept])

@@ -77,16 +77,21 @@ def temporal_stage(ctx: SearchContext) -> dict | None:
     lo, hi = min(scores), max(scores)
     spread = hi - lo if hi - lo > 1e-12 else 1.0
     reach = _reachable(ctx, lo, spread, most=cfg.temporal_weight * (1 + cfg.temporal_closeness))
-    items = ctx.items(reach)
+    ctx.dates_wanted = True  # the memories read from now on come with the dates they state
+    dated = ctx.dated(reach)  # where the store keeps them, no item is made
+    items = ctx.items([x for x in reach if x not in dated])
     weighted = 0
     for label, cand in ctx.candidates.items():
         if label not in reach:
             cand.score = (cand.score - lo) / spread  # it cannot reach a place that is read
             continue
-        item = items.get(label)
-        if item is None:
+        known = dated.get(label)
+        if known is not None:
+            factor = _weigh(ctx, cand, known[1], known[0])
+        elif (item := items.get(label)) is not None:
+            factor = time_evidence(ctx, cand, item)
+        else:
             continue
-        factor = time_evidence(ctx, cand, item)
         cand.score = (cand.score - lo) / spread * factor
         weighted += factor != 1.0
     notes["weighted"] = weighted
@@ -103,10 +108,17 @@ def time_evidence(ctx: SearchContext, cand: Candidate, item: MemoryItem) -> floa
     """Record what the temporal stage knows of a candidate (``time_stated``, ``time_close``,
     ``temporal``) and return its factor: for the stage's own candidates, and for memories
     that join the reranker's pool after it (their features read the same evidence)."""
+    stated = ctx.stated(item.label)
+    if stated is None:  # not kept with the rows: parsed
+        stated = memory_spans(item.content, item.event_time)
+    return _weigh(ctx, cand, stated, item.when)
+
+
+def _weigh(ctx: SearchContext, cand: Candidate, stated: tuple[Span, ...], when: datetime) -> float:
+    """:func:`time_evidence` of a memory that states ``stated`` and happened ``when``."""
     cfg = ctx.kernel.config.search
     temporal, asked = ctx.parsed.temporal, ctx.parsed.spans
-    stated = memory_spans(item.content, item.event_time)
-    times = (*stated, _day(item.when.date())) if asked else stated
+    times = (*stated, _day(when.date())) if asked else stated
     close = closeness(asked, times) if asked else 0.0
     factor = temporal_factor(
         temporal=temporal,

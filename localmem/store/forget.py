@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from localmem import validate
 from localmem.errors import InputError
+from localmem.store import stated
 from localmem.store.db import utcnow
 from localmem.store.kernel import Kernel
 
@@ -91,6 +92,7 @@ def purge_scope(
         db = write.db
         rows = db.fetchall(sql, params)  # again inside the unit: what is true now
         labels = [int(label) for _, label in rows]
+        stated.forget(db, labels)
         for memory_id, _ in rows:
             db.execute(
                 "UPDATE memories SET content = '', context = NULL, metadata = NULL, "

@@ -18,7 +18,7 @@ import numpy as np
 
 from localmem import validate
 from localmem.errors import InputError, NotFoundError
-from localmem.store import embedcache, prefix, records
+from localmem.store import embedcache, prefix, records, stated
 from localmem.store import history as history_rows
 from localmem.store.db import utcnow
 from localmem.store.fields import changed_fields, text_after, wanted_fields
@@ -376,6 +376,7 @@ def purge(kernel: Kernel, memory_id: str, *, actor: str = "user") -> None:
             "vec_seq = nextval('vec_seq') WHERE id = ?",
             [utcnow(), item.id],
         )
+        stated.forget(db, [item.label])
         db.execute(
             "UPDATE history SET old_value = NULL, new_value = NULL WHERE memory_id = ?",
             [item.id],

@@ -28,12 +28,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from localmem.dates import Span
+from localmem.dates.stored import decode_spans
+from localmem.store import stated as stated_rows
 from localmem.store import timeline as timeline_rows
 from localmem.store.backend import StoreDatabase
 from localmem.store.records import MEMORY_COLUMNS, Placement, aware, row_to_item
@@ -72,18 +76,27 @@ class RowMirror:
         #: session, user and agent of the base rows as (codes by row, values by code)
         self._places: list[tuple[np.ndarray, np.ndarray]] | None = None
         self._built: dict[int, MemoryItem] = {}  # items made from base rows (see items())
+        #: by label: the dates its text states, encoded, where kept and current (else None)
+        self._stated = np.full(0, None, dtype=object)
         self.reads = 0  # whole reads of the table (tests and benchmarks look)
 
     # -- following the table --------------------------------------------------------------
     def follow(self, generation: int) -> RowMirror:
         """Bring the mirror up to the table as committed at ``generation`` (or later)."""
         with self._lock:
-            if self._base is None:
-                self._read_whole()
-            elif generation != self.generation:
-                self._catch_up()
+            # the rows and their kept dates read under one hold of the connection: no unit of
+            # writing commits between the two reads
+            with self._connection():
+                if self._base is None:
+                    self._read_whole()
+                elif generation != self.generation:
+                    self._catch_up()
             self.generation = generation
             return self
+
+    def _connection(self) -> AbstractContextManager[object]:
+        lock = getattr(self._db, "lock", None)  # DuckDB's connection lock (reentrant)
+        return lock if lock is not None else nullcontext()
 
     def _read_whole(self) -> None:
         tbl = self._db.arrow(f"{_SELECT} ORDER BY label").combine_chunks()
@@ -103,6 +116,8 @@ class RowMirror:
         self._last_label = int(labels.max()) if len(labels) else -1
         changed = tbl.column("updated_at")
         self._last_change = _compute().max(changed).as_py() if len(labels) else None
+        self._stated = np.full(len(self._pos), None, dtype=object)
+        self._hold_stated(stated_rows.current(self._db))
         self.reads += 1
 
     def _catch_up(self) -> None:
@@ -111,6 +126,15 @@ class RowMirror:
         if self._last_change is not None:
             params.append(self._last_change)
         rows = self._db.fetchall(f"{_SELECT} WHERE {where}", params)
+        if rows:  # a changed row's dates are read again with it (they may no longer match)
+            changed = [int(row[_COLUMNS.index("label")]) for row in rows]
+            top = max(changed) + 1
+            if top > len(self._stated):
+                self._stated = np.concatenate(
+                    [self._stated, np.full(top - len(self._stated), None, dtype=object)]
+                )
+            self._stated[changed] = None
+            self._hold_stated(stated_rows.current(self._db, changed))
         for row in rows:
             item = row_to_item(row[:-1])
             self._over[item.label] = (item, bool(row[-1]))
@@ -122,6 +146,11 @@ class RowMirror:
         size = len(self._base) if self._base is not None else 0
         if len(self._over) > max(OVERLAY_MIN, OVERLAY_SHARE * size):
             self._read_whole()
+
+    def _hold_stated(self, rows: list[tuple[int, str]]) -> None:
+        for label, spans in rows:
+            if label < len(self._stated):
+                self._stated[label] = spans
 
     @property
     def nbytes(self) -> int:
@@ -162,6 +191,37 @@ class RowMirror:
                     out[item.label] = self._built[item.label] = item
             return out
 
+    def read(
+        self, labels: Sequence[int], placed: Sequence[int], *, dated: bool
+    ) -> tuple[dict[int, MemoryItem], dict[int, Placement], dict[int, tuple[Span, ...]]]:
+        """:meth:`items` of ``labels``, :meth:`placement` of ``placed`` and, when ``dated``,
+        :meth:`stated` of ``labels``, as of one state of the mirror (under one hold of its
+        lock: an item and its dates are of the same row)."""
+        with self._lock:
+            dates = self.stated(labels) if dated else {}
+            return self.items(labels), self.placement(placed), dates
+
+    def dated(
+        self, labels: Sequence[int]
+    ) -> tuple[dict[int, Placement], dict[int, tuple[Span, ...]]]:
+        """:meth:`placement` and :meth:`stated` of ``labels`` as of one state of the mirror
+        (what the temporal stage weighs a memory by, without making its item)."""
+        with self._lock:
+            return self.placement(labels), self.stated(labels)
+
+    def stated(self, labels: Iterable[int]) -> dict[int, tuple[Span, ...]]:
+        """The dates the texts of these memories state, where the store keeps current ones
+        (:mod:`localmem.store.stated`; labels without are left out: their texts are parsed)."""
+        with self._lock:
+            out: dict[int, tuple[Span, ...]] = {}
+            size = len(self._stated)
+            for label in labels:
+                label = int(label)
+                line = self._stated[label] if 0 <= label < size else None
+                if line is not None:
+                    out[label] = decode_spans(line)
+            return out
+
     def placement(self, labels: Iterable[int]) -> dict[int, Placement]:
         """Where memories sit, as :func:`localmem.store.records.placement_by_labels` (from the
         columns it needs, without making whole items)."""
@@ -192,7 +252,7 @@ class RowMirror:
                 session, user, agent = (
                     values[codes[rows]].tolist() for codes, values in self._placing()
                 )
-                when = [_EPOCH + timedelta(microseconds=x) for x in self._when[rows].tolist()]
+                when = _moments(self._when[rows].tolist())
                 deleted = self._deleted[rows].tolist()
                 for label, s, u, a, w, d in zip(
                     at.tolist(), session, user, agent, when, deleted, strict=True
@@ -305,6 +365,28 @@ def _compute() -> Any:
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
+#: aware datetimes by their microseconds: the rows of one ``add_many`` share their times (stored,
+#: updated, valid from), so most of a pool's times were made before (datetimes are immutable)
+_MOMENTS: dict[int, datetime] = {}
+MOMENTS_MAX = 200_000
+
+
+def _moments(micros: list[int | None]) -> list[Any]:
+    """Aware UTC datetimes of naive UTC microseconds (None stays None)."""
+    if len(_MOMENTS) > MOMENTS_MAX:
+        _MOMENTS.clear()
+    out: list[Any] = []
+    for x in micros:
+        if x is None:
+            out.append(None)
+            continue
+        moment = _MOMENTS.get(x)
+        if moment is None:
+            moment = _MOMENTS[x] = _EPOCH + timedelta(microseconds=x)
+        out.append(moment)
+    return out
+
+
 def _values(column: pa.ChunkedArray) -> list[Any]:
     """A column's values as Python objects; times as aware UTC datetimes, made from their
     microseconds (pyarrow makes naive ones at twice the cost, then each is made aware: the
@@ -316,7 +398,7 @@ def _values(column: pa.ChunkedArray) -> list[Any]:
     if kind.unit != "us" or kind.tz is not None:  # not DuckDB's TIMESTAMP: the slow way
         return [aware(x) for x in column.to_pylist()]
     micros = column.cast(pa.int64()).to_pylist()
-    return [None if x is None else _EPOCH + timedelta(microseconds=x) for x in micros]
+    return _moments(micros)
 
 
 def _times(tbl: pa.Table) -> np.ndarray:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from localmem.errors import StoreError
+from localmem.store import stated
 from localmem.store.records import REWRITE_ROW
 from localmem.text import TERMS_VERSION
 from localmem.types import embedding_text
@@ -244,6 +245,8 @@ def facts(store: StoreParts, *, deep: bool = False) -> dict[str, Any]:
         "lexical_terms": store.lexical.recorded_terms(),
         "lexical_terms_current": store.db.one_writer and store.lexical.terms_current(),
         "lexical_terms_wanted": str(TERMS_VERSION) if store.db.one_writer else None,
+        # (memories with current kept dates, memories): a read of every row, doctor only
+        "stated_dates": stated.counts(store.db)[::-1] if deep and store.db.one_writer else None,
         "drift": found.as_dict() if deep else None,
         "successors_lost": lost,
         "metadata_lost": metadata,
@@ -301,6 +304,10 @@ def repair(store: StoreParts) -> list[str]:
             )
         elif found.lexical:
             done.append(f"lexical index: repaired {repair_lexical(store)} entries")
+    if store.db.one_writer and not store.read_only:
+        total, held = stated.counts(store.db)
+        if held < total:
+            done.append(f"stated dates: kept for {stated.restate(store.db)} more memories")
     if lost_successors(store.db):
         mended, left = repair_successors(store.db)
         done.append(

@@ -18,7 +18,7 @@ import numpy as np
 
 from localmem.errors import StoreError
 from localmem.store import history as history_rows
-from localmem.store import records, repair
+from localmem.store import records, repair, stated
 from localmem.store.backend import StoreDatabase
 from localmem.store.db import utcnow
 from localmem.store.records import NewMemory
@@ -66,6 +66,13 @@ class Write:
         now = records.insert_memories(self.db, rows, vectors)
         labels = [r.label for r in rows]
         self.index(labels, [embedding_text(r.content, r.context) for r in rows])
+        stated.state(
+            self.db,
+            labels,
+            [r.content for r in rows],
+            [r.content_hash for r in rows],
+            [r.event_time for r in rows],
+        )
         self.add_vectors(labels, vectors)
         return now
 
@@ -141,6 +148,10 @@ class Write:
         else:
             sets.append(records.REWRITE_ROW)  # metadata may go from NULL to a value
         self.db.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", [*params, item.id])
+        if "content" in changes or "event_time" in changes:  # the dates it states, anew
+            content = changes["content"][1] if "content" in changes else item.content
+            when = changes["event_time"][1] if "event_time" in changes else item.event_time
+            stated.state(self.db, [item.label], [content], [content_hash(content)], [when])
         if vector is not None:
             self.unindex([item.label])
             self.index([item.label], [text])
