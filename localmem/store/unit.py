@@ -218,17 +218,21 @@ class Write:
         docs = self.db.fetchall(
             "SELECT label FROM lex_docs WHERE label IN (SELECT unnest(?::BIGINT[]))", [labels]
         )
-        unindexed = sorted(set(live) - {int(r[0]) for r in docs})
+        with_postings = {int(r[0]) for r in docs}
+        unindexed = sorted(set(live) - with_postings)
         in_index = repair.vector_labels(self.store)
         vectorless = sorted(set(live) - in_index)
-        self.unindex(dead + unindexed)
+        self.unindex(dead + unindexed)  # a no-op for labels without postings
         for label, text in repair.texts(self.db, unindexed):
             self.index([label], [text])
         self.drop_vectors([x for x in dead if x in in_index])
+        # counted as changed only where an index still held them: most suspects are a search
+        # that raced a delete, and were out of both indexes by the time this runs
+        still_held = [x for x in dead if x in in_index or x in with_postings]
         if vectorless:
             vectors = np.asarray([live[x] for x in vectorless], dtype=np.float32)
             self.add_vectors(vectorless, vectors)
-        return len(dead) + len(unindexed) + len(vectorless)
+        return len(still_held) + len(unindexed) + len(vectorless)
 
     def enqueue(
         self, kind: str, memory_id: str | None = None, payload: dict[str, Any] | None = None
