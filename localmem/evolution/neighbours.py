@@ -48,7 +48,9 @@ def find_neighbours(
         return []
     vectors = kernel.store.vector_index
     if len(allowed) <= kernel.config.search.brute_force_below:
-        labels, sims = exact_search(vec, vectors.get(allowed), allowed, k)
+        # vectors_of: a memory deleted by another thread since ``allowed`` was read gets a
+        # zero vector (similarity 0) and is mended by the next unit, instead of a KeyError
+        labels, sims = exact_search(vec, kernel.store.vectors_of(allowed), allowed, k)
     else:  # a big scope: walk the graph, over-fetching, and keep the allowed labels
         keep = set(allowed.tolist())
         labels, sims = vectors.search(vec, min(vectors.live_count, k * 8 + 1))
