@@ -115,6 +115,10 @@ ASPECT_NEEDED = frozenset({"preference"})
 #: slots whose aspect, named by one fact, must be said by the other (a count of dogs is not
 #: a count of cats, even when the tagger read "cats" as the value)
 WORDS_AS_ASPECT = frozenset({"count"})
+#: slots whose value (a person, a place) can stand where a subject stands
+VALUE_AS_SUBJECT = frozenset({"partner", "home", "owner"})
+#: slots whose values are times (a weekday, a morning): elsewhere a time word is no value
+TIMED = frozenset({"schedule"})
 _SELF = frozenset({"i", "me", "my", "we", "us", "our", "mine", "ours", "myself"})
 
 
@@ -129,6 +133,10 @@ class Ending:
 
 def _subject(reading: Reading, speaker: str | None) -> frozenset[str]:
     words = set(reading.subject)
+    if not words and reading.third_person and not reading.first_person:
+        # "She left teaching", said by Tom, is about someone Tom names elsewhere, not Tom:
+        # an unnamed subject, which can be anyone
+        return frozenset()
     if speaker and (words & _SELF or not words or reading.first_person):
         # "I", "we" (or no subject said) is the speaker; a fact in the first person is about
         # its speaker too, whatever the tagger took for its subject ("Austin has been good to
@@ -138,8 +146,9 @@ def _subject(reading: Reading, speaker: str | None) -> frozenset[str]:
 
 
 def _without(reading: Reading, names: frozenset[str]) -> Reading:
-    """A reading whose value and ended value leave out who the fact is about: a subject or a
-    speaker named in a value is not the value ("ends hobby: caroline")."""
+    """A reading whose value and ended value leave out ``names``: who the fact is about (a
+    subject or a speaker named in a value is not the value: "ends hobby: caroline") and, but
+    in a schedule, when it happened."""
     return replace(
         reading,
         value=reading.value - names,
@@ -207,6 +216,11 @@ def _how(new: Reading, old: Reading, slot: str, single: bool) -> str | None:
     """Why ``new`` ends ``old`` (None: it does not)."""
     if new.ended & old.value:
         return f"ends {slot}: {' '.join(sorted(new.ended & old.value))}"
+    handed = new.ended & (old.words - old.subject - old.aspect)
+    if handed and (new.value or new.ending_p >= ENDING_P):
+        # the value the new fact ends is said by the old one, where the tagger read no value
+        # ("Aroha carries the billing pager" -> "Aroha passed the billing pager to Bjorn")
+        return f"ends {slot}: {' '.join(sorted(handed))}"
     if new.ending_p >= ENDING_P:
         # an ending ends the fact whose value it names anywhere ("Yara and I broke up"), or,
         # in a slot of one value, the fact it names no other value for ("I retired"); in a
@@ -219,7 +233,10 @@ def _how(new: Reading, old: Reading, slot: str, single: bool) -> str | None:
             return f"ends {slot}: {' '.join(sorted(named))}"
         if single and not (new.value | new.ended) - old.words:
             return f"ends {slot}"
-        return None
+        if not (single and new.value):
+            return None
+        # an ending that states the next value in a slot of one ("he retrained and he's a
+        # firefighter now") is a change: compared as one below
     if not single or not changed(new, old):
         return None
     was = " ".join(sorted(old.core or old.value))
@@ -264,7 +281,16 @@ def endings(
             continue
         # neither fact's subject nor speaker (often addressed by name) is a value of either
         names = theirs | mine | {n.lower() for n in (speaker, said_by) if n}
+        if slot not in TIMED:
+            names |= old.times | new.times  # "in the autumn" is when, not what
         old, said = _without(old, names), _without(new, names)
+        if slot in VALUE_AS_SUBJECT and said.ending_p < ENDING_P:
+            # a name the new fact has as its subject beside whom the stored one is about, and
+            # that the stored one does not say, is, in a slot whose value can stand there, the
+            # new value ("Walter and Uma got
+            # married", "Austin has been good to us since we moved")
+            promoted = (mine - theirs) & new.capitalised - old.words
+            said = replace(said, value=said.value | promoted, core=said.core | promoted)
         if not _compatible_aspect(said.aspect, old.aspect):
             continue
         if slot in WORDS_AS_ASPECT and not (
