@@ -117,8 +117,9 @@ ASPECT_NEEDED = frozenset({"preference"})
 WORDS_AS_ASPECT = frozenset({"count"})
 #: slots whose value (a person, a place) can stand where a subject stands
 VALUE_AS_SUBJECT = frozenset({"partner", "home", "owner"})
-#: slots whose values are times (a weekday, a morning): elsewhere a time word is no value
-TIMED = frozenset({"schedule"})
+#: slots whose values can be times (a weekday, a favourite season): elsewhere a time word is
+#: no value
+TIMED = frozenset({"schedule", "preference"})
 _SELF = frozenset({"i", "me", "my", "we", "us", "our", "mine", "ours", "myself"})
 
 
@@ -207,9 +208,10 @@ def _rest(reading: Reading, new: Reading) -> frozenset[str]:
     fact's slot and says whom or what it is about."""
     if reading.slot != new.slot or reading.slot_p < REST_SLOT_P:
         return frozenset()  # not surely a statement of the new fact's slot: chat, a reply
-    if not reading.subject | reading.aspect:
+    about = reading.subject | reading.aspect or reading.lead
+    if not about:
         return frozenset()  # a reply ("no fish either") says nothing to compare
-    return reading.words - reading.subject - reading.aspect
+    return reading.words - about
 
 
 def _how(new: Reading, old: Reading, slot: str, single: bool) -> str | None:
@@ -226,7 +228,9 @@ def _how(new: Reading, old: Reading, slot: str, single: bool) -> str | None:
         # in a slot of one value, the fact it names no other value for ("I retired"); in a
         # slot of several values (likes, habits) it must also negate ("I don't play tennis
         # anymore"): chat that merely mentions a hobby ends nothing
-        named = old.value & new.words
+        # a stored fact of the same slot with no value read is named by its words ("Lars
+        # smokes about ten a day" -> "Lars doesn't smoke anymore")
+        named = (old.value or _rest(old, new)) & new.words
         if not new.negated and old.core and old.core <= new.value:
             return None  # it says the old value again, ending nothing ("still teaching in Graz")
         if named and (single or new.negated or new.ending_p >= SURE_ENDING_P):

@@ -140,6 +140,18 @@ def tokens_of(text: str) -> list[str]:
     return TOKEN.findall(_RESOLVED.sub("", _SAID_BY.sub("", text, count=1)))
 
 
+def _leading_name(tokens: Sequence[str]) -> bool:
+    """Whether a fact opens with a name followed by a word in lower case ("Hugo is...")."""
+    return (
+        len(tokens) > 1
+        and tokens[0].isalpha()
+        and tokens[0][:1].isupper()
+        and tokens[0] != "I"
+        and tokens[1].isalpha()
+        and tokens[1].islower()
+    )
+
+
 def _in_question(tokens: Sequence[str]) -> list[bool]:
     """Whether each token belongs to a sentence that ends with a question mark: a question
     ("Should we move the backup to 04:00?", "Remember Teodoro?") states no value."""
@@ -181,6 +193,9 @@ class Reading:
     core: frozenset[str] = frozenset()
     #: every word of the fact, compared the same way
     words: frozenset[str] = frozenset()
+    #: the capitalised word a fact opens with when it goes on in lower case ("Lars smokes
+    #: ten a day"): likely whom it is about where the tagger read no subject
+    lead: frozenset[str] = frozenset()
     #: the words of the fact written with a capital (names, and a sentence's first word)
     capitalised: frozenset[str] = frozenset()
     #: the words of the fact that say when (:data:`TIME_WORDS`), as compared
@@ -295,6 +310,7 @@ class Reader:
             ended=span("X"),
             core=core,
             words=normal_terms(tokens),
+            lead=normal_terms(tokens[:1]) if _leading_name(tokens) else frozenset(),
             capitalised=normal_terms([t for t in tokens if t[:1].isupper() and t != "I"]),
             times=normal_terms([t for t in tokens if t.lower() in TIME_WORDS]),
             negated=bool(cue_vector(tokens).any()),
