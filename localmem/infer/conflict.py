@@ -191,9 +191,12 @@ def changed(new: Reading, old: Reading) -> bool:
     old_core = old.core or old.value or _rest(old, new)
     if not old_core:
         return False
-    if old.core and old.core & new.words - new.ended:
+    # the new fact's subject does not say the old value again: it says what became of it
+    # ("Petra moved teams, so Joon owns billing now"; "the Hetzner box is gone")
+    again = new.words - new.ended - new.subject
+    if old.core and old.core & again:
         return False  # a name or number of the old value is said again: the same value
-    return bool(old_core - new.words) and bool(new_core - old.words)
+    return bool(old_core - again) and bool(new_core - old.words)
 
 
 def _numbers(reading: Reading) -> frozenset[str]:
@@ -284,10 +287,14 @@ def endings(
         ):
             continue
         # neither fact's subject nor speaker (often addressed by name) is a value of either
-        names = theirs | mine | {n.lower() for n in (speaker, said_by) if n}
+        voices = {n.lower() for n in (speaker, said_by) if n}
+        names = theirs | mine | voices
         if slot not in TIMED:
             names |= old.times | new.times  # "in the autumn" is when, not what
-        old, said = _without(old, names), _without(new, names)
+        # the stored value may be the subject of a clause of the new fact ("Petra moved
+        # teams, so Joon owns billing now"): only whom the stored fact is about leaves its value
+        old_names = names - (mine - theirs - voices)
+        old, said = _without(old, old_names), _without(new, names)
         if slot in VALUE_AS_SUBJECT and said.ending_p < ENDING_P:
             # a name the new fact has as its subject beside whom the stored one is about, and
             # that the stored one does not say, is, in a slot whose value can stand there, the
