@@ -50,6 +50,9 @@ SURE_ENDING_P = 0.85
 #: a stored fact with no value read is compared by its words only when its likeliest slot is
 #: the new fact's, at least this likely (chat that fills no slot surely is never compared)
 REST_SLOT_P = 0.5
+#: ... or when both facts fill the same slot at least this likely (their likeliest slots may
+#: differ: "The default branch is master" reads as host or version)
+REST_SAME_P = 0.2
 #: slot agreement times cosine needed to supersede (calibrated on the dev dialogues)
 CONFIDENCE = 0.03
 #: words that name a person by relation: "Ann's sister" is not Ann
@@ -177,18 +180,19 @@ def _compatible_aspect(a: frozenset[str], b: frozenset[str]) -> bool:
     return not a or not b or bool(a & b)
 
 
-def changed(new: Reading, old: Reading) -> bool:
+def changed(new: Reading, old: Reading, same: float = 0.0) -> bool:
     """Whether ``new`` states another value than ``old``: both values name numbers and none
     is the same ("2 dogs" -> "one dog"); or the old value's distinctive words (its names and
     numbers, else all its words, else the old fact's words but its subject and aspect) are not
-    all said again, and the new value has words the old fact did not say."""
+    all said again, and the new value has words the old fact did not say. ``same`` is how
+    likely both fill the same slot."""
     old_numbers, new_numbers = _numbers(old), _numbers(new)
     if old_numbers and new_numbers and not old_numbers & new_numbers:
         return True  # another count, age, limit or version, whatever else is named again
     new_core = new.core or new.value
     if not new_core:
         return False  # no new value read: nothing to compare
-    old_core = old.core or old.value or _rest(old, new)
+    old_core = old.core or old.value or _rest(old, new, same)
     if not old_core:
         return False
     # the new fact's subject does not say the old value again: it says what became of it
@@ -204,12 +208,13 @@ def _numbers(reading: Reading) -> frozenset[str]:
     return frozenset(w for w in reading.core | reading.value if re.fullmatch(r"\d+(?:\.\d+)*", w))
 
 
-def _rest(reading: Reading, new: Reading) -> frozenset[str]:
+def _rest(reading: Reading, new: Reading, same: float) -> frozenset[str]:
     """The value of a stored fact the tagger found none in: its words but its subject's and
     aspect's (a stored value need not follow a frame the generator knows to be compared with
     a new one; the new fact's own value must still be read), when it surely fills the new
     fact's slot and says whom or what it is about."""
-    if reading.slot != new.slot or reading.slot_p < REST_SLOT_P:
+    surely = reading.slot == new.slot and reading.slot_p >= REST_SLOT_P
+    if not surely and same < REST_SAME_P:
         return frozenset()  # not surely a statement of the new fact's slot: chat, a reply
     about = reading.subject | reading.aspect or reading.lead
     if not about:
@@ -217,7 +222,7 @@ def _rest(reading: Reading, new: Reading) -> frozenset[str]:
     return reading.words - about
 
 
-def _how(new: Reading, old: Reading, slot: str, single: bool) -> str | None:
+def _how(new: Reading, old: Reading, slot: str, single: bool, same: float) -> str | None:
     """Why ``new`` ends ``old`` (None: it does not)."""
     if new.ended & old.value:
         return f"ends {slot}: {' '.join(sorted(new.ended & old.value))}"
@@ -233,7 +238,7 @@ def _how(new: Reading, old: Reading, slot: str, single: bool) -> str | None:
         # anymore"): chat that merely mentions a hobby ends nothing
         # a stored fact of the same slot with no value read is named by its words ("Lars
         # smokes about ten a day" -> "Lars doesn't smoke anymore")
-        named = (old.value or _rest(old, new)) & new.words
+        named = (old.value or _rest(old, new, same)) & new.words
         if not new.negated and old.core and old.core <= new.value:
             return None  # it says the old value again, ending nothing ("still teaching in Graz")
         if named and (single or new.negated or new.ending_p >= SURE_ENDING_P):
@@ -244,7 +249,7 @@ def _how(new: Reading, old: Reading, slot: str, single: bool) -> str | None:
             return None
         # an ending that states the next value in a slot of one ("he retrained and he's a
         # firefighter now") is a change: compared as one below
-    if not single or not changed(new, old):
+    if not single or not changed(new, old, same):
         return None
     was = " ".join(sorted(old.core or old.value))
     now = " ".join(sorted(new.core or new.value))
@@ -310,7 +315,7 @@ def endings(
             continue  # "3 dogs" does not count what "2 cats" counts
         if slot in ASPECT_NEEDED and not said.aspect & old.aspect and not said.ended & old.value:
             continue  # one value per aspect (a favourite colour, a seat): both must name it
-        why = _how(said, old, slot, single)
+        why = _how(said, old, slot, single, same)
         if why is None:
             continue
         confidence = same * max(float(np.dot(vector, vec)), 0.0)
