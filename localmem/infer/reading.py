@@ -266,10 +266,9 @@ class Reader:
         if hit is not None:
             return hit
         tokens = tokens_of(text)
-        tags = [
-            "O" if asked else tag
-            for tag, asked in zip(self.tag(tokens), _in_question(tokens), strict=True)
-        ]
+        # a question states nothing: its tokens get a tag of their own ("Q"), no span's
+        asked = _in_question(tokens)
+        tags = ["Q" if q else tag for tag, q in zip(self.tag(tokens), asked, strict=True)]
         probs = self.slot_probs(np.asarray(vector, np.float32))[0]
         best = int(probs.argmax())
 
