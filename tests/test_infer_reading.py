@@ -248,3 +248,12 @@ def test_a_question_and_the_time_of_a_fact_are_no_value(reader, embedder) -> Non
     reading = reader.read(text, embedder.embed_batch([text])[0])
     assert "04:00" not in reading.value | reading.core | reading.ended
     assert "june" in reading.times
+
+
+def test_he_or_she_is_not_the_speaker(reader, embedder) -> None:
+    moved = "Tom: She moved to Leeds last month."
+    assert not _ends(reader, embedder, "Tom lives in York, near the minster.", moved, "Tom")
+    assert not _ends(reader, embedder, "Tom: I live in York, near the minster.", moved, "Tom")
+    assert _ends(reader, embedder, "Tom's sister Ada lives in York.", moved, "Tom")
+    left = "Tom: He left Aviva and joined Zurich."
+    assert not _ends(reader, embedder, "Tom works at Aviva as an actuary.", left, "Tom")

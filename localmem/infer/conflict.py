@@ -149,6 +149,16 @@ def _subject(reading: Reading, speaker: str | None) -> frozenset[str]:
     return frozenset(words)
 
 
+def _spoken_of(reading: Reading) -> bool:
+    """Whether a fact speaks of someone as "he", "she" or "they" and of no one by name."""
+    return reading.third_person and not reading.first_person and not reading.subject
+
+
+def _only_the_speaker(subject: frozenset[str], reading: Reading, speaker: str | None) -> bool:
+    """Whether a stored fact is about the speaker alone (not "Tom's sister")."""
+    return bool(speaker) and subject == {speaker.lower()} and not reading.words & RELATIONS
+
+
 def _without(reading: Reading, names: frozenset[str]) -> Reading:
     """A reading whose value and ended value leave out ``names``: who the fact is about (a
     subject or a speaker named in a value is not the value: "ends hobby: caroline") and, but
@@ -285,6 +295,8 @@ def endings(
             continue
         said_by = (speakers[i] if speakers else None) or speaker_of(text) or speaker
         theirs = _subject(old, said_by)
+        if not mine and _spoken_of(new) and _only_the_speaker(theirs, old, speaker):
+            continue  # "she" is not the speaker: a fact about Tom is not what Tom says of her
         if not same_subject(mine, theirs, new.words | mine, old.words | theirs) and not (
             # a fact that names no subject of its own ("we raised the rate limit") is about
             # what both name as their aspect ("the public API limit")
