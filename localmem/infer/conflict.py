@@ -236,10 +236,12 @@ def _how(new: Reading, old: Reading, slot: str, single: bool, same: float) -> st
     """Why ``new`` ends ``old`` (None: it does not)."""
     if new.ended & old.value:
         return f"ends {slot}: {' '.join(sorted(new.ended & old.value))}"
-    handed = new.ended & (old.words - old.subject - old.aspect)
-    if handed and (new.value or new.ending_p >= ENDING_P):
-        # the value the new fact ends is said by the old one, where the tagger read no value
-        # ("Aroha carries the billing pager" -> "Aroha passed the billing pager to Bjorn")
+    handed = new.ended & new.capitalised & (old.words - old.subject - old.aspect)
+    if single and handed and new.value & new.capitalised:
+        # a handover from one name to another ("Aroha passed the billing pager to Bjorn")
+        # ends the stored fact that names the first, where the tagger read no value in it
+        # ("Aroha carries the billing pager"); chat's ended words are too noisy to go by
+        # unless both are names
         return f"ends {slot}: {' '.join(sorted(handed))}"
     if new.ending_p >= ENDING_P:
         # an ending ends the fact whose value it names anywhere ("Yara and I broke up"), or,
@@ -312,6 +314,9 @@ def endings(
         # teams, so Joon owns billing now"): only whom the stored fact is about leaves its value
         old_names = names - (mine - theirs - voices)
         old, said = _without(old, old_names), _without(new, names)
+        # a stored fact's opening word is whom it is about only when it is a speaker's name
+        # (the name that stands for "I"): chat opens with "Sounds great", "Looks good"
+        old = replace(old, lead=old.lead & voices)
         if slot in VALUE_AS_SUBJECT and said.ending_p < ENDING_P:
             # a name the new fact has as its subject beside whom the stored one is about, and
             # that the stored one does not say, is, in a slot whose value can stand there, the
