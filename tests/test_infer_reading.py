@@ -257,3 +257,11 @@ def test_he_or_she_is_not_the_speaker(reader, embedder) -> None:
     assert _ends(reader, embedder, "Tom's sister Ada lives in York.", moved, "Tom")
     left = "Tom: He left Aviva and joined Zurich."
     assert not _ends(reader, embedder, "Tom works at Aviva as an actuary.", left, "Tom")
+
+
+def test_a_name_said_to_someone_is_no_value(reader, embedder) -> None:
+    text = "Thanks, Nate! We moved to Austin, Texas. Oof, the heat is tough, Jon."
+    reading = reader.read(text, embedder.embed_batch([text])[0])
+    spans = reading.subject | reading.value | reading.core | reading.ended
+    assert not spans & {"nate", "jon"}
+    assert "austin" in reading.words and "texas" in reading.words

@@ -152,6 +152,23 @@ def _leading_name(tokens: Sequence[str]) -> bool:
     )
 
 
+def _addressed(tokens: Sequence[str]) -> list[bool]:
+    """Whether each token is a name said to someone: set off by a comma and the end of its
+    sentence ("That's tough, Jon.") or opening a sentence before a comma ("Nate, guess what")."""
+    ends = (".", "!", "?", ";")
+    out = []
+    for i, t in enumerate(tokens):
+        before = tokens[i - 1] if i > 0 else "."
+        after = tokens[i + 1] if i + 1 < len(tokens) else "."
+        name = t[:1].isupper() and t.isalpha() and t != "I"
+        # ... not the second of two names ("we moved to Austin, Texas.")
+        lead = tokens[i - 2] if i > 1 else "."
+        opens = i < 3 or tokens[i - 3] in ends
+        after_word = before == "," and after in ends and (not lead[:1].isupper() or opens)
+        out.append(name and (after_word or (before in ends and after == ",")))
+    return out
+
+
 def _in_question(tokens: Sequence[str]) -> list[bool]:
     """Whether each token belongs to a sentence that ends with a question mark: a question
     ("Should we move the backup to 04:00?", "Remember Teodoro?") states no value."""
@@ -266,8 +283,9 @@ class Reader:
         if hit is not None:
             return hit
         tokens = tokens_of(text)
-        # a question states nothing: its tokens get a tag of their own ("Q"), no span's
-        asked = _in_question(tokens)
+        # a question states nothing, a name said to someone ("Thanks, Nate!") is none of the
+        # fact's: their tokens get a tag of their own ("Q"), no span's
+        asked = [q or a for q, a in zip(_in_question(tokens), _addressed(tokens), strict=True)]
         tags = ["Q" if q else tag for tag, q in zip(self.tag(tokens), asked, strict=True)]
         probs = self.slot_probs(np.asarray(vector, np.float32))[0]
         best = int(probs.argmax())
