@@ -175,3 +175,93 @@ def test_a_reply_that_fills_no_slot_is_never_ended(reader, embedder) -> None:
     # a stored fact with no value read is compared by its words only when it fills a slot
     assert not _ends(reader, embedder, "No meat either.", "Ravi went vegan in March.", "Ravi")
     assert not _ends(reader, embedder, "Lucky you.", "Exciting for him!", "Ravi")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "speaker"),
+    [
+        # "he" said by Tom is someone Tom spoke of, not Tom
+        (
+            "Tom: My brother Raf is a chef in Porto.",
+            "Tom: He quit the kitchen and he's a plumber now.",
+            "Tom",
+        ),
+        # a handover names the old holder as ended, where the stored fact read no value
+        (
+            "Noa carries the support phone this week.",
+            "Noa passed the support phone to Ilse this morning.",
+            None,
+        ),
+        # "in March" is when, not a new partner
+        (
+            "Kemi and Dara have been together since school.",
+            "Dara and Kemi split up in March.",
+            "Kemi",
+        ),
+        # a partner or a place named as the subject is the new value
+        ("Ines has been dating Paulo for a year.", "Tomas and Ines got engaged in May.", None),
+        (
+            "Sol lives in Lyon, near the river.",
+            "Marseille has been kind to us since we moved in the summer.",
+            "Sol",
+        ),
+        # the old value as the subject of a clause says what became of it
+        (
+            "Expense reports go to Bram, he owns that tool.",
+            "Bram left, so Nika owns expense reports now.",
+            None,
+        ),
+    ],
+)
+def test_subjects_and_values_read_from_the_sentence(reader, embedder, old, new, speaker) -> None:
+    assert _ends(reader, embedder, old, new, speaker=speaker)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "speaker"),
+    [
+        # a question states no value
+        (
+            "The nightly report is sent at 6am.",
+            "Lena: Could we send the nightly report at 8am instead?",
+            None,
+        ),
+        # a trip in March ends no couple; a stay names no new home
+        (
+            "Kemi and Dara have been together since school.",
+            "Dara and Kemi went to Rome in March.",
+            "Kemi",
+        ),
+        (
+            "Sol lives in Lyon, near the river.",
+            "Sol: Marseille was lovely, we stayed a week in the summer.",
+            "Sol",
+        ),
+    ],
+)
+def test_questions_and_trips_end_nothing(reader, embedder, old, new, speaker) -> None:
+    assert not _ends(reader, embedder, old, new, speaker=speaker)
+
+
+def test_a_question_and_the_time_of_a_fact_are_no_value(reader, embedder) -> None:
+    text = "Should we move the backup to 04:00? The team is in Oslo since June."
+    reading = reader.read(text, embedder.embed_batch([text])[0])
+    assert "04:00" not in reading.value | reading.core | reading.ended
+    assert "june" in reading.times
+
+
+def test_he_or_she_is_not_the_speaker(reader, embedder) -> None:
+    moved = "Tom: She moved to Leeds last month."
+    assert not _ends(reader, embedder, "Tom lives in York, near the minster.", moved, "Tom")
+    assert not _ends(reader, embedder, "Tom: I live in York, near the minster.", moved, "Tom")
+    assert _ends(reader, embedder, "Tom's sister Ada lives in York.", moved, "Tom")
+    left = "Tom: He left Aviva and joined Zurich."
+    assert not _ends(reader, embedder, "Tom works at Aviva as an actuary.", left, "Tom")
+
+
+def test_a_name_said_to_someone_is_no_value(reader, embedder) -> None:
+    text = "Thanks, Nate! We moved to Austin, Texas. Oof, the heat is tough, Jon."
+    reading = reader.read(text, embedder.embed_batch([text])[0])
+    spans = reading.subject | reading.value | reading.core | reading.ended
+    assert not spans & {"nate", "jon"}
+    assert "austin" in reading.words and "texas" in reading.words

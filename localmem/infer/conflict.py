@@ -50,6 +50,9 @@ SURE_ENDING_P = 0.85
 #: a stored fact with no value read is compared by its words only when its likeliest slot is
 #: the new fact's, at least this likely (chat that fills no slot surely is never compared)
 REST_SLOT_P = 0.5
+#: ... or when both facts fill the same slot at least this likely (their likeliest slots may
+#: differ: "The default branch is master" reads as host or version)
+REST_SAME_P = 0.2
 #: slot agreement times cosine needed to supersede (calibrated on the dev dialogues)
 CONFIDENCE = 0.03
 #: words that name a person by relation: "Ann's sister" is not Ann
@@ -115,6 +118,11 @@ ASPECT_NEEDED = frozenset({"preference"})
 #: slots whose aspect, named by one fact, must be said by the other (a count of dogs is not
 #: a count of cats, even when the tagger read "cats" as the value)
 WORDS_AS_ASPECT = frozenset({"count"})
+#: slots whose value (a person, a place) can stand where a subject stands
+VALUE_AS_SUBJECT = frozenset({"partner", "home", "owner"})
+#: slots whose values can be times (a weekday, a favourite season): elsewhere a time word is
+#: no value
+TIMED = frozenset({"schedule", "preference"})
 _SELF = frozenset({"i", "me", "my", "we", "us", "our", "mine", "ours", "myself"})
 
 
@@ -129,6 +137,10 @@ class Ending:
 
 def _subject(reading: Reading, speaker: str | None) -> frozenset[str]:
     words = set(reading.subject)
+    if not words and reading.third_person and not reading.first_person:
+        # "She left teaching", said by Tom, is about someone Tom names elsewhere, not Tom:
+        # an unnamed subject, which can be anyone
+        return frozenset()
     if speaker and (words & _SELF or not words or reading.first_person):
         # "I", "we" (or no subject said) is the speaker; a fact in the first person is about
         # its speaker too, whatever the tagger took for its subject ("Austin has been good to
@@ -137,9 +149,20 @@ def _subject(reading: Reading, speaker: str | None) -> frozenset[str]:
     return frozenset(words)
 
 
+def _spoken_of(reading: Reading) -> bool:
+    """Whether a fact speaks of someone as "he", "she" or "they" and of no one by name."""
+    return reading.third_person and not reading.first_person and not reading.subject
+
+
+def _only_the_speaker(subject: frozenset[str], reading: Reading, speaker: str | None) -> bool:
+    """Whether a stored fact is about the speaker alone (not "Tom's sister")."""
+    return bool(speaker) and subject == {speaker.lower()} and not reading.words & RELATIONS
+
+
 def _without(reading: Reading, names: frozenset[str]) -> Reading:
-    """A reading whose value and ended value leave out who the fact is about: a subject or a
-    speaker named in a value is not the value ("ends hobby: caroline")."""
+    """A reading whose value and ended value leave out ``names``: who the fact is about (a
+    subject or a speaker named in a value is not the value: "ends hobby: caroline") and, but
+    in a schedule, when it happened."""
     return replace(
         reading,
         value=reading.value - names,
@@ -167,23 +190,27 @@ def _compatible_aspect(a: frozenset[str], b: frozenset[str]) -> bool:
     return not a or not b or bool(a & b)
 
 
-def changed(new: Reading, old: Reading) -> bool:
+def changed(new: Reading, old: Reading, same: float = 0.0) -> bool:
     """Whether ``new`` states another value than ``old``: both values name numbers and none
     is the same ("2 dogs" -> "one dog"); or the old value's distinctive words (its names and
     numbers, else all its words, else the old fact's words but its subject and aspect) are not
-    all said again, and the new value has words the old fact did not say."""
+    all said again, and the new value has words the old fact did not say. ``same`` is how
+    likely both fill the same slot."""
     old_numbers, new_numbers = _numbers(old), _numbers(new)
     if old_numbers and new_numbers and not old_numbers & new_numbers:
         return True  # another count, age, limit or version, whatever else is named again
     new_core = new.core or new.value
     if not new_core:
         return False  # no new value read: nothing to compare
-    old_core = old.core or old.value or _rest(old, new)
+    old_core = old.core or old.value or _rest(old, new, same)
     if not old_core:
         return False
-    if old.core and old.core & new.words - new.ended:
+    # the new fact's subject does not say the old value again: it says what became of it
+    # ("Petra moved teams, so Joon owns billing now"; "the Hetzner box is gone")
+    again = new.words - new.ended - new.subject
+    if old.core and old.core & again:
         return False  # a name or number of the old value is said again: the same value
-    return bool(old_core - new.words) and bool(new_core - old.words)
+    return bool(old_core - again) and bool(new_core - old.words)
 
 
 def _numbers(reading: Reading) -> frozenset[str]:
@@ -191,36 +218,50 @@ def _numbers(reading: Reading) -> frozenset[str]:
     return frozenset(w for w in reading.core | reading.value if re.fullmatch(r"\d+(?:\.\d+)*", w))
 
 
-def _rest(reading: Reading, new: Reading) -> frozenset[str]:
+def _rest(reading: Reading, new: Reading, same: float) -> frozenset[str]:
     """The value of a stored fact the tagger found none in: its words but its subject's and
     aspect's (a stored value need not follow a frame the generator knows to be compared with
     a new one; the new fact's own value must still be read), when it surely fills the new
     fact's slot and says whom or what it is about."""
-    if reading.slot != new.slot or reading.slot_p < REST_SLOT_P:
+    surely = reading.slot == new.slot and reading.slot_p >= REST_SLOT_P
+    if not surely and same < REST_SAME_P:
         return frozenset()  # not surely a statement of the new fact's slot: chat, a reply
-    if not reading.subject | reading.aspect:
+    about = reading.subject | reading.aspect or reading.lead
+    if not about:
         return frozenset()  # a reply ("no fish either") says nothing to compare
-    return reading.words - reading.subject - reading.aspect
+    return reading.words - about
 
 
-def _how(new: Reading, old: Reading, slot: str, single: bool) -> str | None:
+def _how(new: Reading, old: Reading, slot: str, single: bool, same: float) -> str | None:
     """Why ``new`` ends ``old`` (None: it does not)."""
     if new.ended & old.value:
         return f"ends {slot}: {' '.join(sorted(new.ended & old.value))}"
+    handed = new.ended & new.capitalised & (old.words - old.subject - old.aspect)
+    if single and handed and new.value & new.capitalised:
+        # a handover from one name to another ("Aroha passed the billing pager to Bjorn")
+        # ends the stored fact that names the first, where the tagger read no value in it
+        # ("Aroha carries the billing pager"); chat's ended words are too noisy to go by
+        # unless both are names
+        return f"ends {slot}: {' '.join(sorted(handed))}"
     if new.ending_p >= ENDING_P:
         # an ending ends the fact whose value it names anywhere ("Yara and I broke up"), or,
         # in a slot of one value, the fact it names no other value for ("I retired"); in a
         # slot of several values (likes, habits) it must also negate ("I don't play tennis
         # anymore"): chat that merely mentions a hobby ends nothing
-        named = old.value & new.words
+        # a stored fact of the same slot with no value read is named by its words ("Lars
+        # smokes about ten a day" -> "Lars doesn't smoke anymore")
+        named = (old.value or _rest(old, new, same)) & new.words
         if not new.negated and old.core and old.core <= new.value:
             return None  # it says the old value again, ending nothing ("still teaching in Graz")
         if named and (single or new.negated or new.ending_p >= SURE_ENDING_P):
             return f"ends {slot}: {' '.join(sorted(named))}"
         if single and not (new.value | new.ended) - old.words:
             return f"ends {slot}"
-        return None
-    if not single or not changed(new, old):
+        if not (single and new.value):
+            return None
+        # an ending that states the next value in a slot of one ("he retrained and he's a
+        # firefighter now") is a change: compared as one below
+    if not single or not changed(new, old, same):
         return None
     was = " ".join(sorted(old.core or old.value))
     now = " ".join(sorted(new.core or new.value))
@@ -256,6 +297,8 @@ def endings(
             continue
         said_by = (speakers[i] if speakers else None) or speaker_of(text) or speaker
         theirs = _subject(old, said_by)
+        if not mine and _spoken_of(new) and _only_the_speaker(theirs, old, speaker):
+            continue  # "she" is not the speaker: a fact about Tom is not what Tom says of her
         if not same_subject(mine, theirs, new.words | mine, old.words | theirs) and not (
             # a fact that names no subject of its own ("we raised the rate limit") is about
             # what both name as their aspect ("the public API limit")
@@ -263,8 +306,24 @@ def endings(
         ):
             continue
         # neither fact's subject nor speaker (often addressed by name) is a value of either
-        names = theirs | mine | {n.lower() for n in (speaker, said_by) if n}
-        old, said = _without(old, names), _without(new, names)
+        voices = {n.lower() for n in (speaker, said_by) if n}
+        names = theirs | mine | voices
+        if slot not in TIMED:
+            names |= old.times | new.times  # "in the autumn" is when, not what
+        # the stored value may be the subject of a clause of the new fact ("Petra moved
+        # teams, so Joon owns billing now"): only whom the stored fact is about leaves its value
+        old_names = names - (mine - theirs - voices)
+        old, said = _without(old, old_names), _without(new, names)
+        # a stored fact's opening word is whom it is about only when it is a speaker's name
+        # (the name that stands for "I"): chat opens with "Sounds great", "Looks good"
+        old = replace(old, lead=old.lead & voices)
+        if slot in VALUE_AS_SUBJECT and said.ending_p < ENDING_P:
+            # a name the new fact has as its subject beside whom the stored one is about, and
+            # that the stored one does not say, is, in a slot whose value can stand there, the
+            # new value ("Walter and Uma got
+            # married", "Austin has been good to us since we moved")
+            promoted = (mine - theirs) & new.capitalised - old.words
+            said = replace(said, value=said.value | promoted, core=said.core | promoted)
         if not _compatible_aspect(said.aspect, old.aspect):
             continue
         if slot in WORDS_AS_ASPECT and not (
@@ -273,7 +332,7 @@ def endings(
             continue  # "3 dogs" does not count what "2 cats" counts
         if slot in ASPECT_NEEDED and not said.aspect & old.aspect and not said.ended & old.value:
             continue  # one value per aspect (a favourite colour, a seat): both must name it
-        why = _how(said, old, slot, single)
+        why = _how(said, old, slot, single, same)
         if why is None:
             continue
         confidence = same * max(float(np.dot(vector, vec)), 0.0)

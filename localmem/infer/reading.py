@@ -29,6 +29,8 @@ from importlib import resources
 
 import numpy as np
 
+from localmem.dates import MONTH_NAMES, SEASONS, WEEKDAY_NAMES
+
 #: tokens as the tagger reads them (the generator uses the same pattern)
 TOKEN = re.compile(r"\w+(?:[.'’:/-]\w+)*|[^\w\s]")
 #: closed-class words that negate or end (grammar, not a list of phrasings)
@@ -58,6 +60,21 @@ _STOP = frozenset(
 )
 #: the words by which a speaker speaks of themselves (and of those they speak for)
 FIRST_PERSON = frozenset("i me my mine myself we us our ours ourselves".split())  # noqa: SIM905
+#: third-person subject pronouns: someone the speaker speaks about, not the speaker
+THIRD_PERSON = frozenset("he she they".split())  # noqa: SIM905
+#: words that say when, not what (the project's date vocabulary: months, weekdays, seasons, and
+#: the units of time): a value of a schedule, never of where someone lives or whom they love
+#: ("Jake and I broke up in the autumn" names no new partner)
+TIME_WORDS = frozenset(
+    (
+        *MONTH_NAMES,
+        *WEEKDAY_NAMES,
+        *(f"{d}s" for d in WEEKDAY_NAMES),
+        *SEASONS,
+        *"day week weekend month year quarter morning afternoon evening night".split(),  # noqa: SIM905
+        *"tonight today yesterday tomorrow".split(),  # noqa: SIM905
+    )
+)
 DATA = "reading.npz"
 TAGS = ("O", "S", "A", "V", "X")
 
@@ -123,6 +140,47 @@ def tokens_of(text: str) -> list[str]:
     return TOKEN.findall(_RESOLVED.sub("", _SAID_BY.sub("", text, count=1)))
 
 
+def _leading_name(tokens: Sequence[str]) -> bool:
+    """Whether a fact opens with a name followed by a word in lower case ("Hugo is...")."""
+    return (
+        len(tokens) > 1
+        and tokens[0].isalpha()
+        and tokens[0][:1].isupper()
+        and tokens[0] != "I"
+        and tokens[1].isalpha()
+        and tokens[1].islower()
+    )
+
+
+def _addressed(tokens: Sequence[str]) -> list[bool]:
+    """Whether each token is a name said to someone: set off by a comma and the end of its
+    sentence ("That's tough, Jon.") or opening a sentence before a comma ("Nate, guess what")."""
+    ends = (".", "!", "?", ";")
+    out = []
+    for i, t in enumerate(tokens):
+        before = tokens[i - 1] if i > 0 else "."
+        after = tokens[i + 1] if i + 1 < len(tokens) else "."
+        name = t[:1].isupper() and t.isalpha() and t != "I"
+        # ... not the second of two names ("we moved to Austin, Texas.")
+        lead = tokens[i - 2] if i > 1 else "."
+        opens = i < 3 or tokens[i - 3] in ends
+        after_word = before == "," and after in ends and (not lead[:1].isupper() or opens)
+        out.append(name and (after_word or (before in ends and after == ",")))
+    return out
+
+
+def _in_question(tokens: Sequence[str]) -> list[bool]:
+    """Whether each token belongs to a sentence that ends with a question mark: a question
+    ("Should we move the backup to 04:00?", "Remember Teodoro?") states no value."""
+    out: list[bool] = []
+    start = 0
+    for i, t in enumerate(tokens):
+        if t in (".", "!", "?", ";") or i == len(tokens) - 1:
+            out += [t == "?"] * (i + 1 - start)
+            start = i + 1
+    return out
+
+
 def normal_terms(words: Sequence[str]) -> frozenset[str]:
     """Words of a span as compared: lower case, articles and stop words aside, numbers as
     digits, a possessive's ``'s`` and a contraction dropped, a lower-case plural singular."""
@@ -152,11 +210,21 @@ class Reading:
     core: frozenset[str] = frozenset()
     #: every word of the fact, compared the same way
     words: frozenset[str] = frozenset()
+    #: the capitalised word a fact opens with when it goes on in lower case ("Lars smokes
+    #: ten a day"): likely whom it is about where the tagger read no subject
+    lead: frozenset[str] = frozenset()
+    #: the words of the fact written with a capital (names, and a sentence's first word)
+    capitalised: frozenset[str] = frozenset()
+    #: the words of the fact that say when (:data:`TIME_WORDS`), as compared
+    times: frozenset[str] = frozenset()
     #: whether it has a negation cue ("not", "no longer", "anymore": :data:`NEGATION_CUES`)
     negated: bool = False
     #: whether it speaks in the first person ("I", "we", "us", "our"): its speaker is among
     #: whom it is about, whatever else the tagger took for its subject
     first_person: bool = False
+    #: whether it speaks of someone as "he", "she" or "they": whom it means is not known here,
+    #: but it is not the speaker
+    third_person: bool = False
     probs: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
 
     def p(self, slot_index: int) -> float:
@@ -215,7 +283,10 @@ class Reader:
         if hit is not None:
             return hit
         tokens = tokens_of(text)
-        tags = self.tag(tokens)
+        # a question states nothing, a name said to someone ("Thanks, Nate!") is none of the
+        # fact's: their tokens get a tag of their own ("Q"), no span's
+        asked = [q or a for q, a in zip(_in_question(tokens), _addressed(tokens), strict=True)]
+        tags = ["Q" if q else tag for tag, q in zip(self.tag(tokens), asked, strict=True)]
         probs = self.slot_probs(np.asarray(vector, np.float32))[0]
         best = int(probs.argmax())
 
@@ -256,8 +327,12 @@ class Reader:
             ended=span("X"),
             core=core,
             words=normal_terms(tokens),
+            lead=normal_terms(tokens[:1]) if _leading_name(tokens) else frozenset(),
+            capitalised=normal_terms([t for t in tokens if t[:1].isupper() and t != "I"]),
+            times=normal_terms([t for t in tokens if t.lower() in TIME_WORDS]),
             negated=bool(cue_vector(tokens).any()),
             first_person=any(re.sub(r"['’]\w+$", "", t.lower()) in FIRST_PERSON for t in tokens),
+            third_person=any(re.sub(r"['’]\w+$", "", t.lower()) in THIRD_PERSON for t in tokens),
             probs=probs,
         )
         with self._lock:
