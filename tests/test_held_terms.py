@@ -80,12 +80,13 @@ def _pool_terms(memory, query: str) -> dict[int, tuple[int, frozenset[str]]]:
 
     def spy(ctx):
         pool, joined = original(ctx)
-        counts, held = features.index_terms(ctx, pool.items)
-        # coverage from the held query terms is the one from every term, to the last bit
+        held = features.index_terms(ctx, pool.items)
+        # coverage from the held query terms is the one summed over every term, to the last bit
         whole = [features.term_set(item.content) for item in pool.items]
-        assert features.coverage(ctx, held).tobytes() == features.coverage(ctx, whole).tobytes()
-        for item, n, h in zip(pool.items, counts.tolist(), held, strict=True):
-            seen[item.label] = (n, h & set(ctx.parsed.terms))
+        assert features.coverage(ctx, held).tobytes() == _coverage(ctx, whole).tobytes()
+        rows = held.holds.tolist()
+        for item, n, h in zip(pool.items, held.counts.tolist(), rows, strict=True):
+            seen[item.label] = (n, frozenset(t for t, x in zip(held.stems, h, strict=True) if x))
         return pool, joined
 
     rerank_module.scored_pool = spy
@@ -94,6 +95,19 @@ def _pool_terms(memory, query: str) -> dict[int, tuple[int, frozenset[str]]]:
     finally:
         rerank_module.scored_pool = original
     return seen
+
+
+def _coverage(ctx, held: list[frozenset[str]]) -> np.ndarray:
+    """Coverage as a loop over each memory's whole term set gives it (the reference)."""
+    query = set(ctx.parsed.terms)
+    if not query:
+        return np.zeros(len(held))
+    lexical = ctx.kernel.store.lexical
+    n = max(lexical.doc_count, 1)
+    df = lexical.document_frequencies(query)
+    idf = {t: np.log(1.0 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in query}
+    total = sum(idf.values()) or 1.0
+    return np.array([sum(idf[t] for t in idf if t in terms) / total for terms in held])
 
 
 def _tokenised(item, query: str) -> tuple[int, frozenset[str]]:
