@@ -253,3 +253,31 @@ def test_a_rebuild_records_the_version(open_memory, store_path, monkeypatch):
     assert {x for x, _ in after} == {x for x, _ in before}  # the same memories, BM25 of today
     memory.close()
     assert check_store(store_path, repair=True)["repaired"] == []  # nothing left to do
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(0.0, 20.0, allow_nan=False), min_size=1, max_size=8),
+    st.data(),
+)
+def test_coverage_by_columns_is_the_loop_over_each_memorys_terms(weights, data):
+    """HeldTerms.weight adds a term's weight down its column, in the weights' order: the same
+    float, bit for bit, as summing each memory's held terms one memory at a time."""
+    stems = [f"t{j}" for j in range(len(weights))]
+    order = data.draw(st.permutations(stems))  # the query's order need not be the columns'
+    by_term = dict(zip(order, weights, strict=True))
+    n = data.draw(st.integers(0, 12))
+    holds = np.array(
+        data.draw(
+            st.lists(
+                st.lists(st.booleans(), min_size=len(stems), max_size=len(stems)),
+                min_size=n,
+                max_size=n,
+            )
+        ),
+        dtype=bool,
+    ).reshape(n, len(stems))
+    held = features.HeldTerms(np.zeros(n, dtype=np.int64), holds, stems)
+    rows = [{t for t, h in zip(stems, row, strict=True) if h} for row in holds.tolist()]
+    expected = np.array([sum(w for t, w in by_term.items() if t in row) for row in rows])
+    assert held.weight(by_term).tobytes() == expected.astype(np.float64).tobytes()
