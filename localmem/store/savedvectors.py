@@ -68,7 +68,10 @@ class SavedVectors:
         self._elements = np.zeros((0, self._bytes + 8), dtype=np.uint8)
         count = len(labels)
         if count:
-            self._map = mmap.mmap(self._fd, 0, access=mmap.ACCESS_READ)
+            try:
+                self._map = mmap.mmap(self._fd, 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError):  # a file system that cannot map: hnswlib reads them
+                return
             if data_at + (count - 1) * row_size + self._bytes + 8 <= len(self._map):
                 self._elements = np.ndarray(
                     (count, self._bytes + 8),
