@@ -80,12 +80,13 @@ def _pool_terms(memory, query: str) -> dict[int, tuple[int, frozenset[str]]]:
 
     def spy(ctx):
         pool, joined = original(ctx)
-        counts, held = features.index_terms(ctx, pool.items)
-        # coverage from the held query terms is the one from every term, to the last bit
+        held = features.index_terms(ctx, pool.items)
+        # coverage from the held query terms is the one summed over every term, to the last bit
         whole = [features.term_set(item.content) for item in pool.items]
-        assert features.coverage(ctx, held).tobytes() == features.coverage(ctx, whole).tobytes()
-        for item, n, h in zip(pool.items, counts.tolist(), held, strict=True):
-            seen[item.label] = (n, h & set(ctx.parsed.terms))
+        assert features.coverage(ctx, held).tobytes() == _coverage(ctx, whole).tobytes()
+        rows = held.holds.tolist()
+        for item, n, h in zip(pool.items, held.counts.tolist(), rows, strict=True):
+            seen[item.label] = (n, frozenset(t for t, x in zip(held.stems, h, strict=True) if x))
         return pool, joined
 
     rerank_module.scored_pool = spy
@@ -94,6 +95,19 @@ def _pool_terms(memory, query: str) -> dict[int, tuple[int, frozenset[str]]]:
     finally:
         rerank_module.scored_pool = original
     return seen
+
+
+def _coverage(ctx, held: list[frozenset[str]]) -> np.ndarray:
+    """Coverage as a loop over each memory's whole term set gives it (the reference)."""
+    query = set(ctx.parsed.terms)
+    if not query:
+        return np.zeros(len(held))
+    lexical = ctx.kernel.store.lexical
+    n = max(lexical.doc_count, 1)
+    df = lexical.document_frequencies(query)
+    idf = {t: np.log(1.0 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in query}
+    total = sum(idf.values()) or 1.0
+    return np.array([sum(idf[t] for t in idf if t in terms) / total for terms in held])
 
 
 def _tokenised(item, query: str) -> tuple[int, frozenset[str]]:
@@ -239,3 +253,31 @@ def test_a_rebuild_records_the_version(open_memory, store_path, monkeypatch):
     assert {x for x, _ in after} == {x for x, _ in before}  # the same memories, BM25 of today
     memory.close()
     assert check_store(store_path, repair=True)["repaired"] == []  # nothing left to do
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(0.0, 20.0, allow_nan=False), min_size=1, max_size=8),
+    st.data(),
+)
+def test_coverage_by_columns_is_the_loop_over_each_memorys_terms(weights, data):
+    """HeldTerms.weight adds a term's weight down its column, in the weights' order: the same
+    float, bit for bit, as summing each memory's held terms one memory at a time."""
+    stems = [f"t{j}" for j in range(len(weights))]
+    order = data.draw(st.permutations(stems))  # the query's order need not be the columns'
+    by_term = dict(zip(order, weights, strict=True))
+    n = data.draw(st.integers(0, 12))
+    holds = np.array(
+        data.draw(
+            st.lists(
+                st.lists(st.booleans(), min_size=len(stems), max_size=len(stems)),
+                min_size=n,
+                max_size=n,
+            )
+        ),
+        dtype=bool,
+    ).reshape(n, len(stems))
+    held = features.HeldTerms(np.zeros(n, dtype=np.int64), holds, stems)
+    rows = [{t for t, h in zip(stems, row, strict=True) if h} for row in holds.tolist()]
+    expected = np.array([sum(w for t, w in by_term.items() if t in row) for row in rows])
+    assert held.weight(by_term).tobytes() == expected.astype(np.float64).tobytes()

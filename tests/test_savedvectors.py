@@ -191,3 +191,17 @@ def test_memories_a_concurrent_writer_adds_are_searched_with_their_own_vectors(t
         stored = np.array([e for _, e in rows], dtype=np.float32)
         assert np.array_equal(index.get(labels), stored)
     assert index._saved is None  # the store let the file go when it closed
+
+
+def test_a_file_that_cannot_be_mapped_leaves_the_reads_to_hnswlib(tmp_path, monkeypatch):
+    import mmap
+
+    _, path, labels = _saved_index(tmp_path)
+
+    def refuse(*args, **kwargs):
+        raise OSError("no mmap here")
+
+    monkeypatch.setattr(mmap, "mmap", refuse)
+    loaded, _ = VectorIndex.load(path, DIM)
+    assert loaded._saved is None  # the reader was checked against hnswlib and let go
+    assert np.array_equal(loaded.get(labels[:50]), _hnswlib(loaded, labels[:50]))

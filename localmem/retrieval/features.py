@@ -282,25 +282,45 @@ def f_context_bm25(pool: Pool) -> np.ndarray:
 def f_coverage(pool: Pool) -> np.ndarray:
     """The share of the query's term weight (idf) that the memory holds: BM25 rewards one rare
     word repeated; coverage rewards holding every part of the question."""
-    held = pool.cached("terms", lambda: index_terms(pool.ctx, pool.items))[1]
-    return coverage(pool.ctx, held)
+    return coverage(pool.ctx, pool.cached("terms", lambda: index_terms(pool.ctx, pool.items)))
 
 
-def coverage(ctx: SearchContext, held: Sequence[frozenset[str]]) -> np.ndarray:
-    """The share of the query's term weight (BM25's idf) held by each memory, given the terms
-    each holds (of the query's at least, :func:`index_terms`)."""
+def coverage(ctx: SearchContext, held: HeldTerms) -> np.ndarray:
+    """The share of the query's term weight (BM25's idf) held by each memory, given the query
+    terms each holds (:func:`index_terms`)."""
     query = set(ctx.parsed.terms)
     if not query:
-        return np.zeros(len(held))
+        return np.zeros(len(held.counts))
     lexical = ctx.kernel.store.lexical
     n = max(lexical.doc_count, 1)
     df = lexical.document_frequencies(query)
     idf = {t: np.log(1.0 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in query}
     total = sum(idf.values()) or 1.0
-    # summed in the query's order, the same for every memory: the order of ``query & terms``
-    # followed the memory's own term set, so its last bit differed when the postings (the
-    # query terms a memory holds) answered instead of the whole set of its terms
-    return np.array([sum(idf[t] for t in idf if t in terms) / total for terms in held])
+    return held.weight(idf) / total
+
+
+@dataclass(frozen=True)
+class HeldTerms:
+    """Each memory's count of index terms and which of the query's terms it holds."""
+
+    counts: np.ndarray  # int64, a memory each
+    holds: np.ndarray  # bool, a memory a row, a column each of :attr:`stems`
+    stems: list[str]  # the query's terms, each once
+
+    def weight(self, weights: dict[str, float]) -> np.ndarray:
+        """The sum of ``weights`` over the terms each memory holds, added in ``weights``'
+        order, the same for every memory: the order of ``query & terms`` followed the
+        memory's own term set, so its last bit differed when the postings answered instead
+        of the whole set of its terms. Column by column, a memory not holding a term adds
+        0.0, which leaves a float as it is: the sum a loop over one memory's terms makes,
+        bit for bit."""
+        column = {t: j for j, t in enumerate(self.stems)}
+        out = np.zeros(len(self.counts))
+        for t, w in weights.items():
+            j = column.get(t)
+            if j is not None:
+                out += np.where(self.holds[:, j], w, 0.0)
+        return out
 
 
 #: ``LOCALMEM_POOL_TERMS=tokenise``: the features tokenise every text even where the postings
@@ -308,28 +328,29 @@ def coverage(ctx: SearchContext, held: Sequence[frozenset[str]]) -> np.ndarray:
 _TOKENISE_ALL = os.environ.get("LOCALMEM_POOL_TERMS") == "tokenise"
 
 
-def index_terms(
-    ctx: SearchContext, items: Sequence[MemoryItem]
-) -> tuple[np.ndarray, list[frozenset[str]]]:
-    """Each memory's count of index terms and the query's terms it holds (at least: a memory
-    tokenised here gives all of its own). Where the lexical index holds a memory's postings and
-    they are of its content alone (no evolved context joined to it) and the store records them
-    as made by this code's tokeniser, they answer: the same terms, without tokenising ~100
-    texts a search; otherwise (an older store, PostgreSQL) the content is tokenised."""
+def index_terms(ctx: SearchContext, items: Sequence[MemoryItem]) -> HeldTerms:
+    """Each memory's count of index terms and the query's terms it holds. Where the lexical
+    index holds a memory's postings and they are of its content alone (no evolved context
+    joined to it) and the store records them as made by this code's tokeniser, they answer:
+    the same terms, without tokenising ~100 texts a search; otherwise (an older store,
+    PostgreSQL) the content is tokenised."""
     stems = list(dict.fromkeys(ctx.parsed.terms))
     lexical = ctx.kernel.store.lexical
     known = None if _TOKENISE_ALL else lexical.held_terms([i.label for i in items], stems)
-    lengths, holds = (known[0].tolist(), known[1].tolist()) if known else ([], [])
-    counts = np.zeros(len(items), dtype=np.int64)
-    held: list[frozenset[str]] = []
-    for i, item in enumerate(items):
-        if known is not None and lengths[i] > 0 and not item.context:
-            counts[i] = lengths[i]
-            held.append(frozenset(t for t, h in zip(stems, holds[i], strict=True) if h))
-        else:
-            counts[i] = word_count(item.content)
-            held.append(term_set(item.content))
-    return counts, held
+    if known is not None:
+        counts, holds = known  # arrays made for this call
+        answered = (counts > 0) & ~np.fromiter((bool(i.context) for i in items), bool, len(items))
+        tokenise = np.flatnonzero(~answered).tolist()
+    else:
+        counts = np.zeros(len(items), dtype=np.int64)
+        holds = np.zeros((len(items), len(stems)), dtype=bool)
+        tokenise = range(len(items))
+    for i in tokenise:
+        text = items[i].content
+        counts[i] = word_count(text)
+        found = term_set(text)
+        holds[i] = [t in found for t in stems]
+    return HeldTerms(counts, holds, stems)
 
 
 def f_session(pool: Pool) -> np.ndarray:
@@ -389,7 +410,7 @@ def word_count(text: str) -> int:
 
 
 def f_length(pool: Pool) -> np.ndarray:
-    counts = pool.cached("terms", lambda: index_terms(pool.ctx, pool.items))[0]
+    counts = pool.cached("terms", lambda: index_terms(pool.ctx, pool.items)).counts
     n = np.log1p(counts.astype(np.float64))
     return n - n.mean() if len(n) else n
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from localmem.errors import InputError
 from localmem.retrieval.context import Candidate, SearchContext
-from localmem.retrieval.features import index_terms
+from localmem.retrieval.features import HeldTerms, index_terms
 
 #: fitted on MiniLM's cosines; a store with another embedder names its own calibration in
 #: ``search.relevance_calibration`` (scripts/calibrate_relevance.py --embedder fits one)
@@ -93,21 +93,18 @@ def cosines(ctx: SearchContext, labels: list[int]) -> np.ndarray:
     return out
 
 
-def coverage(ctx: SearchContext, held: list[frozenset[str]]) -> np.ndarray:
+def coverage(ctx: SearchContext, held: HeldTerms) -> np.ndarray:
     """The share of the query's term weight (BM25's idf) each memory holds (0 to 1), given the
-    terms each holds (:func:`localmem.retrieval.features.index_terms`)."""
+    query terms each holds (:func:`localmem.retrieval.features.index_terms`)."""
     query = set(ctx.parsed.terms)
     if not query:
-        return np.zeros(len(held))
+        return np.zeros(len(held.counts))
     lexical = ctx.kernel.store.lexical
     n = max(lexical.doc_count, 1)
     df = lexical.document_frequencies(query)
     idf = {t: math.log(1.0 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in query}
     total = sum(idf.values()) or 1.0
-    # summed in the query's order, the same for every memory: the order of ``query & terms``
-    # followed the memory's own term set, so its last bit differed when the postings (the
-    # query terms a memory holds) answered instead of the whole set of its terms
-    return np.array([sum(idf[t] for t in idf if t in terms) / total for terms in held])
+    return held.weight(idf) / total
 
 
 def signals(ctx: SearchContext, cands: list[Candidate]) -> list[dict[str, float]]:
@@ -115,9 +112,10 @@ def signals(ctx: SearchContext, cands: list[Candidate]) -> list[dict[str, float]
     labels = [c.label for c in cands]
     items = ctx.items(labels)
     found = [items[x] for x in labels if x in items]
-    held = dict(zip((item.label for item in found), index_terms(ctx, found)[1], strict=True))
+    cover = np.zeros(len(labels))  # a memory gone holds nothing
+    at = {x: i for i, x in enumerate(labels)}
+    cover[[at[item.label] for item in found]] = coverage(ctx, index_terms(ctx, found))
     cos = cosines(ctx, labels)
-    cover = coverage(ctx, [held.get(x, frozenset()) for x in labels])
     out = []
     for i, cand in enumerate(cands):
         row = {

@@ -5,12 +5,16 @@ the dense search did not return, and of the neighbours the context feature mixes
 hnswlib's ``get_items`` costs ~14 us a vector (it copies each into a ``std::vector`` one float
 at a time, under two locks): ~2-3 ms a search, the largest single cost of the default pipeline
 over plain hybrid (docs/benchmarks.md, "latency-saved-vectors"). The same float32 values are in
-the file hnswlib wrote at its last save, at a fixed place per element: reading them with
-``pread`` costs ~2 us a vector, and takes no memory beyond a label -> element table (16 bytes
-a memory), unlike a second copy of every vector (1.5 GB at 1M).
+the file hnswlib wrote at its last save, at a fixed place per element: the file is mapped
+(``mmap``, read-only) and a search's vectors are one numpy gather from it, ~0.1 us a vector
+once its pages are in memory (a ``pread`` a vector cost ~2 us, docs/benchmarks.md, section
+``latency6``). It takes no memory of the process's own beyond a label -> element table (16
+bytes a memory): the pages are the page cache's, unlike a second copy of every vector
+(1.5 GB at 1M).
 
-The file read is the one the index was loaded from or saved to, held open (its inode: a later
-save replaces the path, never the file), and checked as it is read (its checksum is the one the
+The file read is the one the index was loaded from or saved to, held open and mapped (its
+inode: a later save writes another file and replaces the path, never this file, so the map
+never shrinks under a read), and checked as it is read (its checksum is the one the
 sidecar records, computed in the same pass). A vector is taken from it only while the index
 still holds that same vector: :class:`~localmem.store.vectors.VectorIndex` sends every label
 added or deleted since that save to hnswlib, as before. So the values are hnswlib's own, bit for
@@ -29,6 +33,7 @@ to hnswlib.
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import struct
 import zlib
@@ -57,6 +62,24 @@ class SavedVectors:
         keep[twice] = keep[twice + 1] = False  # never guess which of two copies is current
         self._labels = ordered[keep]
         self._rows = order[keep]
+        # the file mapped, each element's vector and label a row of bytes: a read is one numpy
+        # gather, no system call a vector (a save replaces the path, never writes this file)
+        self._map: mmap.mmap | None = None
+        self._elements = np.zeros((0, self._bytes + 8), dtype=np.uint8)
+        count = len(labels)
+        if count:
+            try:
+                self._map = mmap.mmap(self._fd, 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError):  # a file system that cannot map: hnswlib reads them
+                return
+            if data_at + (count - 1) * row_size + self._bytes + 8 <= len(self._map):
+                self._elements = np.ndarray(
+                    (count, self._bytes + 8),
+                    dtype=np.uint8,
+                    buffer=self._map,
+                    offset=data_at,
+                    strides=(row_size, 1),
+                )
 
     def __len__(self) -> int:
         return len(self._labels)
@@ -75,24 +98,35 @@ class SavedVectors:
         return np.where(self._labels[at] == labels, self._rows[at], -1)
 
     def read(self, labels: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
-        """The vectors of these labels at these elements (float32, one row each); None on a
-        short read or when an element does not carry its label (the file is not the one
+        """The vectors of these labels at these elements (float32, one row each); None when an
+        element lies past the file's end or does not carry its label (the file is not the one
         scanned: each vector is read with the label stored right after it, and checked)."""
-        size, start, step = self._bytes + 8, self._data_at, self._row_size
-        try:
-            parts = [os.pread(self._fd, size, start + row * step) for row in rows.tolist()]
-        except OSError:
+        if len(rows) and (int(rows.min()) < 0 or int(rows.max()) >= len(self._elements)):
             return None
-        if any(len(p) != size for p in parts):
+        if len(rows) and not self._whole(int(rows.max())):
             return None
-        raw = np.frombuffer(b"".join(parts), dtype=np.uint8).reshape(len(parts), size)
+        raw = self._elements[rows]  # a gather: a copy, nothing kept of the map
         if not np.array_equal(raw[:, self._bytes :].copy().view("<u8").ravel(), labels):
             return None
         vectors: np.ndarray = raw[:, : self._bytes].copy().view("<f4")  # numpy types view() Any
         return vectors
 
+    def _whole(self, row: int) -> bool:
+        """Whether the file still reaches past element ``row`` (one ``fstat``): nothing in
+        localmem writes a saved file in place, but a page of a map cut short by another program
+        would end the process (SIGBUS) where a short ``pread`` only returned less."""
+        try:
+            end = self._data_at + row * self._row_size + self._bytes + 8
+            return os.fstat(self._fd).st_size >= end
+        except OSError:
+            return False
+
     def close(self) -> None:
         """Let the file go (never raises: a store closing must go on to close DuckDB)."""
+        self._elements = np.zeros((0, self._bytes + 8), dtype=np.uint8)  # the map's one view
+        with contextlib.suppress(OSError, BufferError):
+            if self._map is not None:
+                self._map.close()
         with contextlib.suppress(OSError):
             self._fh.close()
 
@@ -121,7 +155,8 @@ def scan(fh: BinaryIO, dim: int) -> tuple[int, SavedVectors | None]:
             done += n
     while chunk := fh.read(1 << 20):
         crc = zlib.crc32(chunk, crc)
-    if layout is None or not hasattr(os, "pread"):  # no pread (Windows): hnswlib reads them
+    # Windows cannot replace a mapped file (a save must), so hnswlib reads them there
+    if layout is None or os.name == "nt":
         fh.close()
         return crc, None
     count, row_size, _, data_at = layout
