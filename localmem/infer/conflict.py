@@ -156,7 +156,9 @@ def _spoken_of(reading: Reading) -> bool:
 
 def _only_the_speaker(subject: frozenset[str], reading: Reading, speaker: str | None) -> bool:
     """Whether a stored fact is about the speaker alone (not "Tom's sister")."""
-    return bool(speaker) and subject == {speaker.lower()} and not reading.words & RELATIONS
+    if not speaker:
+        return False
+    return subject == {speaker.lower()} and not reading.words & RELATIONS
 
 
 def _without(reading: Reading, names: frozenset[str]) -> Reading:
