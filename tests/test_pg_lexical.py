@@ -24,6 +24,19 @@ def _texts(seed: int, n: int) -> list[str]:
     return [" ".join(rng.choice(WORDS, size=int(rng.integers(1, 14)), p=weights)) for _ in range(n)]
 
 
+def _tied_texts(seed: int, n: int) -> list[str]:
+    """Texts of a few distinct words each, once, in three lengths: nearly every posting of a
+    word has one of three impacts and many memories tie on their score (as the synthetic
+    benchmark texts do at a million memories), so the bounds meet ties at the k-th place."""
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, len(WORDS) + 1) ** 0.5
+    weights /= weights.sum()
+    return [
+        " ".join(rng.choice(WORDS, size=int(rng.integers(3, 6)), replace=False, p=weights))
+        for _ in range(n)
+    ]
+
+
 @pytest.fixture
 def pair(pg_url, embedder, tmp_path):
     from localmem import Memory
@@ -52,10 +65,10 @@ def _same(embedded, postgres, query: str, k: int, allowed) -> None:
     np.testing.assert_allclose(got.at(probe), expected, rtol=1e-6)
 
 
-@settings(
+_SETTINGS = settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(
+_CASES = given(
     seed=st.integers(0, 10_000),
     query=st.lists(st.sampled_from([*WORDS, "absent"]), min_size=1, max_size=4),
     k=st.integers(1, 25),
@@ -64,18 +77,38 @@ def _same(embedded, postgres, query: str, k: int, allowed) -> None:
     deepest=st.sampled_from([8, 20_000]),
     few=st.sampled_from([0, 4096]),
     full_below=st.sampled_from([0, 10**9]),
+    share=st.sampled_from([0.05, 10.0**9]),
+    lookups=st.sampled_from([0, 5, 2000]),
 )
-def test_the_best_k_and_any_score_are_the_embedded_indexs(
-    pair, monkeypatch, seed, query, k, scope, first, deepest, few, full_below
+
+
+@_SETTINGS
+@_CASES
+def test_the_best_k_and_any_score_are_the_embedded_indexs(pair, monkeypatch, seed, **case):
+    _check(pair, monkeypatch, _texts(seed, 300), **case)
+
+
+@_SETTINGS
+@_CASES
+def test_ties_at_the_kth_place_are_decided_as_the_embedded_index_does(
+    pair, monkeypatch, seed, **case
 ):
+    """Many equal scores: a bound that only equals the k-th score must not stop the rounds,
+    and memories whose scores round to the same float32 are ordered by label."""
+    _check(pair, monkeypatch, _tied_texts(seed, 400), **case)
+
+
+def _check(pair, monkeypatch, texts, query, k, scope, first, deepest, few, full_below, share,
+           lookups) -> None:  # fmt: skip
     embedded, postgres = pair
     monkeypatch.setattr(impact_module, "FIRST", first)
     monkeypatch.setattr(impact_module, "SHALLOWEST", 1)
     monkeypatch.setattr(impact_module, "DEEPEST", deepest)
     monkeypatch.setattr(impact_module, "FEW", few)
     monkeypatch.setattr(impact_module, "FULL_BELOW", full_below)
-    if not embedded.count():
-        texts = _texts(seed, 300)
+    monkeypatch.setattr(impact_module, "ROUNDS_SHARE", share)
+    monkeypatch.setattr(impact_module, "LOOKUPS_MOST", lookups)
+    if not embedded.count():  # the first example's texts serve the test's examples
         for mem in pair:
             mem.add_many(texts)
         pairs = zip(embedded.list(limit=300), postgres.list(limit=300), strict=True)

@@ -42,18 +42,52 @@ IMPACT_SQL = f"tf::REAL / ({(1 - B) * A0} + {B} * coalesce(dl, 0))"
 #: postings of each term read at first (times k), and the most before scoring them all
 FIRST = 4
 SHALLOWEST = 64
+#: rounds stop (and every posting is scored) past this share of the query's postings
+ROUNDS_SHARE = 0.5
+#: a round looks up at most this many memories by label (~15 us each at 1M); past it the next
+#: round reads deeper instead
+LOOKUPS_MOST = 2_000
+#: how much deeper each round reads
+GROWTH = 4
 DEEPEST = 20_000
 #: a filter that leaves at most this many memories has them scored directly
 FEW = 4096
 #: a query whose terms have at most this many postings in all has them all scored (one
 #: statement, as before: cheaper than reading by impact in rounds; measured at 20k memories)
-FULL_BELOW = 50_000
+FULL_BELOW = 5_000
+#: memory for the hash aggregate of :meth:`ImpactScores._full_top` (PostgreSQL's default 4 MB
+#: spilled a six-term query's 221k memories to disk at 1M)
+FULL_WORK_MEM_MB = 64
+
+_F = "::DOUBLE PRECISION"  # PostgreSQL's literals are numeric, and numeric arithmetic is slow
+_WEIGHT = f"""{K1 + 1}{_F} * p.tf
+    / (p.tf + {K1}{_F} * (1{_F} - {B}{_F} + {B}{_F} * coalesce(p.dl, 0) / ?{_F}))"""
+# every memory holding a query term scored (weights and the average length from the caller, as
+# ``_add`` uses them), and those within a hair of the k-th score kept: float32 rounding may tie
+# them, and ties are decided by label
+_FULL_TOP = f"""
+WITH s AS (
+    SELECT p.label, sum(q.w * {_WEIGHT}) AS score
+    FROM unnest(?::INTEGER[], ?::DOUBLE PRECISION[]) AS q(tid, w)
+    JOIN lex_postings p ON p.term_id = q.tid
+    GROUP BY p.label)
+SELECT label, score FROM s
+WHERE score >= coalesce((SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET ?), 0{_F})
+               * 0.999999{_F}
+"""
 
 
 def impact(tf: Sequence[int], dl: Sequence[int]) -> np.ndarray:
     """The stored impact of postings (float32, as the column keeps it)."""
     tf64 = np.asarray(tf, dtype=np.float64)
     return (tf64 / ((1 - B) * A0 + B * np.asarray(dl, dtype=np.float64))).astype(np.float32)
+
+
+def _beats(score: float, bound: float) -> bool:
+    """Whether ``score`` is surely above anything ``bound`` bounds, float32 rounding (the
+    scores handed on) included: a tie at the k-th place is decided by label, so a memory
+    whose score only rounds to the same float32 must not be left out."""
+    return score > bound * (1 + 1e-6) + 1e-12
 
 
 def weight(g: np.ndarray | float, avgdl: float) -> np.ndarray | float:
@@ -73,7 +107,13 @@ class ImpactScores(Scores):
         self._known: dict[int, float] = {}  # label -> score (float32 value), read so far
         self._array: np.ndarray | None = None  # every score, when they were all read
         self._stats: tuple[dict[int, float], float, float] | None = None
+        self._df: dict[int, int] = {}  # term id -> its postings
         self._postings = 0  # of the query's terms (their document frequencies' sum)
+        # what the search read (for benchmarks and tests): rounds of the threshold
+        # algorithm, postings read by impact, memories looked up by label
+        self.rounds = 0
+        self.postings_read = 0
+        self.looked_up = 0
 
     def _collection(self) -> tuple[dict[int, float], float, float]:
         """(term id -> idf, number of documents, average length), read once."""
@@ -92,6 +132,7 @@ class ImpactScores(Scores):
                 if tid is not None
             }
             self._stats = (idf, n, avgdl)
+            self._df = {int(tid): int(df) for tid, df, _, _ in rows if tid is not None}
             self._postings = sum(int(df) for tid, df, _, _ in rows if tid is not None)
         return self._stats
 
@@ -129,39 +170,116 @@ class ImpactScores(Scores):
 
     def top(self, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """As :meth:`Scores.top`, by the threshold algorithm (module docstring)."""
-        idf, _, avgdl = self._collection()
+        idf, _, _ = self._collection()
         if not idf or k <= 0:
             return np.empty(0, np.int64), np.empty(0, np.float32)
         if self._postings <= FULL_BELOW:
-            return self._all().top(k, allowed)
+            return self._full_top(k) if allowed is None else self._all().top(k, allowed)
         if allowed is not None and len(allowed) <= FEW:  # a narrow filter: score its memories
             self.at(allowed)
             return self._best(set(allowed.tolist()), k, allowed)
         depth = max(FIRST * k, SHALLOWEST)
-        slack = max(1.0, A0 / avgdl) * (1 + 1e-6)  # float32 impacts: a hair of room
         while depth <= DEEPEST:
-            rows = self.db.fetchall(
-                "SELECT q.tid, p.label, p.impact, count(*) OVER (PARTITION BY q.tid) "
-                "FROM unnest(?::INTEGER[]) AS q(tid) CROSS JOIN LATERAL ("
-                "SELECT label, impact FROM lex_postings WHERE term_id = q.tid "
-                "ORDER BY impact DESC, label LIMIT ?) p",
-                [list(idf), depth],
-            )
-            last: dict[int, float] = {}
-            found: set[int] = set()
-            for tid, label, value, n in rows:
-                found.add(int(label))
-                if n >= depth:  # the list goes on: its last impact bounds the rest
-                    last[int(tid)] = min(last.get(int(tid), np.inf), float(value))
-            self.at(sorted(found))
-            bound = sum(idf[t] * float(weight(v * slack, avgdl)) for t, v in last.items())
-            labels, scores = self._best(found, k, allowed)
-            if (len(labels) == k and float(scores[-1]) > bound) or not last:
-                return labels, scores
-            depth *= 4
+            # rounds cost what they read (and re-read), the full scoring what every posting
+            # costs: past a share of that, scoring them all is cheaper (measured at 1M)
+            planned = sum(min(depth, df) for df in self._df.values())
+            if self.postings_read + planned > ROUNDS_SHARE * self._postings:
+                break
+            found, bound = self._round(depth, k, allowed)
+            if found is not None:
+                labels, scores = self._best(found, k, allowed)
+                if not np.isfinite(bound) or (
+                    len(labels) == k and _beats(float(scores[-1]), bound)
+                ):
+                    return labels, scores
+            depth *= GROWTH
         # a query no shallow read settles (a filter that leaves few memories, say): every
         # posting of its terms, as the embedded index scores them
-        return self._all().top(k, allowed)
+        return self._full_top(k) if allowed is None else self._all().top(k, allowed)
+
+    def _full_top(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The best ``k`` from every posting of the query's terms, scored and cut on the server
+        (one index-only scan and a hash aggregate in memory): only the memories at or above the
+        k-th score come back, not every score (221k rows for a six-term query at 1M)."""
+        idf, _, avgdl = self._collection()
+        tids = list(idf)
+        with self.db.transaction():
+            self.db.execute(f"SET LOCAL work_mem = '{FULL_WORK_MEM_MB}MB'")
+            rows = self.db.fetchall(_FULL_TOP, [avgdl, tids, [idf[t] for t in tids], k - 1])
+        self.rounds += 1
+        self.postings_read += self._postings
+        for label, score in rows:
+            self._known[int(label)] = float(np.float32(score))
+        return self._best({int(r[0]) for r in rows}, k, None)
+
+    def _round(
+        self, depth: int, k: int, allowed: np.ndarray | None
+    ) -> tuple[set[int] | None, float]:
+        """Read each term's ``depth`` postings of highest impact (index only: they carry tf
+        and the document length) and score exactly the memories that could still be among the
+        best ``k``; returns them and the bound on any memory not read (inf: every list read
+        to its end, so nothing is left unread), or None for them when this depth cannot settle
+        the query (even the k-th best upper bound does not beat the bound): no memory is
+        looked up then, the next round reads deeper.
+
+        A memory read in some lists has a known part (those lists' exact weights) and, for each
+        list it was not read in that goes on, at most the weight at that list's last impact.
+        Only memories whose known part plus those maxima reach the k-th best known part are
+        looked up by label; the others cannot enter the best k (every known part is a lower
+        bound, so the k-th best exact score is at least the k-th best known part)."""
+        idf, _, avgdl = self._collection()
+        slack = max(1.0, A0 / avgdl) * (1 + 1e-6)  # float32 impacts: a hair of room
+        tids = list(idf)
+        rows = self.db.fetchall(
+            "SELECT q.i, p.label, p.tf, coalesce(p.dl, 0), p.impact, "
+            "count(*) OVER (PARTITION BY q.i) "
+            "FROM unnest(?::INTEGER[]) WITH ORDINALITY AS q(tid, i) CROSS JOIN LATERAL ("
+            "SELECT label, tf, dl, impact FROM lex_postings WHERE term_id = q.tid "
+            "ORDER BY impact DESC, label LIMIT ?) p",
+            [tids, depth],
+        )
+        self.rounds += 1
+        self.postings_read += len(rows)
+        if not rows:
+            return set(), np.inf
+        cols = np.array(rows, dtype=np.float64)
+        term = cols[:, 0].astype(np.int64) - 1
+        label = cols[:, 1].astype(np.int64)
+        tf, dl, imp, n = cols[:, 2], cols[:, 3], cols[:, 4], cols[:, 5]
+        # each list that goes on: the weight at its last impact bounds the rest of it
+        goes_on = np.zeros(len(tids))
+        for i in np.unique(term[n >= depth]).tolist():
+            last = float(imp[term == i].min())
+            goes_on[i] = idf[tids[i]] * float(weight(last * slack, avgdl))
+        bound = float(goes_on.sum()) if goes_on.any() else np.inf
+        if allowed is not None:
+            keep = np.isin(label, allowed)
+            term, label, tf, dl = term[keep], label[keep], tf[keep], dl[keep]
+        w = np.asarray([idf[t] for t in tids])[term]
+        part = w * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
+        labels, at = np.unique(label, return_inverse=True)
+        known = np.bincount(at, weights=part, minlength=len(labels))
+        # what the lists a memory was not read in (and that go on) could still add to it
+        in_open_lists = np.bincount(at, weights=goes_on[term], minlength=len(labels))
+        missing = np.maximum(goes_on.sum() - in_open_lists, 0.0)
+        reads = np.bincount(at, weights=(goes_on[term] > 0), minlength=len(labels))
+        exact = reads == np.count_nonzero(goes_on)  # read in every list that goes on
+        for x, value in zip(labels[exact].tolist(), known[exact].tolist(), strict=True):
+            self._known.setdefault(x, float(np.float32(value)))
+        most = known + missing
+        if np.isfinite(bound) and (
+            len(labels) < k or not _beats(float(np.partition(most, len(most) - k)[-k]), bound)
+        ):
+            return None, bound
+        open_ = ~exact
+        if len(labels) >= k:  # the k-th best known part: a memory that cannot reach it is out
+            kth = float(np.partition(known, len(labels) - k)[len(labels) - k])
+            open_ &= ~(kth > most * (1 + 1e-6) + 1e-12)
+        if np.isfinite(bound) and open_.sum() > LOOKUPS_MOST:  # deeper reads are cheaper
+            return None, bound
+        self.looked_up += int(open_.sum())
+        self.at(labels[open_])
+        return set(labels[exact | open_].tolist()), bound
 
     def _all(self) -> ArrayScores:
         """Every posting of the query's terms scored (the statement used before impact ordering)."""
