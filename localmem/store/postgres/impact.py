@@ -5,19 +5,27 @@ Each posting carries ``impact = tf / ((1 - b) * A0 + b * dl)`` with a fixed ``A0
 (:data:`A0`): BM25's term weight is ``(k1 + 1) * g * A / (g * A + k1)`` with
 ``g = tf / ((1 - b) * A + b * dl)`` and ``A`` the collection's average length, increasing in
 ``g``, and ``g <= impact * max(1, A0 / A)`` for every posting. A search (the threshold
-algorithm, Fagin et al.):
+algorithm, Fagin et al., with reads that need no visit to the table):
 
-1. reads each query term's ``n`` postings of highest impact (an index scan of
-   ``(term_id, impact DESC)``), and every posting of the query's terms for the memories found
-   there, and scores those memories exactly;
-2. bounds what a memory it has not seen could score: for each term whose list goes on, the
-   weight at the last impact read;
-3. stops when its ``k``-th best score beats that bound; otherwise reads four times deeper
-   (past :data:`DEEPEST` postings a term it scores every posting, as before).
+1. reads each query term's ``n`` postings of highest impact with their tf and document length
+   (an index-only scan of ``(term_id, impact DESC, label) INCLUDE (tf, dl)``) and scores
+   exactly what it read: each memory found has a known part, and for each list it was not
+   found in that goes on, at most the weight at that list's last impact;
+2. bounds what a memory not found at all could score: the sum of those last weights;
+3. looks up by label (index only) just the memories whose known part plus those maxima reach
+   the k-th best known part, and only if the k-th best upper bound beats the bound (else the
+   round cannot settle the query: reading deeper is cheaper than looking up);
+4. stops when its ``k``-th best exact score beats the bound; otherwise reads four times
+   deeper, until the rounds would have read :data:`ROUNDS_SHARE` of the query's postings:
+   then every posting is scored on the server, which sends back only the memories at the
+   k-th score (not every score).
 
-A query whose terms have few postings in all (:data:`FULL_BELOW`) has them all scored in one
-statement, as before: at 20k synthetic memories the rounds cost twice that (136 against 73 ms
-at p50, load 20), since on those texts the bound is beaten only a few rounds deep.
+On texts whose memories tie (the synthetic benchmark texts: tf 1, a few lengths, so every
+posting of a word has one of a few impacts), the bound falls below the k-th score only past
+the k-th memory's length in every list, so common words cost what the rounds read; measured
+at a million memories in docs/benchmarks.md ("PostgreSQL at 1M: BM25 from index-only
+postings"). A query whose terms have few postings in all (:data:`FULL_BELOW`) has them all
+scored at once.
 
 The scores of other labels (the reranker's pool, their neighbours) are read for those labels
 only. Scores are in double precision and handed on as float32, as the full scoring did, so
@@ -52,8 +60,9 @@ GROWTH = 4
 DEEPEST = 20_000
 #: a filter that leaves at most this many memories has them scored directly
 FEW = 4096
-#: a query whose terms have at most this many postings in all has them all scored (one
-#: statement, as before: cheaper than reading by impact in rounds; measured at 20k memories)
+#: a query whose terms have at most this many postings in all has them all scored at once
+#: (a few milliseconds either way; at 1M the rounds settled queries of 10-30k postings in
+#: 2-4 ms against 27-35 ms scoring them all, docs/benchmarks.md)
 FULL_BELOW = 5_000
 #: memory for the hash aggregate of :meth:`ImpactScores._full_top` (PostgreSQL's default 4 MB
 #: spilled a six-term query's 221k memories to disk at 1M)

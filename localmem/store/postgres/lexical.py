@@ -55,37 +55,6 @@ GROUP BY p.label
 """
 
 
-#: the indexes over the postings, each carrying tf and the document length, so every read of
-#: postings (by term in impact order, every posting of a term, a memory's postings) is an
-#: index-only scan; before, each posting read visited its heap page (postings lie in the order
-#: their memories were added: 17,001 pages for 37,578 postings at a million memories, ~4 us a
-#: posting; docs/benchmarks.md, "PostgreSQL at 1M: BM25 ...")
-COVERING = {
-    "lex_postings_impact": "(term_id, impact DESC, label) INCLUDE (tf, dl)",
-    "lex_postings_label": "(label, term_id) INCLUDE (tf, dl)",
-}
-
-
-def ensure_covering(db: PgDatabase) -> list[str]:
-    """Make the postings' indexes cover tf and the document length unless they do (a store
-    made before has them without); returns the indexes rebuilt. Under the migration lock, so
-    of several processes opening the store one rebuilds (18 and 9 s at a million memories
-    with doctor's ``maintenance_work_mem``). Not a migration: a migration must exist for
-    DuckDB too, which a store opened read-only by older code then refuses."""
-    rebuilt: list[str] = []
-    with db.advisory_lock():
-        for name, columns in COVERING.items():
-            found = db.scalar("SELECT pg_get_indexdef(to_regclass(?))", [name])
-            if found is not None and "INCLUDE" in found:
-                continue
-            with db.transaction():  # the table is locked for writes meanwhile
-                db.execute(f"CREATE INDEX {name}_covering ON lex_postings {columns}")
-                db.execute(f"DROP INDEX IF EXISTS {name}")
-                db.execute(f"ALTER INDEX {name}_covering RENAME TO {name}")
-            rebuilt.append(name)
-    return rebuilt
-
-
 def postings_of(
     labels: Sequence[int], texts: Sequence[str]
 ) -> tuple[list[str], list[int], list[int], list[int], list[int]]:
