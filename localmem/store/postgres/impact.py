@@ -34,7 +34,7 @@ the ranking is the embedded index's (tests/test_pg_lexical.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -107,16 +107,14 @@ def weight(g: np.ndarray | float, avgdl: float) -> np.ndarray | float:
 class ImpactScores(Scores):
     """One query's BM25 scores on PostgreSQL, read as a search asks for them."""
 
-    def __init__(
-        self, db: PgDatabase, terms: list[str], score_all: Callable[[str], np.ndarray]
-    ) -> None:
+    def __init__(self, db: PgDatabase, terms: list[str]) -> None:
         self.db = db
         self.terms = terms
-        self._score_all = score_all
         self._known: dict[int, float] = {}  # label -> score (float32 value), read so far
         self._array: np.ndarray | None = None  # every score, when they were all read
         self._stats: tuple[dict[int, float], float, float] | None = None
         self._df: dict[int, int] = {}  # term id -> its postings
+        self._position: dict[int, int] = {}  # term id -> its place in the query
         self._postings = 0  # of the query's terms (their document frequencies' sum)
         # what the search read (for benchmarks and tests): rounds of the threshold
         # algorithm, postings read by impact, memories looked up by label
@@ -128,7 +126,7 @@ class ImpactScores(Scores):
         """(term id -> idf, number of documents, average length), read once."""
         if self._stats is None:
             rows = self.db.fetchall(
-                "SELECT t.id, t.df, s.docs, s.total FROM lex_stats s LEFT JOIN lex_terms t "
+                "SELECT t.id, t.df, s.docs, s.total, t.term FROM lex_stats s LEFT JOIN lex_terms t "
                 "ON t.term IN (SELECT unnest(?::VARCHAR[])) AND t.df > 0",
                 [self.terms],
             )
@@ -137,12 +135,15 @@ class ImpactScores(Scores):
             avgdl = total / n if total > 0 and n > 0 else 1.0
             idf = {
                 int(tid): float(np.log(1.0 + (n - df + 0.5) / (df + 0.5)))
-                for tid, df, _, _ in rows
+                for tid, df, _, _, _ in rows
                 if tid is not None
             }
+            # the embedded index adds the terms' weights in the query's order
+            order = {term: i for i, term in enumerate(self.terms)}
+            self._position = {int(r[0]): order[r[4]] for r in rows if r[0] is not None}
             self._stats = (idf, n, avgdl)
-            self._df = {int(tid): int(df) for tid, df, _, _ in rows if tid is not None}
-            self._postings = sum(int(df) for tid, df, _, _ in rows if tid is not None)
+            self._df = {int(r[0]): int(r[1]) for r in rows if r[0] is not None}
+            self._postings = sum(self._df.values())
         return self._stats
 
     def at(self, labels: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -163,19 +164,40 @@ class ImpactScores(Scores):
         if not idf or not labels:
             return
         rows = self.db.fetchall(
-            "SELECT term_id, label, tf, dl FROM lex_postings WHERE term_id = ANY(?::INTEGER[]) "
-            "AND label IN (SELECT unnest(?::BIGINT[]))",
+            "SELECT term_id, label, tf, coalesce(dl, 0) FROM lex_postings "
+            "WHERE term_id = ANY(?::INTEGER[]) AND label IN (SELECT unnest(?::BIGINT[]))",
             [list(idf), labels],
         )
         self._add(rows, idf, avgdl)
 
     def _add(self, rows: Any, idf: dict[int, float], avgdl: float) -> None:
-        sums: dict[int, float] = {}
-        for tid, label, tf, dl in rows:  # the formula of the embedded index, in doubles
-            part = idf[int(tid)] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * (dl or 0) / avgdl))
-            sums[int(label)] = sums.get(int(label), 0.0) + part
-        for label, value in sums.items():
-            self._known[label] = float(np.float32(value))
+        """Record the scores of the memories whose every posting of the query's terms is in
+        ``rows`` (term id, label, tf, dl)."""
+        if not rows:
+            return
+        cols = np.asarray(rows, dtype=np.float64)
+        labels, sums = self._sums(cols[:, 0].astype(np.int64), cols[:, 1], cols[:, 2], cols[:, 3])
+        self._known.update(zip(labels.tolist(), sums.tolist(), strict=True))
+
+    def _sums(
+        self, tids: np.ndarray, labels: np.ndarray, tf: np.ndarray, dl: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(labels, float32 scores) from all their postings of the query's terms, computed as
+        the embedded index computes them, to the last bit: tf and lengths in float32, each
+        term's weight in double, added to a float32 sum term by term in the query's order (a
+        sum in double rounded once differs in the last bit now and then, and that reorders
+        memories whose scores nearly tie)."""
+        idf, _, avgdl = self._collection()
+        out, at = np.unique(labels.astype(np.int64), return_inverse=True)
+        sums = np.zeros(len(out), dtype=np.float32)
+        tf32, dl32 = tf.astype(np.float32), dl.astype(np.float32)
+        w = np.asarray([idf[t] for t in tids.tolist()], dtype=np.float64)
+        part = w * tf32 * (K1 + 1) / (tf32 + K1 * (1 - B + B * dl32 / avgdl))
+        place = np.asarray([self._position[t] for t in tids.tolist()], dtype=np.int64)
+        for p in np.unique(place).tolist():
+            rows = place == p
+            sums[at[rows]] += part[rows]
+        return out, sums
 
     def top(self, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """As :meth:`Scores.top`, by the threshold algorithm (module docstring)."""
@@ -217,9 +239,10 @@ class ImpactScores(Scores):
             rows = self.db.fetchall(_FULL_TOP, [avgdl, tids, [idf[t] for t in tids], k - 1])
         self.rounds += 1
         self.postings_read += self._postings
-        for label, score in rows:
-            self._known[int(label)] = float(np.float32(score))
-        return self._best({int(r[0]) for r in rows}, k, None)
+        found = sorted({int(r[0]) for r in rows})
+        self._score(found)  # their scores as the embedded index adds them (``_sums``)
+        self.looked_up += len(found)
+        return self._best(set(found), k, None)
 
     def _round(
         self, depth: int, k: int, allowed: np.ndarray | None
@@ -273,8 +296,9 @@ class ImpactScores(Scores):
         missing = np.maximum(goes_on.sum() - in_open_lists, 0.0)
         reads = np.bincount(at, weights=(goes_on[term] > 0), minlength=len(labels))
         exact = reads == np.count_nonzero(goes_on)  # read in every list that goes on
-        for x, value in zip(labels[exact].tolist(), known[exact].tolist(), strict=True):
-            self._known.setdefault(x, float(np.float32(value)))
+        whole = exact[at]  # the rows of the memories read in every list that goes on
+        done, sums = self._sums(np.asarray(tids)[term[whole]], label[whole], tf[whole], dl[whole])
+        self._known.update(zip(done.tolist(), sums.tolist(), strict=True))
         most = known + missing
         if np.isfinite(bound) and (
             len(labels) < k or not _beats(float(np.partition(most, len(most) - k)[-k]), bound)
@@ -291,9 +315,25 @@ class ImpactScores(Scores):
         return set(labels[exact | open_].tolist()), bound
 
     def _all(self) -> ArrayScores:
-        """Every posting of the query's terms scored (the statement used before impact ordering)."""
+        """Every posting of the query's terms scored (index only), an array by label."""
         if self._array is None:
-            self._array = self._score_all(" ".join(self.terms))
+            idf, _, _ = self._collection()
+            size = int(self.db.scalar("SELECT coalesce(max(label), -1) + 1 FROM memories"))
+            array = np.zeros(max(size, 1), dtype=np.float32)
+            if idf:
+                rows = self.db.fetchall(
+                    "SELECT term_id, label, tf, coalesce(dl, 0) FROM lex_postings "
+                    "WHERE term_id = ANY(?::INTEGER[])",
+                    [list(idf)],
+                )
+                if rows:
+                    cols = np.asarray(rows, dtype=np.float64)
+                    labels, sums = self._sums(
+                        cols[:, 0].astype(np.int64), cols[:, 1], cols[:, 2], cols[:, 3]
+                    )
+                    inside = labels < len(array)  # a memory added since the size was read
+                    array[labels[inside]] = sums[inside]
+            self._array = array
         return ArrayScores(self._array)
 
     def _best(
