@@ -9,9 +9,10 @@ For each of ``--queries`` synthetic queries (scripts/bench_store.py's, the ones 
 scale`` times), the lexical half of a hybrid search alone: ``PgLexicalIndex.scored(q).top(k)``
 (k = the search's 70 candidates), once with this checkout's ``impact.py`` and once with
 ``--other``'s (loaded from its file, the same database and connection pool), the order
-alternating per query. Both must return the same scores (checked). Reported: p50/p95 of each,
-by the query's postings (its terms' document frequencies summed), and this code's rounds,
-postings read and memories looked up. The store is opened read-only; nothing is written.
+alternating per query. Queries whose top k scores differ are counted (main's full scoring
+tokenised the joined stems again, which drops some: "sam seoul" -> "seoul"). Reported:
+p50/p95 of each, by the query's postings (its terms' document frequencies summed), and this
+code's rounds, postings read and memories looked up. The store is opened read-only.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def main() -> None:
         lex.scored(q).top(args.k)
     times: dict[str, list[float]] = {"this": [], "other": []}
     postings, rounds, read, looked = [], [], [], []
+    differ: list[str] = []  # queries whose top k scores are not the same
     start = os.getloadavg()
     for i, q in enumerate(qs):
         order = ("this", "other") if i % 2 == 0 else ("other", "this")
@@ -82,7 +84,8 @@ def main() -> None:
                 rounds.append(sc.rounds)
                 read.append(sc.postings_read)
                 looked.append(sc.looked_up)
-        np.testing.assert_allclose(got["this"], got["other"], rtol=1e-6, err_msg=q)
+        if len(got["this"]) != len(got["other"]) or not np.array_equal(got["this"], got["other"]):
+            differ.append(q)
     res: dict = {
         "queries": args.queries,
         "k": args.k,
@@ -91,6 +94,8 @@ def main() -> None:
         "loadavg_end": os.getloadavg(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "full_below": impact.FULL_BELOW,
+        "differ": len(differ),
+        "differ_examples": differ[:5],
     }
     for name, t in times.items():
         res[f"{name}_p50_ms"], res[f"{name}_p95_ms"] = pct(t, 50), pct(t, 95)
