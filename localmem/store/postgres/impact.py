@@ -52,9 +52,10 @@ FIRST = 4
 SHALLOWEST = 64
 #: rounds stop (and every posting is scored) past this share of the query's postings
 ROUNDS_SHARE = 0.5
-#: a round looks up at most this many memories by label (~15 us each at 1M); past it the next
-#: round reads deeper instead
-LOOKUPS_MOST = 2_000
+#: a round looks up at most this many memories by label (index only); past it the next round
+#: reads deeper instead (at 1M a cap of 2,000 sent queries of 100-250k postings to scoring
+#: every posting: 221 against 35 ms at the median, docs/benchmarks.md)
+LOOKUPS_MOST = 20_000
 #: how much deeper each round reads
 GROWTH = 4
 DEEPEST = 20_000
