@@ -139,3 +139,35 @@ def test_a_copied_store_scores_as_its_source(pg_url, embedder, tmp_path):
         assert dst.store.lexical.doc_count == src.store.lexical.doc_count == 200
         for q in ("w0", "w1 w7", "w11 w3 w0"):
             _same(src, dst, q, 10, None)
+
+
+def test_a_store_made_before_gets_covering_indexes_at_a_writable_open(pg_url, embedder, tmp_path):
+    """A store whose postings' indexes lack tf and lengths (made by earlier code) reads the
+    same scores, and its first writable open rebuilds them; a read-only open does not."""
+    from localmem import Memory
+
+    texts = _texts(5, 200)
+    with (
+        Memory.open(pg_url, embedder=embedder) as mem,
+        Memory.open(tmp_path / "e", embedder=embedder) as ref,
+    ):
+        mem.add_many(texts)
+        ref.add_many(texts)
+        db = mem.kernel.db
+        db.execute("DROP INDEX lex_postings_impact")
+        db.execute("CREATE INDEX lex_postings_impact ON lex_postings (term_id, impact DESC, label)")
+        db.execute("DROP INDEX memories_embed_hash")
+        _same(ref, mem, "w0 w3 w7", 10, None)  # the old indexes: the same answer
+    with Memory.open(pg_url, embedder=embedder, read_only=True) as mem:
+        found = mem.kernel.db.scalar("SELECT pg_get_indexdef(to_regclass('lex_postings_impact'))")
+        assert "INCLUDE" not in found
+    with (
+        Memory.open(pg_url, embedder=embedder) as mem,
+        Memory.open(tmp_path / "e", embedder=embedder) as ref,
+    ):
+        db = mem.kernel.db
+        found = db.scalar("SELECT pg_get_indexdef(to_regclass('lex_postings_impact'))")
+        assert found.endswith("(term_id, impact DESC, label) INCLUDE (tf, dl)")
+        assert db.scalar("SELECT to_regclass('memories_embed_hash') IS NOT NULL")
+        assert any("built the indexes" in n for n in mem.store.notices)
+        _same(ref, mem, "w0 w3 w7", 10, None)
