@@ -24,9 +24,8 @@ def test_doctor_reports_the_servers_settings_against_the_stores_needs(pg_url, em
     assert shared["current_mb"] == 128  # pgserver's default; a 50-memory index fits in it
     assert shared["recommended_mb"] == 128 and shared["ok"]
     checks = {c["check"]: c for c in report["checks"]}
-    assert (
-        checks["pg shared_buffers"]["ok"] and "HNSW index" in checks["pg shared_buffers"]["detail"]
-    )
+    detail = checks["pg shared_buffers"]["detail"]
+    assert checks["pg shared_buffers"]["ok"] and "HNSW index and the BM25" in detail
     _, out, _ = run(capsys, "doctor", "--store", pg_url)
     assert "pg maintenance_work_mem" in out
 

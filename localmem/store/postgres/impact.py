@@ -5,19 +5,27 @@ Each posting carries ``impact = tf / ((1 - b) * A0 + b * dl)`` with a fixed ``A0
 (:data:`A0`): BM25's term weight is ``(k1 + 1) * g * A / (g * A + k1)`` with
 ``g = tf / ((1 - b) * A + b * dl)`` and ``A`` the collection's average length, increasing in
 ``g``, and ``g <= impact * max(1, A0 / A)`` for every posting. A search (the threshold
-algorithm, Fagin et al.):
+algorithm, Fagin et al., with reads that need no visit to the table):
 
-1. reads each query term's ``n`` postings of highest impact (an index scan of
-   ``(term_id, impact DESC)``), and every posting of the query's terms for the memories found
-   there, and scores those memories exactly;
-2. bounds what a memory it has not seen could score: for each term whose list goes on, the
-   weight at the last impact read;
-3. stops when its ``k``-th best score beats that bound; otherwise reads four times deeper
-   (past :data:`DEEPEST` postings a term it scores every posting, as before).
+1. reads each query term's ``n`` postings of highest impact with their tf and document length
+   (an index-only scan of ``(term_id, impact DESC, label) INCLUDE (tf, dl)``) and scores
+   exactly what it read: each memory found has a known part, and for each list it was not
+   found in that goes on, at most the weight at that list's last impact;
+2. bounds what a memory not found at all could score: the sum of those last weights;
+3. looks up by label (index only) just the memories whose known part plus those maxima reach
+   the k-th best known part, and only if the k-th best upper bound beats the bound (else the
+   round cannot settle the query: reading deeper is cheaper than looking up);
+4. stops when its ``k``-th best exact score beats the bound; otherwise reads four times
+   deeper, until the rounds would have read :data:`ROUNDS_SHARE` of the query's postings:
+   then every posting is scored on the server, which sends back only the memories at the
+   k-th score (not every score).
 
-A query whose terms have few postings in all (:data:`FULL_BELOW`) has them all scored in one
-statement, as before: at 20k synthetic memories the rounds cost twice that (136 against 73 ms
-at p50, load 20), since on those texts the bound is beaten only a few rounds deep.
+On texts whose memories tie (the synthetic benchmark texts: tf 1, a few lengths, so every
+posting of a word has one of a few impacts), the bound falls below the k-th score only past
+the k-th memory's length in every list, so common words cost what the rounds read; measured
+at a million memories in docs/benchmarks.md ("PostgreSQL at 1M: BM25 from index-only
+postings"). A query whose terms have few postings in all (:data:`FULL_BELOW`) has them all
+scored at once.
 
 The scores of other labels (the reranker's pool, their neighbours) are read for those labels
 only. Scores are in double precision and handed on as float32, as the full scoring did, so
@@ -26,7 +34,7 @@ the ranking is the embedded index's (tests/test_pg_lexical.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -42,18 +50,54 @@ IMPACT_SQL = f"tf::REAL / ({(1 - B) * A0} + {B} * coalesce(dl, 0))"
 #: postings of each term read at first (times k), and the most before scoring them all
 FIRST = 4
 SHALLOWEST = 64
+#: rounds stop (and every posting is scored) past this share of the query's postings
+ROUNDS_SHARE = 0.5
+#: a round looks up at most this many memories by label (index only); past it the next round
+#: reads deeper instead (at 1M a cap of 2,000 sent queries of 100-250k postings to scoring
+#: every posting: 221 against 35 ms at the median, docs/benchmarks.md)
+LOOKUPS_MOST = 20_000
+#: how much deeper each round reads
+GROWTH = 4
 DEEPEST = 20_000
 #: a filter that leaves at most this many memories has them scored directly
 FEW = 4096
-#: a query whose terms have at most this many postings in all has them all scored (one
-#: statement, as before: cheaper than reading by impact in rounds; measured at 20k memories)
-FULL_BELOW = 50_000
+#: a query whose terms have at most this many postings in all has them all scored at once
+#: (a few milliseconds either way; at 1M the rounds settled queries of 10-30k postings in
+#: 2-4 ms against 27-35 ms scoring them all, docs/benchmarks.md)
+FULL_BELOW = 5_000
+#: memory for the hash aggregate of :meth:`ImpactScores._full_top` (PostgreSQL's default 4 MB
+#: spilled a six-term query's 221k memories to disk at 1M)
+FULL_WORK_MEM_MB = 64
+
+_F = "::DOUBLE PRECISION"  # PostgreSQL's literals are numeric, and numeric arithmetic is slow
+_WEIGHT = f"""{K1 + 1}{_F} * p.tf
+    / (p.tf + {K1}{_F} * (1{_F} - {B}{_F} + {B}{_F} * coalesce(p.dl, 0) / ?{_F}))"""
+# every memory holding a query term scored (weights and the average length from the caller, as
+# ``_add`` uses them), and those within a hair of the k-th score kept: float32 rounding may tie
+# them, and ties are decided by label
+_FULL_TOP = f"""
+WITH s AS (
+    SELECT p.label, sum(q.w * {_WEIGHT}) AS score
+    FROM unnest(?::INTEGER[], ?::DOUBLE PRECISION[]) AS q(tid, w)
+    JOIN lex_postings p ON p.term_id = q.tid
+    GROUP BY p.label)
+SELECT label, score FROM s
+WHERE score >= coalesce((SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET ?), 0{_F})
+               * 0.999999{_F}
+"""
 
 
 def impact(tf: Sequence[int], dl: Sequence[int]) -> np.ndarray:
     """The stored impact of postings (float32, as the column keeps it)."""
     tf64 = np.asarray(tf, dtype=np.float64)
     return (tf64 / ((1 - B) * A0 + B * np.asarray(dl, dtype=np.float64))).astype(np.float32)
+
+
+def _beats(score: float, bound: float) -> bool:
+    """Whether ``score`` is surely above anything ``bound`` bounds, float32 rounding (the
+    scores handed on) included: a tie at the k-th place is decided by label, so a memory
+    whose score only rounds to the same float32 must not be left out."""
+    return score > bound * (1 + 1e-6) + 1e-12
 
 
 def weight(g: np.ndarray | float, avgdl: float) -> np.ndarray | float:
@@ -64,22 +108,26 @@ def weight(g: np.ndarray | float, avgdl: float) -> np.ndarray | float:
 class ImpactScores(Scores):
     """One query's BM25 scores on PostgreSQL, read as a search asks for them."""
 
-    def __init__(
-        self, db: PgDatabase, terms: list[str], score_all: Callable[[str], np.ndarray]
-    ) -> None:
+    def __init__(self, db: PgDatabase, terms: list[str]) -> None:
         self.db = db
         self.terms = terms
-        self._score_all = score_all
         self._known: dict[int, float] = {}  # label -> score (float32 value), read so far
         self._array: np.ndarray | None = None  # every score, when they were all read
         self._stats: tuple[dict[int, float], float, float] | None = None
+        self._df: dict[int, int] = {}  # term id -> its postings
+        self._position: dict[int, int] = {}  # term id -> its place in the query
         self._postings = 0  # of the query's terms (their document frequencies' sum)
+        # what the search read (for benchmarks and tests): rounds of the threshold
+        # algorithm, postings read by impact, memories looked up by label
+        self.rounds = 0
+        self.postings_read = 0
+        self.looked_up = 0
 
     def _collection(self) -> tuple[dict[int, float], float, float]:
         """(term id -> idf, number of documents, average length), read once."""
         if self._stats is None:
             rows = self.db.fetchall(
-                "SELECT t.id, t.df, s.docs, s.total FROM lex_stats s LEFT JOIN lex_terms t "
+                "SELECT t.id, t.df, s.docs, s.total, t.term FROM lex_stats s LEFT JOIN lex_terms t "
                 "ON t.term IN (SELECT unnest(?::VARCHAR[])) AND t.df > 0",
                 [self.terms],
             )
@@ -88,11 +136,15 @@ class ImpactScores(Scores):
             avgdl = total / n if total > 0 and n > 0 else 1.0
             idf = {
                 int(tid): float(np.log(1.0 + (n - df + 0.5) / (df + 0.5)))
-                for tid, df, _, _ in rows
+                for tid, df, _, _, _ in rows
                 if tid is not None
             }
+            # the embedded index adds the terms' weights in the query's order
+            order = {term: i for i, term in enumerate(self.terms)}
+            self._position = {int(r[0]): order[r[4]] for r in rows if r[0] is not None}
             self._stats = (idf, n, avgdl)
-            self._postings = sum(int(df) for tid, df, _, _ in rows if tid is not None)
+            self._df = {int(r[0]): int(r[1]) for r in rows if r[0] is not None}
+            self._postings = sum(self._df.values())
         return self._stats
 
     def at(self, labels: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -113,60 +165,176 @@ class ImpactScores(Scores):
         if not idf or not labels:
             return
         rows = self.db.fetchall(
-            "SELECT term_id, label, tf, dl FROM lex_postings WHERE term_id = ANY(?::INTEGER[]) "
-            "AND label IN (SELECT unnest(?::BIGINT[]))",
+            "SELECT term_id, label, tf, coalesce(dl, 0) FROM lex_postings "
+            "WHERE term_id = ANY(?::INTEGER[]) AND label IN (SELECT unnest(?::BIGINT[]))",
             [list(idf), labels],
         )
         self._add(rows, idf, avgdl)
 
     def _add(self, rows: Any, idf: dict[int, float], avgdl: float) -> None:
-        sums: dict[int, float] = {}
-        for tid, label, tf, dl in rows:  # the formula of the embedded index, in doubles
-            part = idf[int(tid)] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * (dl or 0) / avgdl))
-            sums[int(label)] = sums.get(int(label), 0.0) + part
-        for label, value in sums.items():
-            self._known[label] = float(np.float32(value))
+        """Record the scores of the memories whose every posting of the query's terms is in
+        ``rows`` (term id, label, tf, dl)."""
+        if not rows:
+            return
+        cols = np.asarray(rows, dtype=np.float64)
+        labels, sums = self._sums(cols[:, 0].astype(np.int64), cols[:, 1], cols[:, 2], cols[:, 3])
+        self._known.update(zip(labels.tolist(), sums.tolist(), strict=True))
+
+    def _sums(
+        self, tids: np.ndarray, labels: np.ndarray, tf: np.ndarray, dl: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(labels, float32 scores) from all their postings of the query's terms, computed as
+        the embedded index computes them, to the last bit: tf and lengths in float32, each
+        term's weight in double, added to a float32 sum term by term in the query's order (a
+        sum in double rounded once differs in the last bit now and then, and that reorders
+        memories whose scores nearly tie)."""
+        idf, _, avgdl = self._collection()
+        out, at = np.unique(labels.astype(np.int64), return_inverse=True)
+        sums = np.zeros(len(out), dtype=np.float32)
+        tf32, dl32 = tf.astype(np.float32), dl.astype(np.float32)
+        w = np.asarray([idf[t] for t in tids.tolist()], dtype=np.float64)
+        part = w * tf32 * (K1 + 1) / (tf32 + K1 * (1 - B + B * dl32 / avgdl))
+        place = np.asarray([self._position[t] for t in tids.tolist()], dtype=np.int64)
+        for p in np.unique(place).tolist():
+            rows = place == p
+            sums[at[rows]] += part[rows]
+        return out, sums
 
     def top(self, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """As :meth:`Scores.top`, by the threshold algorithm (module docstring)."""
-        idf, _, avgdl = self._collection()
+        idf, _, _ = self._collection()
         if not idf or k <= 0:
             return np.empty(0, np.int64), np.empty(0, np.float32)
         if self._postings <= FULL_BELOW:
-            return self._all().top(k, allowed)
+            return self._full_top(k) if allowed is None else self._all().top(k, allowed)
         if allowed is not None and len(allowed) <= FEW:  # a narrow filter: score its memories
             self.at(allowed)
             return self._best(set(allowed.tolist()), k, allowed)
         depth = max(FIRST * k, SHALLOWEST)
-        slack = max(1.0, A0 / avgdl) * (1 + 1e-6)  # float32 impacts: a hair of room
         while depth <= DEEPEST:
-            rows = self.db.fetchall(
-                "SELECT q.tid, p.label, p.impact, count(*) OVER (PARTITION BY q.tid) "
-                "FROM unnest(?::INTEGER[]) AS q(tid) CROSS JOIN LATERAL ("
-                "SELECT label, impact FROM lex_postings WHERE term_id = q.tid "
-                "ORDER BY impact DESC, label LIMIT ?) p",
-                [list(idf), depth],
-            )
-            last: dict[int, float] = {}
-            found: set[int] = set()
-            for tid, label, value, n in rows:
-                found.add(int(label))
-                if n >= depth:  # the list goes on: its last impact bounds the rest
-                    last[int(tid)] = min(last.get(int(tid), np.inf), float(value))
-            self.at(sorted(found))
-            bound = sum(idf[t] * float(weight(v * slack, avgdl)) for t, v in last.items())
-            labels, scores = self._best(found, k, allowed)
-            if (len(labels) == k and float(scores[-1]) > bound) or not last:
-                return labels, scores
-            depth *= 4
+            # rounds cost what they read (and re-read), the full scoring what every posting
+            # costs: past a share of that, scoring them all is cheaper (measured at 1M)
+            planned = sum(min(depth, df) for df in self._df.values())
+            if self.postings_read + planned > ROUNDS_SHARE * self._postings:
+                break
+            found, bound = self._round(depth, k, allowed)
+            if found is not None:
+                labels, scores = self._best(found, k, allowed)
+                if not np.isfinite(bound) or (
+                    len(labels) == k and _beats(float(scores[-1]), bound)
+                ):
+                    return labels, scores
+            depth *= GROWTH
         # a query no shallow read settles (a filter that leaves few memories, say): every
         # posting of its terms, as the embedded index scores them
-        return self._all().top(k, allowed)
+        return self._full_top(k) if allowed is None else self._all().top(k, allowed)
+
+    def _full_top(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The best ``k`` from every posting of the query's terms, scored and cut on the server
+        (one index-only scan and a hash aggregate in memory): only the memories at or above the
+        k-th score come back, not every score (221k rows for a six-term query at 1M)."""
+        idf, _, avgdl = self._collection()
+        tids = list(idf)
+        with self.db.transaction():
+            self.db.execute(f"SET LOCAL work_mem = '{FULL_WORK_MEM_MB}MB'")
+            rows = self.db.fetchall(_FULL_TOP, [avgdl, tids, [idf[t] for t in tids], k - 1])
+        self.rounds += 1
+        self.postings_read += self._postings
+        found = sorted({int(r[0]) for r in rows})
+        self._score(found)  # their scores as the embedded index adds them (``_sums``)
+        self.looked_up += len(found)
+        return self._best(set(found), k, None)
+
+    def _round(
+        self, depth: int, k: int, allowed: np.ndarray | None
+    ) -> tuple[set[int] | None, float]:
+        """Read each term's ``depth`` postings of highest impact (index only: they carry tf
+        and the document length) and score exactly the memories that could still be among the
+        best ``k``; returns them and the bound on any memory not read (inf: every list read
+        to its end, so nothing is left unread), or None for them when this depth cannot settle
+        the query (even the k-th best upper bound does not beat the bound): no memory is
+        looked up then, the next round reads deeper.
+
+        A memory read in some lists has a known part (those lists' exact weights) and, for each
+        list it was not read in that goes on, at most the weight at that list's last impact.
+        Only memories whose known part plus those maxima reach the k-th best known part are
+        looked up by label; the others cannot enter the best k (every known part is a lower
+        bound, so the k-th best exact score is at least the k-th best known part)."""
+        idf, _, avgdl = self._collection()
+        slack = max(1.0, A0 / avgdl) * (1 + 1e-6)  # float32 impacts: a hair of room
+        tids = list(idf)
+        rows = self.db.fetchall(
+            "SELECT q.i, p.label, p.tf, coalesce(p.dl, 0), p.impact, "
+            "count(*) OVER (PARTITION BY q.i) "
+            "FROM unnest(?::INTEGER[]) WITH ORDINALITY AS q(tid, i) CROSS JOIN LATERAL ("
+            "SELECT label, tf, dl, impact FROM lex_postings WHERE term_id = q.tid "
+            "ORDER BY impact DESC, label LIMIT ?) p",
+            [tids, depth],
+        )
+        self.rounds += 1
+        self.postings_read += len(rows)
+        if not rows:
+            return set(), np.inf
+        cols = np.array(rows, dtype=np.float64)
+        term = cols[:, 0].astype(np.int64) - 1
+        label = cols[:, 1].astype(np.int64)
+        tf, dl, imp, n = cols[:, 2], cols[:, 3], cols[:, 4], cols[:, 5]
+        # each list that goes on: the weight at its last impact bounds the rest of it
+        goes_on = np.zeros(len(tids))
+        for i in np.unique(term[n >= depth]).tolist():
+            last = float(imp[term == i].min())
+            goes_on[i] = idf[tids[i]] * float(weight(last * slack, avgdl))
+        bound = float(goes_on.sum()) if goes_on.any() else np.inf
+        if allowed is not None:
+            keep = np.isin(label, allowed)
+            term, label, tf, dl = term[keep], label[keep], tf[keep], dl[keep]
+        w = np.asarray([idf[t] for t in tids])[term]
+        part = w * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
+        labels, at = np.unique(label, return_inverse=True)
+        known = np.bincount(at, weights=part, minlength=len(labels))
+        # what the lists a memory was not read in (and that go on) could still add to it
+        in_open_lists = np.bincount(at, weights=goes_on[term], minlength=len(labels))
+        missing = np.maximum(goes_on.sum() - in_open_lists, 0.0)
+        reads = np.bincount(at, weights=(goes_on[term] > 0), minlength=len(labels))
+        exact = reads == np.count_nonzero(goes_on)  # read in every list that goes on
+        whole = exact[at]  # the rows of the memories read in every list that goes on
+        done, sums = self._sums(np.asarray(tids)[term[whole]], label[whole], tf[whole], dl[whole])
+        self._known.update(zip(done.tolist(), sums.tolist(), strict=True))
+        most = known + missing
+        if np.isfinite(bound) and (
+            len(labels) < k or not _beats(float(np.partition(most, len(most) - k)[-k]), bound)
+        ):
+            return None, bound
+        open_ = ~exact
+        if len(labels) >= k:  # the k-th best known part: a memory that cannot reach it is out
+            kth = float(np.partition(known, len(labels) - k)[len(labels) - k])
+            open_ &= ~(kth > most * (1 + 1e-6) + 1e-12)
+        if np.isfinite(bound) and open_.sum() > LOOKUPS_MOST:  # deeper reads are cheaper
+            return None, bound
+        self.looked_up += int(open_.sum())
+        self.at(labels[open_])
+        return set(labels[exact | open_].tolist()), bound
 
     def _all(self) -> ArrayScores:
-        """Every posting of the query's terms scored (the statement used before impact ordering)."""
+        """Every posting of the query's terms scored (index only), an array by label."""
         if self._array is None:
-            self._array = self._score_all(" ".join(self.terms))
+            idf, _, _ = self._collection()
+            size = int(self.db.scalar("SELECT coalesce(max(label), -1) + 1 FROM memories"))
+            array = np.zeros(max(size, 1), dtype=np.float32)
+            if idf:
+                rows = self.db.fetchall(
+                    "SELECT term_id, label, tf, coalesce(dl, 0) FROM lex_postings "
+                    "WHERE term_id = ANY(?::INTEGER[])",
+                    [list(idf)],
+                )
+                if rows:
+                    cols = np.asarray(rows, dtype=np.float64)
+                    labels, sums = self._sums(
+                        cols[:, 0].astype(np.int64), cols[:, 1], cols[:, 2], cols[:, 3]
+                    )
+                    inside = labels < len(array)  # a memory added since the size was read
+                    array[labels[inside]] = sums[inside]
+            self._array = array
         return ArrayScores(self._array)
 
     def _best(

@@ -23,36 +23,11 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from localmem.store.lexical import K1, B, LexicalIndex
+from localmem.store.lexical import LexicalIndex
 from localmem.store.postgres.binary import copy_rows
 from localmem.store.postgres.db import PgDatabase
 from localmem.store.postgres.impact import IMPACT_SQL, ImpactScores, impact
-from localmem.store.scores import Scores
 from localmem.text import term_counts, terms
-
-# The postings of the query's terms only (an index scan by term id), each carrying its
-# document's length (``dl``, PostgreSQL's extra column), and the collection's size from
-# ``lex_stats``: a search reads only the postings it scores. Joining ``lex_docs`` instead made the
-# planner scan every posting (170 ms a query at 100k memories, the embedded store takes 5 ms);
-# looking each length up by key cost 0.006 ms a posting, 0.3 s for a query with a word in a
-# third of the memories.
-_F = "::DOUBLE PRECISION"  # PostgreSQL's literals are numeric, and numeric arithmetic is slow
-_SCORES = f"""
-WITH p AS MATERIALIZED (
-         SELECT term_id, label, tf, dl FROM lex_postings
-         WHERE term_id = ANY(ARRAY(SELECT id FROM lex_terms
-                                   WHERE term IN (SELECT unnest(?::VARCHAR[]))))),
-     s AS (SELECT docs{_F} AS n,
-                  CASE WHEN total > 0 THEN total{_F} / docs ELSE 1{_F} END AS avgdl
-           FROM lex_stats),
-     idf AS (SELECT term_id, ln(1{_F} + (s.n - count(*) + 0.5{_F}) / (count(*) + 0.5{_F})) AS w
-             FROM p CROSS JOIN s GROUP BY term_id, s.n)
-SELECT p.label,
-       sum(idf.w * p.tf * {K1 + 1}{_F}
-           / (p.tf + {K1}{_F} * (1{_F} - {B}{_F} + {B}{_F} * p.dl / s.avgdl)))
-FROM p JOIN idf ON p.term_id = idf.term_id CROSS JOIN s
-GROUP BY p.label
-"""
 
 
 def postings_of(
@@ -182,21 +157,12 @@ class PgLexicalIndex(LexicalIndex):
 
     def scores(self, query: str) -> np.ndarray:
         """The BM25 score of every document for ``query``, indexed by label (0: no match)."""
-        q_terms = list(dict.fromkeys(terms(query)))
-        size = int(self.db.scalar("SELECT coalesce(max(label), -1) + 1 FROM memories"))
-        scores = np.zeros(max(size, 1), dtype=np.float32)
-        if not q_terms:
-            return scores
-        rows = self.db.fetchall(_SCORES, [q_terms])
-        if rows:
-            labels = np.asarray([r[0] for r in rows], dtype=np.int64)
-            scores[labels] = np.asarray([r[1] for r in rows], dtype=np.float32)
-        return scores
+        return self.scored(query)._all().array
 
-    def scored(self, query: str) -> Scores:
+    def scored(self, query: str) -> ImpactScores:
         """The query's scores, computed for the labels a search asks about only: its best ``k``
         from the postings ordered by impact (:mod:`localmem.store.postgres.impact`)."""
-        return ImpactScores(self.db, list(dict.fromkeys(terms(query))), self.scores)
+        return ImpactScores(self.db, list(dict.fromkeys(terms(query))))
 
     def document_frequencies(self, stems: Iterable[str]) -> dict[str, int]:
         """How many indexed memories hold each term (kept in ``lex_terms.df``)."""

@@ -5,8 +5,10 @@ Measured at a million memories (docs/benchmarks.md, "PostgreSQL at scale"):
 - ``shared_buffers``: pgvector reads the HNSW graph through PostgreSQL's buffer cache. With the
   default 128 MB and a 2 GB index, dense search at 1M measured p95 486 ms, most of it pages
   copied in from the operating system's cache; each insert walks the graph the same way (an add
-  is a search at ``ef_construction`` plus the writes). The buffers should hold the index, with
-  room for the tables' hot pages: the index's size plus a quarter, at least 128 MB.
+  is a search at ``ef_construction`` plus the writes). A hybrid search also reads the BM25
+  postings' indexes (``lex_postings_impact`` and ``lex_postings_label``, 834 MB at 1M), which
+  evict the graph's pages from buffers sized for the graph alone. The buffers should hold all
+  three, with room for the tables' hot pages: their size plus a quarter, at least 128 MB.
 - ``maintenance_work_mem``: building the index (opening a store whose index is missing,
   ``REINDEX``, ``migrate-store``'s bulk load, which sets it itself for its own build) is many
   times faster when the graph fits in it (:func:`localmem.store.postgres.vectors.build_memory_mb`).
@@ -23,6 +25,8 @@ from localmem.store.postgres.db import PgDatabase
 from localmem.store.postgres.vectors import build_memory_mb, index_name
 
 MB = 2**20
+#: the BM25 postings' indexes a hybrid search reads (besides the HNSW index)
+SEARCHED_INDEXES = ("lex_postings_impact", "lex_postings_label")
 
 
 @dataclass(frozen=True)
@@ -52,11 +56,14 @@ class Advice:
 
 def advise(db: PgDatabase, *, dim: int | None, m: int, rows: int) -> list[Advice]:
     """The settings this store wants from its server (``rows``: its live memories)."""
-    index_bytes = 0
-    if dim:
-        index_bytes = int(
-            db.scalar("SELECT coalesce(pg_relation_size(to_regclass(?)), 0)", [index_name(dim)])
+    searched = [*SEARCHED_INDEXES, *([index_name(dim)] if dim else [])]
+    index_bytes = int(
+        db.scalar(
+            "SELECT coalesce(sum(pg_relation_size(to_regclass(x))), 0) "
+            "FROM unnest(?::VARCHAR[]) AS x",
+            [searched],
         )
+    )
     shared = _mb(db, "shared_buffers")
     maintenance = _mb(db, "maintenance_work_mem")
     index_mb = -(-index_bytes // MB)
@@ -65,7 +72,8 @@ def advise(db: PgDatabase, *, dim: int | None, m: int, rows: int) -> list[Advice
             "shared_buffers",
             shared,
             max(128, int(index_mb * 1.25)),
-            f"the HNSW index is {index_mb} MB; searches and adds read it through these buffers",
+            f"the HNSW index and the BM25 postings' indexes are {index_mb} MB; searches and adds "
+            "read them through these buffers",
         ),
         Advice(
             "maintenance_work_mem",

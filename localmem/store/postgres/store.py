@@ -24,6 +24,7 @@ from localmem.store.address import StoreAddress
 from localmem.store.db import utcnow
 from localmem.store.jobs import JobQueue
 from localmem.store.postgres.db import PgDatabase
+from localmem.store.postgres.indexes import ensure_indexes
 from localmem.store.postgres.lexical import PgLexicalIndex
 from localmem.store.postgres.settings import advise
 from localmem.store.postgres.vectors import (
@@ -115,6 +116,9 @@ class PgStore(Store):
             self._prepare(model, dim, new=new, check_model=check_model, migrations=migrations)
             if not self.read_only:
                 self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+                made = ensure_indexes(db)
+                if made and not new:
+                    self.notice(f"built the indexes {', '.join(made)}")
         except BaseException:
             self.close(save=False)
             raise
