@@ -1,7 +1,10 @@
-"""What the store reliability tests share: sample texts, a CLI runner, a filled store."""
+"""What the store reliability tests share: sample texts, a CLI runner, a filled store, threads
+racing on one store."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from localmem.cli import main
@@ -22,3 +25,36 @@ def filled(open_memory, path: Path, n: int = 120) -> list[str]:
     ids = [m.id for m in mem.add_many(TEXTS[:n])]
     mem.close()
     return ids
+
+
+def race(
+    write: Callable[[int], None], read: Callable[[], None], *, writers: int = 2, readers: int = 2
+) -> None:
+    """Run ``writers`` threads of ``write(i)`` to their end while ``readers`` threads call
+    ``read()`` over and over; fails with every exception any thread raised."""
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def writing(i: int) -> None:
+        try:
+            write(i)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    def reading() -> None:
+        try:
+            while not stop.is_set():
+                read()
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    reading_threads = [threading.Thread(target=reading) for _ in range(readers)]
+    writing_threads = [threading.Thread(target=writing, args=(i,)) for i in range(writers)]
+    for t in reading_threads + writing_threads:
+        t.start()
+    for t in writing_threads:
+        t.join()
+    stop.set()
+    for t in reading_threads:
+        t.join()
+    assert not errors, errors

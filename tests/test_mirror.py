@@ -6,13 +6,13 @@ search never see a stale row; PostgreSQL stores never use it."""
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from store_helpers import race
 
 from localmem.dates import find_spans
 from localmem.store import mirror as mirror_module
@@ -185,38 +185,19 @@ def test_searches_racing_writers_never_see_a_stale_row(memory):
     unit checks it, tests/test_index_mend.py.)"""
     base = memory.add_many([f"Ana: garden note {i}" for i in range(40)])
     ids = [m.id for m in base]
-    errors: list[BaseException] = []
-    stop = threading.Event()
 
     def write(offset: int) -> None:
-        try:
-            mine = ids[offset * 20 : (offset + 1) * 20]  # each writer its own memories
-            for i in range(15):
-                memory.update(mine[i], content=f"Ana: garden note changed {offset}-{i}")
-                if i % 5 == 0:
-                    memory.delete(mine[19 - i // 5])
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        mine = ids[offset * 20 : (offset + 1) * 20]  # each writer its own memories
+        for i in range(15):
+            memory.update(mine[i], content=f"Ana: garden note changed {offset}-{i}")
+            if i % 5 == 0:
+                memory.delete(mine[19 - i // 5])
 
     def read() -> None:
-        try:
-            while not stop.is_set():
-                hits = memory.search("garden note", k=10).hits
-                for hit in hits:
-                    assert not hit.memory.deleted
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        for hit in memory.search("garden note", k=10).hits:
+            assert not hit.memory.deleted
 
-    readers = [threading.Thread(target=read) for _ in range(2)]
-    writers = [threading.Thread(target=write, args=(i,)) for i in range(2)]
-    for t in readers + writers:
-        t.start()
-    for t in writers:
-        t.join()
-    stop.set()
-    for t in readers:
-        t.join()
-    assert not errors, errors
+    race(write, read)
     _check(memory)
 
 

@@ -11,6 +11,7 @@ from datetime import date, datetime, timedelta, timezone
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from store_helpers import race
 
 from localmem.dates import find_spans
 from localmem.dates.stored import DATES_VERSION, decode_spans, encode_spans
@@ -186,41 +187,18 @@ def test_racing_writers_and_searches_leave_every_kept_date_current(memory):
     """Writer threads rewrite texts and event times (each its own memories) while reader threads
     run searches that name a time: no search fails, and at the end the mirror holds, for every
     memory, the dates its text states now (what a search reads is never an older text's)."""
-    import threading
-
     items = _fill(memory, 40)
     ids = [m.id for m in items]
-    errors: list[BaseException] = []
-    stop = threading.Event()
 
     def write(offset: int) -> None:
-        try:
-            mine = ids[offset * 20 : (offset + 1) * 20]
-            for i in range(20):
-                said = SAID[(i + offset) % len(SAID)]
-                memory.update(mine[i], content=f"Ben: changed {offset}-{i} {said}")
-                if i % 3 == 0:
-                    memory.update(mine[(i + 7) % 20], event_time=BASE + timedelta(days=i))
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        mine = ids[offset * 20 : (offset + 1) * 20]
+        for i in range(20):
+            said = SAID[(i + offset) % len(SAID)]
+            memory.update(mine[i], content=f"Ben: changed {offset}-{i} {said}")
+            if i % 3 == 0:
+                memory.update(mine[(i + 7) % 20], event_time=BASE + timedelta(days=i))
 
-    def read() -> None:
-        try:
-            while not stop.is_set():
-                memory.search("what did Ben do last Saturday?", k=5)
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-
-    readers = [threading.Thread(target=read) for _ in range(2)]
-    writers = [threading.Thread(target=write, args=(i,)) for i in range(2)]
-    for t in readers + writers:
-        t.start()
-    for t in writers:
-        t.join()
-    stop.set()
-    for t in readers:
-        t.join()
-    assert not errors, errors
+    race(write, lambda: memory.search("what did Ben do last Saturday?", k=5))
     rows = memory.kernel.rows()
     held = rows.stated(range(100))
     for m in memory.list(limit=100):
