@@ -128,10 +128,10 @@ class SearchContext:
         ``placed``: labels whose :meth:`placement` a later step reads, fetched in the same round
         trip (the reranker asks for the pool's rows and its neighbours' placement at once).
         """
-        missing = [int(x) for x in labels if int(x) not in self._items]
-        wanted = [
-            int(x) for x in placed if int(x) not in self._placed and int(x) not in self._items
-        ]
+        labels = labels.tolist() if isinstance(labels, np.ndarray) else [int(x) for x in labels]
+        held = self._items  # each label made an int once (a search asks ~8 times for ~100)
+        missing = [x for x in labels if x not in held]
+        wanted = [x for x in map(int, placed) if x not in self._placed and x not in held]
         if missing or wanted:
             mirror = self.kernel.rows()  # held in memory where this process alone writes
             if mirror is not None:
@@ -141,7 +141,7 @@ class SearchContext:
                 rows, places = memories.by_labels_with_placement(self.kernel, missing, wanted)
             self._items.update(rows)
             self._placed.update({x: places.get(x) for x in wanted})
-        return {int(x): self._items[int(x)] for x in labels if int(x) in self._items}
+        return {x: held[x] for x in labels if x in held}
 
     def stated(self, label: int) -> tuple[Span, ...] | None:
         """The dates a fetched memory's text states, as the store keeps them with its rows
