@@ -226,11 +226,13 @@ def facts(store: StoreParts, *, deep: bool = False) -> dict[str, Any]:
     live = store.live_count()
     lex_docs = int(store.db.scalar("SELECT count(*) FROM lex_docs"))
     vectors_live = store.vectors.live_count if store.vectors else 0  # a query on PostgreSQL
-    found, lost, metadata = Drift(), 0, None
+    found, lost, metadata, dates = Drift(), 0, None, None
     try:
         lost = lost_successors(store.db)
         if deep:
             found, metadata = drift(store), len(metadata_lost(store.db))
+            if store.db.one_writer:  # (memories with current kept dates, memories): every row
+                dates = stated.counts(store.db)[::-1]
     except StoreError:  # a damaged block: doctor's read of every table says which
         pass
     return {
@@ -245,8 +247,7 @@ def facts(store: StoreParts, *, deep: bool = False) -> dict[str, Any]:
         "lexical_terms": store.lexical.recorded_terms(),
         "lexical_terms_current": store.db.one_writer and store.lexical.terms_current(),
         "lexical_terms_wanted": str(TERMS_VERSION) if store.db.one_writer else None,
-        # (memories with current kept dates, memories): a read of every row, doctor only
-        "stated_dates": stated.counts(store.db)[::-1] if deep and store.db.one_writer else None,
+        "stated_dates": dates,
         "drift": found.as_dict() if deep else None,
         "successors_lost": lost,
         "metadata_lost": metadata,
