@@ -225,7 +225,6 @@ big news|good news|in other news|not gonna lie|small thing"""
 TAILS = phrases(
     """it's been great|long story|finally|what a year|can't complain|fingers crossed|
 more on that later|no regrets|we'll see how it goes|it was about time|still getting used to it|
-no contest|no question|no doubt about it|no complaints|no surprise there|hands down|
 it's a big change|it feels weird|so much better|everyone is happy about it|for now at least"""
 )
 
