@@ -49,8 +49,7 @@ Monday|{S} work{s} for {V} these days|{S} accepted an offer from {V}|{S} {have} 
 {P} job title is {V}|{P} role is {V} now|{S} {have} been made {V}|{S} stepped up to {V}|
 {S} went from {X} to {V}|{S} {be} a {V} now, no longer a {X}|{S} qualified as a {V} {T}|
 {S} took the {V} position|{S} moved into a {V} role|!{S} {be} not a {X} anymore|
-!{S} stepped down as {X}|!{S} gave up being a {X}|!{S} {be} no longer {X}|
-{V} now|{V} now, same company|{V} as of {T}|{V} since {T}, finally|now {V} for the web team|{V} for mobile these days|officially {V}|{S}, {V} now|new title: {V}|{V} from {T}|{S} {be} {V} for the platform side now|{S} made {V}, no more {X}|{S} {be} {V} for payments now"""
+!{S} stepped down as {X}|!{S} gave up being a {X}|!{S} {be} no longer {X}"""
     ),
     "partner": phrases(
         """{S} {be} married to {V}|{S} married {V} {T}|{S} {be} dating {V}|{S} {be} seeing {V}|
@@ -105,8 +104,7 @@ now|{V} {have} become {P} favourite {A}|{S} like{s} {V} best as a {A}|{V} is {P}
 {S} prefer{s} {V} as the {A}|for the {A}, {S} want{s} {V}|{S} always want{s} the {A}
 {V}|{P} {A} is {V} now|{S} switched {P} {A} to {V}|{S} use{s} {V} for the {A}|{S} go{es} for
 {V} as the {A}|the {A} for {S} is {V}|{S} changed {P} {A} to {V}|{S} {be} on {V} as the {A}
-now|{S} switched from {X} to {V} as the {A}|
-{V} {have} taken over as {P} top {A}|nothing beats {V} for {M}|{V} is number one for {M}|these days it is all {V} for {M}|{S} can't get enough of {V} lately|{V} is the {A} {S} always pick{s}|{V} beat{s} every other {A} for {M}|{P} usual {A} is {V} now|{S} {be} all about {V} now|{V} {have} replaced {X} as the {A} for {M}|{V} is the best {A}, no contest|{V} is the best {A}, hands down|{V} all the way, no question|{V} wins every time for {M}|the {A} {S} love{s} most is {V}|{S} would pick {V} over any other {A}"""
+now|{S} switched from {X} to {V} as the {A}"""
     ),
     "hobby": phrases(
         """{S} like{s} {V} in the morning|{S} love{s} {V} after dinner|{S} enjoy{s} {V} now and
@@ -136,8 +134,7 @@ studying for {V}|{S} moved up to {V}|{S} {be} in {V} this year|{S} enrolled in {
 {T}|{S} {be} pinned to {A} {V}|{S} moved to {A} {V}|{S} build{s} with {A} {V}|we bumped {S} to
 {A} {V}|{S} {be} still stuck on {A} {V}|{S} now require{s} {A} {V}|{S} got upgraded to {A} {V}
 {T}|we migrated {S} from {A} {X} to {A} {V}|{S} went from {A} {X} to {A} {V}|
-{S} {be} on {A} {V} after the upgrade|{S} target{s} {A} {V}|{S} ship{s} with {A} {V}|
-{S}: {A} {V} now|{S} now on {A} {V}|{A} {V} on {S} since {T}|{S}, {A} {V} as of {T}"""
+{S} {be} on {A} {V} after the upgrade|{S} target{s} {A} {V}|{S} ship{s} with {A} {V}"""
     ),
     "owner": phrases(
         """{S} is handled by {V} now|{V} write{s} {S}|{V} {be} doing {S} from now on|
@@ -147,23 +144,20 @@ now that {X} left|{S} went from {X} to {V}|{V} do{es} {S} now|{V} picked up {S}|
 {T}|{X} handed {S} to {V}|{S} moved from {X} to {V}|{V} {be} on {S} this quarter|{S} is
 assigned to {V}|{V} runs {S} now|{V} leads {S}|{V} {be} in charge of {S}|{S} belongs to {V}
 now|{V} took over {S} from {X}|{X} passed {S} to {V}|{V} {be} looking after {S}|ownership of
-{S} went to {V}|{S} was reassigned to {V}|{V} {be} on call for {S}|
-{X} handed the pager for {S} to {V}|{X} gave {S} to {V}|{X} passed {S} over to {V}|{X} handed {S} over to {V} {T}|{S} was taken over by {V}|{S} got handed to {V}|{V} inherited {S} from {X}|{X} gave {S} to {V} before leaving|{X} handed off {S} to {V}|{S} passed from {X} to {V}|{X} passed the baton on {S} to {V}|{S}: {V} from now on|{V} {be} now the person for {S}|{X} is off {S}, {V} has it"""
+{S} went to {V}|{S} was reassigned to {V}|{V} {be} on call for {S}"""
     ),
     "schedule": phrases(
         """{S} {be} staffed {V}|{S} {be} {V} long|{S} last{s} {V}|{S} take{s} place {V}|
 {S} {be} every {V}|
 {S} {be} {V}|{S} run{s} {V}|{S} happen{s} {V}|we do {S} {V}|{S} moved to {V}|
 {S} {be} now {V}|we moved {S} to {V}|{S} go{es} out {V}|{S} is scheduled {V}|from now on
-{S} is {V}|{S} shifted from {X} to {V}|we changed {S} to {V}|{S} {be} {V} instead of {X}|
-{S}: {V} from {T}|{S} {V} now, not {X}|{S} got pushed to {V}"""
+{S} is {V}|{S} shifted from {X} to {V}|we changed {S} to {V}|{S} {be} {V} instead of {X}"""
     ),
     "limit": phrases(
         """the {A} for {S} is {V}|{S} {have} a {A} of {V}|we raised the {A} of {S} to {V}|we
 lowered the {A} for {S} to {V}|{S} {be} capped at {V}|the {A} is {V} now|{P} {A} is {V}|
 we bumped the {A} to {V}|{S} get{s} a {A} of {V}|the {A} went from {X} to {V}|finance cut
-the {A} to {V}|the {A} on {S} is now {V}|{S} {be} limited to {V}|we set the {A} to {V}|
-{S} {A}: {V} from {T}|{A} on {S}: {V} now|{V} {A} for {S} going forward"""
+the {A} to {V}|the {A} on {S} is now {V}|{S} {be} limited to {V}|we set the {A} to {V}"""
     ),
     "host": phrases(
         """{S} run{s} on {V}|{S} {be} hosted on {V}|{S} live{s} on {V}|we moved {S} to {V}
@@ -220,6 +214,5 @@ parking?|sadly no|latency okay?|fine so far|any replicas?|not yet|was it worth i
 that should calm things down|customers keep hitting it|let's tell the team|
 {S} sent a long email about the offsite|{S} had lunch with the new hires|{S} gave a talk
 at the meetup|the office is freezing today|the wifi is down again|{S} {be} on holiday
-next week|{S} brought cake for everyone|{S} {be} off sick today|the printer jammed again|
-{S} {be} covering for a colleague this week|{S} tried {C} food for the first time|{S} {be} testing a new version on staging only|{S} had a long commute today|{S} cycled to the office {T}|{S} took the train to work {T}|{S} {be} no contest at chess, honestly|no contest, that match was one-sided|{S} won the quiz, no contest|{S} {be} helping out with the pager while someone is away"""
+next week|{S} brought cake for everyone|{S} {be} off sick today|the printer jammed again"""
 )
