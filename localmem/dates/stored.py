@@ -1,5 +1,5 @@
 """A memory's stated dates as a store keeps them (derived data, see
-:mod:`localmem.store.dates`): the spans :func:`localmem.dates.find_spans` finds, as one line of
+:mod:`localmem.store.stated`): the spans :func:`localmem.dates.find_spans` finds, as one line of
 text, and back.
 
 :data:`DATES_VERSION` names the parser that made them: every change to what ``find_spans``

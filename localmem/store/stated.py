@@ -33,13 +33,15 @@ from localmem.dates.stored import DATES_VERSION, encode_spans
 from localmem.store.backend import StoreDatabase
 from localmem.store.records import to_db_time
 
-#: the labels whose kept dates are current, and the dates (the parser's version, the memory's
-#: hash and day; never a purged memory's, whose row code that keeps none may have left)
-CURRENT = (
-    "SELECT m.label, d.spans FROM memories m JOIN memory_dates d ON d.label = m.label "
-    f"AND d.version = {DATES_VERSION} AND m.content <> '' AND d.content_hash = m.content_hash "
+#: a kept row ``d`` that matches its memory ``m`` (the parser's version, the memory's hash and
+#: day; never a purged memory's, whose row code that keeps none may have left)
+MATCHES = (
+    f"d.label = m.label AND d.version = {DATES_VERSION} AND m.content <> '' "
+    "AND d.content_hash = m.content_hash "
     "AND d.event_day IS NOT DISTINCT FROM CAST(m.event_time AS DATE)"
 )
+#: the labels whose kept dates are current, and the dates
+CURRENT = f"SELECT m.label, d.spans FROM memories m JOIN memory_dates d ON {MATCHES}"
 
 
 def state(
@@ -94,10 +96,8 @@ def restate(db: StoreDatabase) -> int:
     parsed."""
     with db.transaction():
         db.execute(
-            "DELETE FROM memory_dates d WHERE NOT EXISTS (SELECT 1 FROM memories m "
-            f"WHERE m.label = d.label AND d.version = {DATES_VERSION} AND m.content <> '' "
-            "AND d.content_hash = m.content_hash "
-            "AND d.event_day IS NOT DISTINCT FROM CAST(m.event_time AS DATE))"
+            "DELETE FROM memory_dates d WHERE NOT EXISTS "
+            f"(SELECT 1 FROM memories m WHERE {MATCHES})"
         )
         rows = db.fetchall(
             "SELECT label, content, content_hash, event_time FROM memories "
