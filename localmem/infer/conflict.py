@@ -137,7 +137,7 @@ class Ending:
 
 def _subject(reading: Reading, speaker: str | None) -> frozenset[str]:
     words = set(reading.subject)
-    if not words and reading.third_person and not reading.first_person:
+    if _spoken_of(reading):
         # "She left teaching", said by Tom, is about someone Tom names elsewhere, not Tom:
         # an unnamed subject, which can be anyone
         return frozenset()
@@ -163,8 +163,8 @@ def _only_the_speaker(subject: frozenset[str], reading: Reading, speaker: str | 
 
 def _without(reading: Reading, names: frozenset[str]) -> Reading:
     """A reading whose value and ended value leave out ``names``: who the fact is about (a
-    subject or a speaker named in a value is not the value: "ends hobby: caroline") and, but
-    in a schedule, when it happened."""
+    subject or a speaker named in a value is not the value: "ends hobby: caroline"; the caller
+    passes the time words too, but in a schedule)."""
     return replace(
         reading,
         value=reading.value - names,

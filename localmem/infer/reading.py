@@ -152,10 +152,14 @@ def _leading_name(tokens: Sequence[str]) -> bool:
     )
 
 
+#: the tokens that end a sentence
+_SENTENCE_ENDS = frozenset({".", "!", "?", ";"})
+
+
 def _addressed(tokens: Sequence[str]) -> list[bool]:
     """Whether each token is a name said to someone: set off by a comma and the end of its
     sentence ("That's tough, Jon.") or opening a sentence before a comma ("Nate, guess what")."""
-    ends = (".", "!", "?", ";")
+    ends = _SENTENCE_ENDS
     out = []
     for i, t in enumerate(tokens):
         before = tokens[i - 1] if i > 0 else "."
@@ -175,7 +179,7 @@ def _in_question(tokens: Sequence[str]) -> list[bool]:
     out: list[bool] = []
     start = 0
     for i, t in enumerate(tokens):
-        if t in (".", "!", "?", ";") or i == len(tokens) - 1:
+        if t in _SENTENCE_ENDS or i == len(tokens) - 1:
             out += [t == "?"] * (i + 1 - start)
             start = i + 1
     return out
@@ -317,6 +321,7 @@ class Reader:
                     if g == "O" and named(i, t)
                 ]
             )
+        bare = {re.sub(r"['’]\w+$", "", t.lower()) for t in tokens}  # "we're" -> "we"
         reading = Reading(
             slot=self.slots[best],
             slot_p=float(probs[best]),
@@ -331,8 +336,8 @@ class Reader:
             capitalised=normal_terms([t for t in tokens if t[:1].isupper() and t != "I"]),
             times=normal_terms([t for t in tokens if t.lower() in TIME_WORDS]),
             negated=bool(cue_vector(tokens).any()),
-            first_person=any(re.sub(r"['’]\w+$", "", t.lower()) in FIRST_PERSON for t in tokens),
-            third_person=any(re.sub(r"['’]\w+$", "", t.lower()) in THIRD_PERSON for t in tokens),
+            first_person=not bare.isdisjoint(FIRST_PERSON),
+            third_person=not bare.isdisjoint(THIRD_PERSON),
             probs=probs,
         )
         with self._lock:
