@@ -159,7 +159,7 @@ class ImpactScores(Scores):
 
     def _score(self, labels: list[int]) -> None:
         """Score ``labels`` exactly from all their postings of the query's terms."""
-        idf, _, avgdl = self._collection()
+        idf = self._collection()[0]
         for label in labels:
             self._known[label] = 0.0
         if not idf or not labels:
@@ -169,16 +169,19 @@ class ImpactScores(Scores):
             "WHERE term_id = ANY(?::INTEGER[]) AND label IN (SELECT unnest(?::BIGINT[]))",
             [list(idf), labels],
         )
-        self._add(rows, idf, avgdl)
+        self._add(rows)
 
-    def _add(self, rows: Any, idf: dict[int, float], avgdl: float) -> None:
+    def _add(self, rows: Any) -> None:
         """Record the scores of the memories whose every posting of the query's terms is in
         ``rows`` (term id, label, tf, dl)."""
-        if not rows:
-            return
+        if rows:
+            labels, sums = self._row_sums(rows)
+            self._known.update(zip(labels.tolist(), sums.tolist(), strict=True))
+
+    def _row_sums(self, rows: Any) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_sums` of postings fetched as (term id, label, tf, dl) rows."""
         cols = np.asarray(rows, dtype=np.float64)
-        labels, sums = self._sums(cols[:, 0].astype(np.int64), cols[:, 1], cols[:, 2], cols[:, 3])
-        self._known.update(zip(labels.tolist(), sums.tolist(), strict=True))
+        return self._sums(cols[:, 0].astype(np.int64), cols[:, 1], cols[:, 2], cols[:, 3])
 
     def _sums(
         self, tids: np.ndarray, labels: np.ndarray, tf: np.ndarray, dl: np.ndarray
@@ -192,9 +195,11 @@ class ImpactScores(Scores):
         out, at = np.unique(labels.astype(np.int64), return_inverse=True)
         sums = np.zeros(len(out), dtype=np.float32)
         tf32, dl32 = tf.astype(np.float32), dl.astype(np.float32)
-        w = np.asarray([idf[t] for t in tids.tolist()], dtype=np.float64)
+        # each term's idf and place looked up once, then spread over its postings
+        terms, of_term = np.unique(tids, return_inverse=True)
+        w = np.asarray([idf[t] for t in terms.tolist()], dtype=np.float64)[of_term]
         part = w * tf32 * (K1 + 1) / (tf32 + K1 * (1 - B + B * dl32 / avgdl))
-        place = np.asarray([self._position[t] for t in tids.tolist()], dtype=np.int64)
+        place = np.asarray([self._position[t] for t in terms.tolist()], dtype=np.int64)[of_term]
         for p in np.unique(place).tolist():
             rows = place == p
             sums[at[rows]] += part[rows]
@@ -328,10 +333,7 @@ class ImpactScores(Scores):
                     [list(idf)],
                 )
                 if rows:
-                    cols = np.asarray(rows, dtype=np.float64)
-                    labels, sums = self._sums(
-                        cols[:, 0].astype(np.int64), cols[:, 1], cols[:, 2], cols[:, 3]
-                    )
+                    labels, sums = self._row_sums(rows)
                     inside = labels < len(array)  # a memory added since the size was read
                     array[labels[inside]] = sums[inside]
             self._array = array

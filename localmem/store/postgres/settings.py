@@ -22,11 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from localmem.store.postgres.db import PgDatabase
+from localmem.store.postgres.indexes import INDEXES
 from localmem.store.postgres.vectors import build_memory_mb, index_name
 
 MB = 2**20
 #: the BM25 postings' indexes a hybrid search reads (besides the HNSW index)
-SEARCHED_INDEXES = ("lex_postings_impact", "lex_postings_label")
+SEARCHED_INDEXES = tuple(name for name, (table, _) in INDEXES.items() if table == "lex_postings")
 
 
 @dataclass(frozen=True)
