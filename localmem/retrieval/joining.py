@@ -57,9 +57,7 @@ def scored_pool(ctx: SearchContext) -> tuple[Pool, dict[str, int]]:
         if joined["neighbours"]:
             pool = build_pool(ctx, cands)
     if temporal.weighs(ctx):  # what the temporal stage left unread or never saw
-        for cand, item in zip(pool.cands, pool.items, strict=True):
-            if "time_close" not in cand.evidence:
-                temporal.time_evidence(ctx, cand, item)
+        temporal.give_evidence(ctx, [c for c in pool.cands if "time_close" not in c.evidence])
     return pool, joined
 
 
