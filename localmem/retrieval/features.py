@@ -93,15 +93,17 @@ def build_pool(ctx: SearchContext, cands: list[Candidate], *, prefetch: Sequence
     session are located in the same round trip (:func:`near_in_time` reads where they sit), and
     so are the rows of ``prefetch`` (memories that may join the pool next: one round trip
     instead of two). From the rows held in memory, neither is read ahead: a read costs no round
-    trip there, and what is read ahead is paid whether or not it is used."""
-    if ctx.rows_held():  # no round trip to save: read what is asked, when it is asked
-        items = ctx.items([c.label for c in cands])
+    trip there, and what is read ahead is paid whether or not it is used; and no item is made,
+    the features read the pool's columns (:meth:`SearchContext.columns`)."""
+    if ctx.rows_held():  # no round trip to save, nor items to make: columns of what is asked
+        rows = ctx.columns([c.label for c in cands])
     else:
         wanted = [*(c.label for c in cands), *prefetch]
         items = ctx.items(wanted, placed=_maybe_near(ctx, wanted))
-    kept = [c for c in cands if c.label in items]
-    labels = np.array([c.label for c in kept], dtype=np.int64)
-    return Pool(ctx, kept, labels, MemoryColumns.of_items([items[c.label] for c in kept]))
+        rows = MemoryColumns.of_items([items[c.label] for c in cands if c.label in items])
+    found = set(rows.labels)
+    kept = [c for c in cands if c.label in found]
+    return Pool(ctx, kept, np.array(rows.labels, dtype=np.int64), rows)
 
 
 def _maybe_near(ctx: SearchContext, labels: list[int]) -> list[int]:
