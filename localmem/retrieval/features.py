@@ -43,7 +43,7 @@ import numpy as np
 
 from localmem.retrieval.context import Candidate, SearchContext
 from localmem.retrieval.speakers import named_speakers, speaker_in, speaker_of
-from localmem.store.columns import MemoryColumns
+from localmem.store.columns import MemoryColumns, in_order
 from localmem.text import terms
 from localmem.types import MemoryItem
 
@@ -86,8 +86,16 @@ def zscore(x: np.ndarray) -> np.ndarray:
     return (x - x.mean()) / sd if sd > 1e-9 else np.zeros_like(x)
 
 
-def build_pool(ctx: SearchContext, cands: list[Candidate], *, prefetch: Sequence[int] = ()) -> Pool:
+def build_pool(
+    ctx: SearchContext,
+    cands: list[Candidate],
+    *,
+    prefetch: Sequence[int] = (),
+    known: MemoryColumns | None = None,
+) -> Pool:
     """The pool of candidates with their memories (candidates whose memory is gone are left out).
+    ``known``: columns of some of them read before in this search (the pool before memories
+    joined it), not read again.
 
     Read from the database, the memories stored just before and after each one that may have no
     session are located in the same round trip (:func:`near_in_time` reads where they sit), and
@@ -95,12 +103,16 @@ def build_pool(ctx: SearchContext, cands: list[Candidate], *, prefetch: Sequence
     instead of two). From the rows held in memory, neither is read ahead: a read costs no round
     trip there, and what is read ahead is paid whether or not it is used; and no item is made,
     the features read the pool's columns (:meth:`SearchContext.columns`)."""
+    have = set(known.labels) if known is not None else set()
+    asked = [c.label for c in cands if c.label not in have]
     if ctx.rows_held():  # no round trip to save, nor items to make: columns of what is asked
-        rows = ctx.columns([c.label for c in cands])
+        rows = ctx.columns(asked)
     else:
-        wanted = [*(c.label for c in cands), *prefetch]
+        wanted = [*asked, *prefetch]
         items = ctx.items(wanted, placed=_maybe_near(ctx, wanted))
-        rows = MemoryColumns.of_items([items[c.label] for c in cands if c.label in items])
+        rows = MemoryColumns.of_items([items[x] for x in asked if x in items])
+    if known is not None:
+        rows = in_order([c.label for c in cands], [known, rows])
     found = set(rows.labels)
     kept = [c for c in cands if c.label in found]
     return Pool(ctx, kept, np.array(rows.labels, dtype=np.int64), rows)
