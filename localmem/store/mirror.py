@@ -32,7 +32,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -225,7 +225,7 @@ class RowMirror:
             user,
             agent,
             _moments(self._when[rows].tolist()),
-            content.at(rows),
+            cast(list[str], content.at(rows)),  # content is NOT NULL
             context.filled(rows).tolist(),
             [speaker_of_json(x) for x in metadata.at(rows)],
         )
@@ -432,7 +432,8 @@ class _Texts:
 
     def filled(self, rows: np.ndarray) -> np.ndarray:
         """Whether these rows hold a value that is not empty (``bool`` of each value)."""
-        return self._valid[rows] & (self._offsets[rows + 1] > self._offsets[rows])
+        filled: np.ndarray = self._valid[rows] & (self._offsets[rows + 1] > self._offsets[rows])
+        return filled
 
 
 def _compute() -> Any:
