@@ -138,3 +138,31 @@ def test_a_search_makes_items_only_for_what_it_reads_whole(conversation, monkeyp
     scored = next(r.notes["scored"] for r in result.stages if r.stage == "rerank")
     assert scored > 40
     assert len(rows._built) <= 25 < scored
+
+
+def test_postgres_pools_are_made_from_items(pg_url, embedder, monkeypatch):
+    """PostgreSQL holds no rows in memory: the pool's columns are made from its items (the one
+    feature code path), and a default search over sessions, loose turns and speakers runs."""
+    from localmem import Memory
+    from localmem.retrieval import joining
+
+    seen = []
+    original = joining.scored_pool
+
+    def spy(ctx):
+        pool, joined = original(ctx)
+        seen.append((ctx.rows_held(), pool.rows == MemoryColumns.of_items(pool.items)))
+        return pool, joined
+
+    monkeypatch.setattr("localmem.retrieval.rerank.scored_pool", spy)
+    with Memory.open(pg_url, embedder=embedder) as mem:
+        mem.add_many(
+            [
+                {"content": f"we met at the lake {i}", "metadata": {"speaker": "Ana"}}
+                for i in range(6)
+            ],
+            session_id="s1",
+        )
+        mem.add_many([f"Ben: loose turn {i} about the lake" for i in range(6)])
+        hits = mem.search("where did Ana go to the lake?", k=5).hits
+    assert hits and seen and all(not held and same for held, same in seen)
