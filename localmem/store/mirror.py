@@ -263,26 +263,29 @@ class RowMirror:
 
     def placement(self, labels: Iterable[int]) -> dict[int, Placement]:
         """Where memories sit, as :func:`localmem.store.records.placement_by_labels` (from the
-        columns it needs, without making whole items)."""
+        columns it needs, without making whole items; a changed row from its item in the
+        overlay: an item made from a base row holds the base row's values)."""
         with self._lock:
             out: dict[int, Placement] = {}
-            base: list[int] = []
-            for label in labels:
-                label = int(label)
-                held = self._over.get(label) or (
-                    (self._built[label], True) if label in self._built else None
-                )
-                if held is not None:
-                    item = held[0]
-                    out[label] = (
-                        item.session_id,
-                        item.user_id,
-                        item.agent_id,
-                        item.when,
-                        item.deleted,
-                    )
-                else:
-                    base.append(label)
+            over = self._over
+            if not over:
+                base = labels if isinstance(labels, list) else list(labels)
+            else:
+                base = []
+                for label in labels:
+                    label = int(label)
+                    held = over.get(label)
+                    if held is not None:
+                        item = held[0]
+                        out[label] = (
+                            item.session_id,
+                            item.user_id,
+                            item.agent_id,
+                            item.when,
+                            item.deleted,
+                        )
+                    else:
+                        base.append(label)
             at = np.asarray(base, dtype=np.int64)
             at = at[(at >= 0) & (at < len(self._pos))]
             rows = self._pos[at]
@@ -293,10 +296,8 @@ class RowMirror:
                 )
                 when = _moments(self._when[rows].tolist())
                 deleted = self._deleted[rows].tolist()
-                for label, s, u, a, w, d in zip(
-                    at.tolist(), session, user, agent, when, deleted, strict=True
-                ):
-                    out[label] = (s, u, a, w, d)
+                places = zip(session, user, agent, when, deleted, strict=True)
+                out.update(zip(at.tolist(), places, strict=True))
             return out
 
     def session_order(self, sessions: Sequence[str]) -> list[tuple[int, str]]:
