@@ -25,19 +25,21 @@ _TEXT = st.one_of(st.none(), st.text(max_size=12))
 
 @settings(max_examples=200, deadline=None)
 @given(
-    values=st.lists(_TEXT, min_size=1, max_size=30),
+    values=st.lists(_TEXT, max_size=30),
     cuts=st.lists(st.integers(0, 30)),
+    kind=st.sampled_from([pa.string(), pa.large_string()]),
     data=st.data(),
 )
-def test_a_text_column_read_by_row_is_its_values(values, cuts, data):
-    """Any texts (nulls, empty, non-ASCII), in any chunks, a slice of a larger array too: each
-    row read from the buffers is the value, and ``filled`` is its truth."""
+def test_a_text_column_read_by_row_is_its_values(values, cuts, kind, data):
+    """Any texts (nulls, empty, non-ASCII; none at all), 32- or 64-bit offsets, in any chunks, a
+    slice of a larger array too: each row read from the buffers is the value, and ``filled``
+    is its truth."""
     bounds = sorted({0, len(values), *(c for c in cuts if c < len(values))})
-    chunks = [pa.array(values[a:b], pa.string()) for a, b in itertools.pairwise(bounds)]
-    padded = pa.array(["x", *values, "y"], pa.string()).slice(1, len(values))
-    rows = data.draw(st.lists(st.integers(0, len(values) - 1), max_size=40))
+    chunks = [pa.array(values[a:b], kind) for a, b in itertools.pairwise(bounds)]
+    padded = pa.array(["x", *values, "y"], kind).slice(1, len(values))
+    rows = data.draw(st.lists(st.integers(0, len(values) - 1), max_size=40)) if values else []
     at = np.array(rows, dtype=np.int64)
-    for column in (pa.chunked_array(chunks, pa.string()), pa.chunked_array([padded])):
+    for column in (pa.chunked_array(chunks, kind), pa.chunked_array([padded])):
         texts = _Texts(column)
         assert texts.at(at) == [values[i] for i in rows]
         assert texts.filled(at).tolist() == [bool(values[i]) for i in rows]
