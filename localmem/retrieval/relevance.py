@@ -28,6 +28,7 @@ import numpy as np
 from localmem.errors import InputError
 from localmem.retrieval.context import Candidate, SearchContext
 from localmem.retrieval.features import HeldTerms, index_terms
+from localmem.store.columns import MemoryColumns
 
 #: fitted on MiniLM's cosines; a store with another embedder names its own calibration in
 #: ``search.relevance_calibration`` (scripts/calibrate_relevance.py --embedder fits one)
@@ -114,7 +115,8 @@ def signals(ctx: SearchContext, cands: list[Candidate]) -> list[dict[str, float]
     found = [items[x] for x in labels if x in items]
     cover = np.zeros(len(labels))  # a memory gone holds nothing
     at = {x: i for i, x in enumerate(labels)}
-    cover[[at[item.label] for item in found]] = coverage(ctx, index_terms(ctx, found))
+    held = index_terms(ctx, MemoryColumns.of_items(found))
+    cover[[at[item.label] for item in found]] = coverage(ctx, held)
     cos = cosines(ctx, labels)
     out = []
     for i, cand in enumerate(cands):
