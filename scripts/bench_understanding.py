@@ -24,6 +24,10 @@ Sets (each stored raw and with ``infer=True``, model-free, in fresh stores):
 - ``written dev5``: ``scripts/lab/data/infer/dev5.json``, 19 dialogues (terse role changes,
   handovers, favourites said without "favourite", values without a frame, look-alikes) written
   before the fifth pass, its first run with main's code; kept out of tuning like dev4;
+- ``written dev6``: ``scripts/lab/data/infer/dev6.json``, 32 dialogues (people and projects,
+  fresh phrasings of every slot the issue lists, noise turns, ten look-alikes) written and
+  committed before the sixth pass ran anything against it; the out-of-sample check of its
+  ensemble reader, never tuned on;
 - ``written held-out``: ``scripts/lab/data/infer/heldout.json``, hand-written in the same
   commit (5f01e5f) and never used to change anything: the honest figure;
 - ``shipped dialogues`` / ``shipped held-out``: ``localmem/infer/data/`` (issue 20's sets).
@@ -66,6 +70,7 @@ SETS = {
     "written dev3 (in-sample)": HERE / "lab/data/infer/dev3.json",
     "written dev4 (generalisation check)": HERE / "lab/data/infer/dev4.json",
     "written dev5 (generalisation check)": HERE / "lab/data/infer/dev5.json",
+    "written dev6 (generalisation check)": HERE / "lab/data/infer/dev6.json",
     "written held-out": HERE / "lab/data/infer/heldout.json",
     "shipped dialogues": None,
     "shipped held-out": None,
