@@ -50,10 +50,46 @@ def dialogues_of(name: str) -> list[dict]:
     return load_dialogues(HERE / f"lab/data/infer/{name}.json")
 
 
+class ProbabilityAverage(reading.Reader):
+    """Several readers read as one by averaging their probabilities (slot, ending, each
+    token's tag), not their weights: the alternative to ``train_infer.py --seeds``, measured
+    here only (it costs one model per member at inference and in the file)."""
+
+    def __init__(self, members: list[reading.Reader], data: dict) -> None:
+        super().__init__(data)
+        self.members = members
+
+    def slot_probs(self, vectors: np.ndarray) -> np.ndarray:
+        return np.mean([m.slot_probs(vectors) for m in self.members], axis=0)
+
+    def ending_p(self, vector: np.ndarray, tokens) -> float:
+        return float(np.mean([m.ending_p(vector, tokens) for m in self.members]))
+
+    def tag(self, tokens) -> list[str]:
+        if not tokens:
+            return []
+        probs = np.zeros((len(tokens), len(self.tags)), np.float32)
+        feats = reading.token_features(tokens)
+        for m in self.members:
+            scores = np.tile(m.tag_b, (len(tokens), 1))
+            for i, f in enumerate(feats):
+                idx = [m.vocab[x] for x in f if x in m.vocab]
+                if idx:
+                    scores[i] += m.tag_w[idx].sum(axis=0)
+            e = np.exp(scores - scores.max(axis=1, keepdims=True))
+            probs += e / e.sum(axis=1, keepdims=True)
+        return [self.tags[j] for j in probs.argmax(axis=1)]
+
+
 def load_reader(path: str) -> reading.Reader:
-    """A reader from a ``reading.npz`` file (``shipped``: the package's)."""
+    """A reader from a ``reading.npz`` file (``shipped``: the package's), or
+    ``mean:a.npz,b.npz,...``: those readers' probabilities averaged."""
     if path == "shipped":
         return reading.shipped.__wrapped__()
+    if path.startswith("mean:"):
+        files = path.removeprefix("mean:").split(",")
+        data = [dict(np.load(f, allow_pickle=False)) for f in files]
+        return ProbabilityAverage([reading.Reader(d) for d in data], data[0])
     return reading.Reader(dict(np.load(path, allow_pickle=False)))
 
 
@@ -128,7 +164,11 @@ def run_set(name: str, embedder, tmp: Path, *, show_misses: bool) -> tuple[dict,
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--reader", action="append", default=None, help="NAME=PATH (PATH 'shipped': the package's)"
+        "--reader",
+        action="append",
+        default=None,
+        help="NAME=PATH (PATH 'shipped': the package's; 'mean:a.npz,b.npz': probabilities "
+        "averaged)",
     )
     parser.add_argument("--sets", default=",".join(DEFAULT_SETS))
     parser.add_argument("--misses", action="store_true")
