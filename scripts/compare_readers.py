@@ -95,7 +95,7 @@ def load_reader(path: str) -> reading.Reader:
 
 def describe(reader: reading.Reader, embedder, text: str) -> str:
     """One line of what ``reader`` reads in ``text``."""
-    r = reader.read(text, embedder.embed(text))
+    r = reader.read(text, embedder.embed_batch([text])[0])
     top = np.argsort(-r.probs)[:3]
     slots = " ".join(f"{reader.slots[i]} {r.probs[i]:.2f}" for i in top)
 
@@ -126,13 +126,12 @@ def misses(memory: Memory, dialogues: list[dict], reader, embedder) -> list[str]
         for old, new in dlg["supersede"]:
             new_ids = {m.id for m in by_turn.get(new, [])}
             if not any(m.superseded_by in new_ids for m in by_turn.get(old, [])):
-                out += [
-                    f"MISSED {dlg['id']} {old} -> {new}",
-                    f"  old: {turns[old]}",
-                    f"       {describe(reader, embedder, turns[old])}",
-                    f"  new: {turns[new]}",
-                    f"       {describe(reader, embedder, turns[new])}",
-                ]
+                out.append(f"MISSED {dlg['id']} {old} -> {new}")
+                for what, turn in (("old", old), ("new", new)):
+                    # what the decision read: the stored fact (the turn when none was stored)
+                    stored = [m.content for m in by_turn.get(turn, [])] or [turns[turn]]
+                    for text in stored:
+                        out += [f"  {what}: {text}", f"       {describe(reader, embedder, text)}"]
         for m in items:
             if m.valid_to is None or m.metadata.get("turn") in old_turns:
                 continue
