@@ -3,7 +3,7 @@ sets, LoCoMo and the add latency, raw against ``infer=True``, side by side in on
 
 Usage:
     python scripts/bench_understanding.py [--locomo /path/to/locomo_dev.json]
-        [--out docs/benchmarks.md] [--json results.json] [--dev-only]
+        [--out docs/benchmarks.md] [--json results.json] [--dev-only [--reader reading.npz]]
 
 Sets (each stored raw and with ``infer=True``, model-free, in fresh stores):
 
@@ -49,6 +49,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 from bench_infer import locomo
 from calibrate_links import cosines, figures
 from lab import attributes_eval
@@ -62,6 +63,7 @@ from localmem.attributes.modelfree import ModelFreeMiner
 from localmem.config import AttributeConfig
 from localmem.embed import make_embedder
 from localmem.evolution.modelfree import UNCALIBRATED, link_similarity_for
+from localmem.infer import reading
 
 HERE = Path(__file__).resolve().parent
 SETS = {
@@ -141,7 +143,18 @@ def main() -> int:
         action="store_true",
         help="leave the written held-out half out; print, do not write the section",
     )
+    parser.add_argument(
+        "--reader",
+        default=None,
+        help="a candidate reading.npz (scripts/train_infer.py) in place of the shipped one; "
+        "only with --dev-only",
+    )
     args = parser.parse_args()
+    if args.reader:
+        if not args.dev_only:
+            parser.error("--reader needs --dev-only: a candidate never meets the held-out half")
+        candidate = reading.Reader(dict(np.load(args.reader, allow_pickle=False)))
+        reading.shipped = lambda: candidate
     sets = {n: p for n, p in SETS.items() if not (args.dev_only and n == "written held-out")}
     embedder = make_embedder()
     load = os.getloadavg()

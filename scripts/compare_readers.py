@@ -83,9 +83,20 @@ class ProbabilityAverage(reading.Reader):
 
 def load_reader(path: str) -> reading.Reader:
     """A reader from a ``reading.npz`` file (``shipped``: the package's), or
-    ``mean:a.npz,b.npz,...``: those readers' probabilities averaged."""
+    ``mean:a.npz,b.npz,...``: those readers' probabilities averaged, or
+    ``mix:a.npz+b.npz``: the slot and ending classifiers of ``a``, the tagger of ``b``."""
     if path == "shipped":
         return reading.shipped.__wrapped__()
+    if path.startswith("mix:"):
+        # which part of a reader moves a figure: its classifiers from one file, its tagger
+        # from another
+        classifiers, tagger = (
+            dict(np.load(f, allow_pickle=False)) for f in path.removeprefix("mix:").split("+")
+        )
+        meta = {**json.loads(str(classifiers["meta"]))}
+        meta["features"] = json.loads(str(tagger["meta"]))["features"]
+        mixed = {**classifiers, "tag_w": tagger["tag_w"], "tag_b": tagger["tag_b"]}
+        return reading.Reader({**mixed, "meta": np.array(json.dumps(meta))})
     if path.startswith("mean:"):
         files = path.removeprefix("mean:").split(",")
         data = [dict(np.load(f, allow_pickle=False)) for f in files]
@@ -167,7 +178,7 @@ def main() -> int:
         action="append",
         default=None,
         help="NAME=PATH (PATH 'shipped': the package's; 'mean:a.npz,b.npz': probabilities "
-        "averaged)",
+        "averaged; 'mix:a.npz+b.npz': a's classifiers, b's tagger)",
     )
     parser.add_argument("--sets", default=",".join(DEFAULT_SETS))
     parser.add_argument("--misses", action="store_true")
