@@ -26,8 +26,9 @@ Sets (each stored raw and with ``infer=True``, model-free, in fresh stores):
   before the fifth pass, its first run with main's code; kept out of tuning like dev4;
 - ``written dev6``: ``scripts/lab/data/infer/dev6.json``, 32 dialogues (people and projects,
   fresh phrasings of every slot the issue lists, noise turns, ten look-alikes) written and
-  committed before the sixth pass ran anything against it; the out-of-sample check of its
-  ensemble reader, never tuned on;
+  committed (0a76901) before the sixth pass ran anything against it; its first run, with
+  main's code: update .545, false supersession .038; the out-of-sample check of the ensemble
+  readers, never tuned on (its misses were not printed);
 - ``written held-out``: ``scripts/lab/data/infer/heldout.json``, hand-written in the same
   commit (5f01e5f) and never used to change anything: the honest figure;
 - ``shipped dialogues`` / ``shipped held-out``: ``localmem/infer/data/`` (issue 20's sets).
