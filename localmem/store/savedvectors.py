@@ -6,7 +6,7 @@ hnswlib's ``get_items`` costs ~14 us a vector (it copies each into a ``std::vect
 at a time, under two locks): ~2-3 ms a search, the largest single cost of the default pipeline
 over plain hybrid (docs/benchmarks.md, "latency-saved-vectors"). The same float32 values are in
 the file hnswlib wrote at its last save, at a fixed place per element: the file is mapped
-(``mmap``, read-only) and a search's vectors are one numpy gather from it, ~0.1 us a vector
+(``mmap``, read-only) and a search's vectors are numpy gathers from it, ~0.1-0.3 us a vector
 once its pages are in memory (a ``pread`` a vector cost ~2 us, docs/benchmarks.md, section
 ``latency6``). It takes no memory of the process's own beyond a label -> element table (16
 bytes a memory): the pages are the page cache's, unlike a second copy of every vector
@@ -62,10 +62,11 @@ class SavedVectors:
         keep[twice] = keep[twice + 1] = False  # never guess which of two copies is current
         self._labels = ordered[keep]
         self._rows = order[keep]
-        # the file mapped, each element's vector and label a row of bytes: a read is one numpy
-        # gather, no system call a vector (a save replaces the path, never writes this file)
+        # the file mapped, each element's vector and label a strided view of it: a read is two
+        # numpy gathers straight into float32 and int64 rows, no system call a vector and no
+        # copy of the bytes in between (a save replaces the path, never writes this file)
         self._map: mmap.mmap | None = None
-        self._elements = np.zeros((0, self._bytes + 8), dtype=np.uint8)
+        self._vectors, self._stored_labels = _no_elements(dim)
         count = len(labels)
         if count:
             try:
@@ -73,12 +74,20 @@ class SavedVectors:
             except (OSError, ValueError):  # a file system that cannot map: hnswlib reads them
                 return
             if data_at + (count - 1) * row_size + self._bytes + 8 <= len(self._map):
-                self._elements = np.ndarray(
-                    (count, self._bytes + 8),
-                    dtype=np.uint8,
+                self._vectors = np.ndarray(
+                    (count, dim),
+                    dtype="<f4",
                     buffer=self._map,
                     offset=data_at,
-                    strides=(row_size, 1),
+                    strides=(row_size, 4),
+                )
+                # labels above int64's range never get here (scan), so int64 reads them exactly
+                self._stored_labels = np.ndarray(
+                    (count,),
+                    dtype="<i8",
+                    buffer=self._map,
+                    offset=data_at + self._bytes,
+                    strides=(row_size,),
                 )
 
     def __len__(self) -> int:
@@ -101,14 +110,14 @@ class SavedVectors:
         """The vectors of these labels at these elements (float32, one row each); None when an
         element lies past the file's end or does not carry its label (the file is not the one
         scanned: each vector is read with the label stored right after it, and checked)."""
-        if len(rows) and (int(rows.min()) < 0 or int(rows.max()) >= len(self._elements)):
+        if len(rows) and (int(rows.min()) < 0 or int(rows.max()) >= len(self._vectors)):
             return None
         if len(rows) and not self._whole(int(rows.max())):
             return None
-        raw = self._elements[rows]  # a gather: a copy, nothing kept of the map
-        if not np.array_equal(raw[:, self._bytes :].copy().view("<u8").ravel(), labels):
+        # gathers: copies, nothing kept of the map
+        if not np.array_equal(self._stored_labels[rows], labels):
             return None
-        vectors: np.ndarray = raw[:, : self._bytes].copy().view("<f4")  # numpy types view() Any
+        vectors: np.ndarray = self._vectors[rows]
         return vectors
 
     def _whole(self, row: int) -> bool:
@@ -123,12 +132,17 @@ class SavedVectors:
 
     def close(self) -> None:
         """Let the file go (never raises: a store closing must go on to close DuckDB)."""
-        self._elements = np.zeros((0, self._bytes + 8), dtype=np.uint8)  # the map's one view
+        self._vectors, self._stored_labels = _no_elements(self.dim)  # the map's only views
         with contextlib.suppress(OSError, BufferError):
             if self._map is not None:
                 self._map.close()
         with contextlib.suppress(OSError):
             self._fh.close()
+
+
+def _no_elements(dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """The views of a reader with nothing mapped: every read finds no element."""
+    return np.zeros((0, dim), dtype="<f4"), np.zeros(0, dtype="<i8")
 
 
 def scan(fh: BinaryIO, dim: int) -> tuple[int, SavedVectors | None]:
