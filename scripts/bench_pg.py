@@ -292,6 +292,9 @@ def cmd_scale(args: argparse.Namespace) -> None:
                 log(f"{variant}: recommended settings {results[f'{variant}_settings']}")
                 save()
         if "query" in args.phase:
+            for variant, server in servers.items():  # what doctor recommends now, restarted
+                results[f"{variant}_query_settings"] = apply_recommended(server, urls[variant], emb)
+                log(f"{variant}: recommended settings {results[f'{variant}_query_settings']}")
             qs = make_queries(args.queries + 1)
             qvecs = real.embed_batch(qs).astype(np.float32)
             emb.serve(qs, qvecs)
