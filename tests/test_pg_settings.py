@@ -40,19 +40,3 @@ def test_a_setting_below_its_recommendation_says_how_to_raise_it():
     assert "ALTER SYSTEM SET shared_buffers = '2560MB' and restart the server" in low.line()
     high = Advice("maintenance_work_mem", 4096, 1024, "building")
     assert high.ok and "ALTER SYSTEM" not in high.line()
-
-
-def test_reading_in_the_b_trees_an_add_writes_changes_no_result(pg_url, embedder):
-    """``read_in_writes`` (run before a bulk add after a server start) reads each b-tree whole
-    and leaves the store as it was: the same hits, adds work after it."""
-    from localmem import Memory
-    from localmem.store.postgres.indexes import WRITTEN_AT_RANDOM
-
-    with Memory.open(pg_url, embedder=embedder) as mem:
-        mem.add_many([f"read-in note {i} about the orchard" for i in range(30)])
-        before = [h.memory.id for h in mem.search("orchard note", k=5)]
-        took = mem.store.read_in_writes()
-        assert set(took) == set(WRITTEN_AT_RANDOM) and all(t >= 0 for t in took.values())
-        assert [h.memory.id for h in mem.search("orchard note", k=5)] == before
-        mem.add_many([f"read-in later note {i}" for i in range(5)])
-        assert mem.store.live_count() >= 35

@@ -20,8 +20,6 @@ docs/benchmarks.md, "PostgreSQL at 1M: BM25 from index-only postings".
 
 from __future__ import annotations
 
-import time
-
 from localmem.store.postgres.db import PgDatabase
 
 #: name -> (table, columns): rebuilt when the definition lacks ``must_hold``
@@ -47,33 +45,3 @@ def ensure_indexes(db: PgDatabase) -> list[str]:
                 db.execute(f"ALTER INDEX {name}_new RENAME TO {name}")
             made.append(name)
     return made
-
-
-#: the b-trees an add looks up and writes at random keys (a memory's id, its text's hash, its
-#: terms), each read whole in key order by an index-only scan (pgserver's build has no
-#: ``pg_prewarm``); ``lex_terms``' rows by a scan, which keeps a table under a quarter of the
-#: buffers in them
-WRITTEN_AT_RANDOM = {
-    "memories_pkey": "SELECT count(id) FROM memories WHERE id > ''",
-    "memories_embed_hash": "SELECT count(embed_hash) FROM memories WHERE embed_hash > ''",
-    "lex_terms_term": "SELECT count(term) FROM lex_terms WHERE term > ''",
-    "lex_terms": "SELECT sum(df) FROM lex_terms",
-}
-
-
-def read_in_writes(db: PgDatabase) -> dict[str, float]:
-    """Read :data:`WRITTEN_AT_RANDOM` into the server's buffers, in key order; returns the
-    seconds each took. After a server start an add otherwise reads their pages one at a time
-    at random (2,000 adds at a million memories: 90/s against 1,209/s once they are read;
-    docs/benchmarks.md, "pg2")."""
-    took: dict[str, float] = {}
-    with db.transaction():
-        db.execute("SET LOCAL enable_seqscan = off")
-        db.execute("SET LOCAL enable_bitmapscan = off")
-        for name, sql in WRITTEN_AT_RANDOM.items():
-            if name == "lex_terms":
-                db.execute("SET LOCAL enable_seqscan = on")
-            t0 = time.perf_counter()
-            db.scalar(sql)
-            took[name] = time.perf_counter() - t0
-    return took

@@ -24,7 +24,7 @@ from localmem.store.address import StoreAddress
 from localmem.store.db import utcnow
 from localmem.store.jobs import JobQueue
 from localmem.store.postgres.db import PgDatabase
-from localmem.store.postgres.indexes import ensure_indexes, read_in_writes
+from localmem.store.postgres.indexes import ensure_indexes
 from localmem.store.postgres.lexical import PgLexicalIndex
 from localmem.store.postgres.settings import advise
 from localmem.store.postgres.vectors import (
@@ -156,11 +156,6 @@ class PgStore(Store):
             if n == 0:
                 break
         return done
-
-    def read_in_writes(self) -> dict[str, float]:
-        """Read the b-trees an add writes at random into the server's buffers
-        (:func:`~localmem.store.postgres.indexes.read_in_writes`); the seconds each took."""
-        return read_in_writes(self.db)
 
     def index_changed(self, n: int) -> None:
         """After a write unit with vector changes: when more than
