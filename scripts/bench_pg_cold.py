@@ -12,10 +12,10 @@ cache keeps what it keeps), the store opened, ``--adds`` new memories added in c
 (``cold``), then ``--adds`` more (``warm``), and the pending vectors drained (untimed). The
 variants:
 
-- ``before``: no read-in (``READ_IN_FROM`` set past any batch: the code before it);
-- ``after``: the store as it is: its first batch of at least ``READ_IN_FROM`` adds after a
-  server start reads in the b-trees adds write at random (``indexes.read_in_writes``: each
-  whole, in key order, by index-only scans), inside the timed ``cold`` add.
+- ``plain``: the store as it is;
+- ``warm``: :func:`read_in_writes` first (timed apart): the b-trees an add writes at random
+  read whole in key order, by index-only scans (pgserver's build has no ``pg_prewarm``). Tried
+  as a step of the store and not kept (docs/benchmarks.md, "pg2").
 
 Reported per add: items/s and the seconds in each statement family (INSERT into memories, the
 ``lex_terms`` upsert, the ``embed_hash`` lookup, the rest).
@@ -44,8 +44,6 @@ from bench_scale import Precomputed  # noqa: E402
 from localmem import Memory  # noqa: E402
 from localmem.embed import make_embedder  # noqa: E402
 from localmem.store.postgres import db as pgdb  # noqa: E402
-from localmem.store.postgres import store as pg_store  # noqa: E402
-from localmem.store.postgres.indexes import read_in_writes  # noqa: E402
 
 FAMILIES = {
     "insert memories": "INSERT INTO memories",
@@ -79,13 +77,28 @@ class StatementTimes:
         pgdb.PgDatabase.execute = self._orig
 
 
-#: what each read-in of the write b-trees took (the store's own, recorded)
-READ_INS: list[dict[str, float]] = []
+#: the b-trees an add looks up and writes at random keys (a memory's id, its text's hash, its
+#: terms), and ``lex_terms``' rows (a scan keeps a table under a quarter of the buffers in them)
+WRITTEN_AT_RANDOM = {
+    "memories_pkey": "SELECT count(id) FROM memories WHERE id > ''",
+    "memories_embed_hash": "SELECT count(embed_hash) FROM memories WHERE embed_hash > ''",
+    "lex_terms_term": "SELECT count(term) FROM lex_terms WHERE term > ''",
+    "lex_terms": "SELECT sum(df) FROM lex_terms",
+}
 
 
-def recorded_read_in(db: pgdb.PgDatabase) -> dict[str, float]:
-    took = read_in_writes(db)
-    READ_INS.append(took)
+def read_in_writes(db: pgdb.PgDatabase) -> dict[str, float]:
+    """Read :data:`WRITTEN_AT_RANDOM` into the server's buffers; the seconds each took."""
+    took: dict[str, float] = {}
+    with db.transaction():
+        db.execute("SET LOCAL enable_seqscan = off")
+        db.execute("SET LOCAL enable_bitmapscan = off")
+        for name, sql in WRITTEN_AT_RANDOM.items():
+            if name == "lex_terms":
+                db.execute("SET LOCAL enable_seqscan = on")
+            t0 = time.perf_counter()
+            db.scalar(sql)
+            took[name] = time.perf_counter() - t0
     return took
 
 
@@ -103,13 +116,10 @@ def main() -> None:
     p.add_argument("--work", type=Path, required=True, help="a pgserver data folder")
     p.add_argument("--adds", type=int, default=1000)
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument(
-        "--variants", nargs="+", choices=("before", "after"), default=["before", "after"]
-    )
+    p.add_argument("--variants", nargs="+", choices=("plain", "warm"), default=["plain", "warm"])
     p.add_argument("--name", default="cold", help="the texts' prefix (a new one per run)")
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args()
-    pg_store.read_in_writes = recorded_read_in
     server = pgserver.get_server(args.work, cleanup_mode="stop")
     url = server.get_uri("scale")
     emb = Precomputed(make_embedder().name, 384)
@@ -121,9 +131,11 @@ def main() -> None:
             for variant in order:
                 restart(server)
                 run: dict = {"round": r, "variant": variant, "loadavg_start": os.getloadavg()}
-                pg_store.READ_IN_FROM = 256 if variant == "after" else 10**9
-                seen = len(READ_INS)
                 with Memory.open(url, embedder=emb, engine=False) as mem:
+                    if variant == "warm":
+                        t0 = time.perf_counter()
+                        run["read_in"] = read_in_writes(mem.store.db)
+                        run["read_in_s"] = time.perf_counter() - t0
                     for phase, part in (("cold", base[: args.adds]), ("warm", base[args.adds :])):
                         texts = [
                             f"{args.name} {r} {variant} {phase} {i}: {t}"
@@ -138,7 +150,6 @@ def main() -> None:
                         run[f"{phase}_s"] = {k: round(v, 3) for k, v in st.seconds.items()}
                         run[f"{phase}_s"]["total"] = round(took, 3)
                     mem.store.drain_vectors()
-                run["read_in"] = READ_INS[seen:]
                 run["loadavg_end"] = os.getloadavg()
                 out["runs"].append(run)
                 log(json.dumps(run))

@@ -40,32 +40,3 @@ def test_a_setting_below_its_recommendation_says_how_to_raise_it():
     assert "ALTER SYSTEM SET shared_buffers = '2560MB' and restart the server" in low.line()
     high = Advice("maintenance_work_mem", 4096, 1024, "building")
     assert high.ok and "ALTER SYSTEM" not in high.line()
-
-
-def test_a_batch_of_adds_reads_in_the_b_trees_it_writes_once_per_server_start(
-    pg_server, pg_url, embedder, monkeypatch
-):
-    """A batch of at least READ_IN_FROM adds first reads in the b-trees adds write at random
-    (the real statements, counted), once per server start; the results are unchanged."""
-    from localmem import Memory
-    from localmem.store.postgres import store as pg_store
-
-    calls: list[dict] = []
-    real = pg_store.read_in_writes
-    monkeypatch.setattr(pg_store, "read_in_writes", lambda db: calls.append(real(db)))
-    monkeypatch.setattr(pg_store, "READ_IN_FROM", 20)
-    with Memory.open(pg_url, embedder=embedder) as mem:
-        mem.add_many([f"a small batch, note {i}" for i in range(5)])
-        assert calls == []  # below the batch size
-        mem.add_many([f"orchard note {i} on the apple trees" for i in range(30)])
-        assert len(calls) == 1
-        assert set(calls[0]) == {"memories_pkey", "memories_embed_hash", "lex_terms_term",
-                                 "lex_terms"}  # fmt: skip
-        mem.add_many([f"a second batch, note {i}" for i in range(30)])
-        assert len(calls) == 1  # the same server start: its buffers hold them
-        before = [h.memory.id for h in mem.search("orchard note", k=5)]
-        pg_server.restart()  # the buffers empty
-        mem.add_many([f"a third batch, note {i}" for i in range(30)])
-        assert len(calls) == 2
-        assert [h.memory.id for h in mem.search("orchard note", k=5)] == before
-        assert mem.store.live_count() == 95

@@ -109,7 +109,6 @@ def add(
     The rows, their history, postings and jobs commit in one unit (``extra(write, rows)``
     writes a mechanism's own rows inside it); inline jobs run after the commit.
     """
-    kernel.store.adding(len(rows))
     if vectors is None:
         vectors = embed(kernel, rows)
     with kernel.writing() as write:

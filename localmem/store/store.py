@@ -366,10 +366,6 @@ class Store:
         PostgreSQL store lets them wait (``PgStore``); hnswlib takes them in the writing unit."""
         return 0
 
-    def adding(self, n: int) -> None:
-        """Before ``n`` memories are added (their texts looked up, then written): nothing
-        here; a PostgreSQL store may first read in the b-trees the adds write (``PgStore``)."""
-
     def index_changed(self, n: int) -> None:
         """Count vector changes; save the index every ``save_every`` of them, or every
         ``save_every_fraction`` of the index when that is more (a save writes the whole file:

@@ -20,8 +20,6 @@ docs/benchmarks.md, "PostgreSQL at 1M: BM25 from index-only postings".
 
 from __future__ import annotations
 
-import time
-
 from localmem.store.postgres.db import PgDatabase
 
 #: name -> (table, columns): rebuilt when the definition lacks ``must_hold``
@@ -47,36 +45,3 @@ def ensure_indexes(db: PgDatabase) -> list[str]:
                 db.execute(f"ALTER INDEX {name}_new RENAME TO {name}")
             made.append(name)
     return made
-
-
-#: the b-trees an add looks up and writes at random keys (a memory's id, its text's hash, its
-#: terms), each read whole in key order by an index-only scan (pgserver's build has no
-#: ``pg_prewarm``), and ``lex_terms``' rows by a scan (one under a quarter of the buffers
-#: stays in them)
-WRITTEN_AT_RANDOM = {
-    "memories_pkey": "SELECT count(id) FROM memories WHERE id > ''",
-    "memories_embed_hash": "SELECT count(embed_hash) FROM memories WHERE embed_hash > ''",
-    "lex_terms_term": "SELECT count(term) FROM lex_terms WHERE term > ''",
-    "lex_terms": "SELECT sum(df) FROM lex_terms",
-}
-
-
-def read_in_writes(db: PgDatabase) -> dict[str, float]:
-    """Read :data:`WRITTEN_AT_RANDOM` into the server's buffers; the seconds each took.
-
-    Right after a server start an add reads those pages one at a time, at random: at a
-    million memories 1,000 adds ran at 455-862/s and kept paying for the next thousands (one
-    new leaf of ``memories_embed_hash`` and of ``memories_pkey`` a memory), against 2,228-2,813/s
-    after reading them in for 0.9-3.3 s; pages already in the buffers read in ~0.1 s
-    (scripts/bench_pg_cold.py, docs/benchmarks.md "pg2")."""
-    took: dict[str, float] = {}
-    with db.transaction():
-        db.execute("SET LOCAL enable_seqscan = off")
-        db.execute("SET LOCAL enable_bitmapscan = off")
-        for name, sql in WRITTEN_AT_RANDOM.items():
-            if name == "lex_terms":
-                db.execute("SET LOCAL enable_seqscan = on")
-            t0 = time.perf_counter()
-            db.scalar(sql)
-            took[name] = time.perf_counter() - t0
-    return took

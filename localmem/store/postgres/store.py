@@ -24,7 +24,7 @@ from localmem.store.address import StoreAddress
 from localmem.store.db import utcnow
 from localmem.store.jobs import JobQueue
 from localmem.store.postgres.db import PgDatabase
-from localmem.store.postgres.indexes import ensure_indexes, read_in_writes
+from localmem.store.postgres.indexes import ensure_indexes
 from localmem.store.postgres.lexical import PgLexicalIndex
 from localmem.store.postgres.settings import advise
 from localmem.store.postgres.vectors import (
@@ -44,9 +44,6 @@ _TABLES = (
 #: a job left ``running`` this long is taken to be a dead worker's and queued again on open
 #: (others may be running it right now: several processes share the queue)
 JOB_LEASE = timedelta(minutes=30)
-#: a batch of adds this large (``add_many``'s default batch) reads in the b-trees it writes
-#: first, once per server start and process (at 100k memories the read-in took 0.17-0.25 s)
-READ_IN_FROM = 256
 
 
 def local_folder(address: str | StoreAddress) -> Path:
@@ -81,8 +78,6 @@ class PgStore(Store):
     db: PgDatabase
     #: vectors this process wrote and has not drained as many of (its close drains them)
     _owed_vectors = 0
-    #: the server start the write b-trees were last read in after (``adding``)
-    _read_in_at: object = None
 
     @classmethod
     def open_address(
@@ -161,18 +156,6 @@ class PgStore(Store):
             if n == 0:
                 break
         return done
-
-    def adding(self, n: int) -> None:
-        """Before a batch of at least :data:`READ_IN_FROM` adds, once per server start (its
-        buffers empty): read in the b-trees the adds write at random
-        (:func:`~localmem.store.postgres.indexes.read_in_writes`), so that the adds' rate does
-        not depend on what a cache happens to hold."""
-        if n < READ_IN_FROM or self.read_only:
-            return
-        started = self.db.scalar("SELECT pg_postmaster_start_time()")
-        if started != self._read_in_at:
-            read_in_writes(self.db)
-            self._read_in_at = started
 
     def index_changed(self, n: int) -> None:
         """After a write unit with vector changes: when more than
