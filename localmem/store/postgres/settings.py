@@ -7,14 +7,8 @@ Measured at a million memories (docs/benchmarks.md, "PostgreSQL at scale"):
   copied in from the operating system's cache; each insert walks the graph the same way (an add
   is a search at ``ef_construction`` plus the writes). A hybrid search also reads the BM25
   postings' indexes (``lex_postings_impact`` and ``lex_postings_label``, 834 MB at 1M), which
-  evict the graph's pages from buffers sized for the graph alone. A search then reads its hits'
-  rows by label (``memories_label`` and the ``memories`` heap, which also gives the HNSW scan
-  its candidates' scores), and an add looks up and writes b-trees keyed at random
-  (``memories_pkey``, ``memories_embed_hash``, ``lex_terms``): at 1M, after 300 warm searches,
-  a search still read ~20 of these pages from outside the buffers (1-15 ms each on a busy disk),
-  and 2,000 adds right after a server start ran at 90/s, at once again at 1,209/s
-  (docs/benchmarks.md, "pg1m" and "pg2"). The buffers should hold all of them: their size plus a
-  quarter, at least 128 MB.
+  evict the graph's pages from buffers sized for the graph alone. The buffers should hold all
+  three, with room for the tables' hot pages: their size plus a quarter, at least 128 MB.
 - ``maintenance_work_mem``: building the index (opening a store whose index is missing,
   ``REINDEX``, ``migrate-store``'s bulk load, which sets it itself for its own build) is many
   times faster when the graph fits in it (:func:`localmem.store.postgres.vectors.build_memory_mb`).
@@ -34,9 +28,6 @@ from localmem.store.postgres.vectors import build_memory_mb, index_name
 MB = 2**20
 #: the BM25 postings' indexes a hybrid search reads (besides the HNSW index)
 SEARCHED_INDEXES = tuple(name for name, (table, _) in INDEXES.items() if table == "lex_postings")
-#: what a search reads of its hits (by label) and what an add reads and writes at random
-ROWS_AND_WRITES = ("memories", "memories_label", "memories_pkey", "memories_embed_hash",
-                   "lex_terms", "lex_terms_term")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -66,7 +57,7 @@ class Advice:
 
 def advise(db: PgDatabase, *, dim: int | None, m: int, rows: int) -> list[Advice]:
     """The settings this store wants from its server (``rows``: its live memories)."""
-    searched = [*SEARCHED_INDEXES, *ROWS_AND_WRITES, *([index_name(dim)] if dim else [])]
+    searched = [*SEARCHED_INDEXES, *([index_name(dim)] if dim else [])]
     index_bytes = int(
         db.scalar(
             "SELECT coalesce(sum(pg_relation_size(to_regclass(x))), 0) "
@@ -82,8 +73,8 @@ def advise(db: PgDatabase, *, dim: int | None, m: int, rows: int) -> list[Advice
             "shared_buffers",
             shared,
             max(128, int(index_mb * 1.25)),
-            f"the HNSW index, the BM25 postings' indexes, the memories' rows and the indexes "
-            f"an add writes are {index_mb} MB; searches and adds read them through these buffers",
+            f"the HNSW index and the BM25 postings' indexes are {index_mb} MB; searches and adds "
+            "read them through these buffers",
         ),
         Advice(
             "maintenance_work_mem",
