@@ -2,7 +2,7 @@
 
 Usage:
     python scripts/calibrate_infer.py --locomo /path/to/locomo_dev.json [--conversations 1]
-        [--grid 0.1:0.1,0.2:0.3] [--max-background 0.01]
+        [--grid 0.1:0.1,0.2:0.3] [--max-background 0.01] [--reader reading.npz]
 
 For each ``confidence:same_slot`` pair of the grid (``localmem.infer.conflict.CONFIDENCE`` and
 ``SAME_SLOT_P``):
@@ -17,7 +17,9 @@ For each ``confidence:same_slot`` pair of the grid (``localmem.infer.conflict.CO
 
 The pair chosen has the best dev update accuracy among those whose background rate is at most
 ``--max-background`` and whose dev false supersession is at most 0.02. The held-out dialogues
-are never read. The chosen values go into ``localmem/infer/conflict.py`` by hand.
+are never read. The chosen values go into ``localmem/infer/conflict.py`` by hand. ``--reader``
+calibrates a candidate reader (a ``reading.npz`` of ``scripts/train_infer.py``) in place of the
+shipped one.
 """
 
 from __future__ import annotations
@@ -26,12 +28,13 @@ import argparse
 import tempfile
 from pathlib import Path
 
+import numpy as np
 from lab.infer_eval import Run, ingest, load_dialogues, rates, score
 from lab.locomo import load_locomo
 
 from localmem import Memory
 from localmem.embed import make_embedder
-from localmem.infer import conflict
+from localmem.infer import conflict, reading
 
 HERE = Path(__file__).resolve().parent
 #: the hand-written dev sets (never the held-out half)
@@ -73,7 +76,11 @@ def main() -> int:
     parser.add_argument("--conversations", type=int, default=1)
     parser.add_argument("--grid", default="0.1:0.1,0.15:0.2,0.2:0.3,0.3:0.3,0.4:0.4")
     parser.add_argument("--max-background", type=float, default=0.01)
+    parser.add_argument("--reader", default=None, help="a candidate reading.npz")
     args = parser.parse_args()
+    if args.reader:
+        candidate = reading.Reader(dict(np.load(args.reader, allow_pickle=False)))
+        reading.shipped = lambda: candidate
     embedder = make_embedder()
     rows = []
     for pair in args.grid.split(","):

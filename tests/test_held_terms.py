@@ -80,7 +80,7 @@ def _pool_terms(memory, query: str) -> dict[int, tuple[int, frozenset[str]]]:
 
     def spy(ctx):
         pool, joined = original(ctx)
-        held = features.index_terms(ctx, pool.items)
+        held = features.index_terms(ctx, pool.rows)
         # coverage from the held query terms is the one summed over every term, to the last bit
         whole = [features.term_set(item.content) for item in pool.items]
         assert features.coverage(ctx, held).tobytes() == _coverage(ctx, whole).tobytes()

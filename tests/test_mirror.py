@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from store_helpers import race
 
 from localmem.dates import find_spans
+from localmem.store import memories, records, timeline
 from localmem.store import mirror as mirror_module
-from localmem.store import records, timeline
+from localmem.store.columns import MemoryColumns
 
 UTC = timezone.utc
 BASE = datetime(2024, 5, 1, 12, tzinfo=UTC)
@@ -42,6 +43,7 @@ def _check(memory) -> None:
     assert rows.placement(labels) == records.placement_by_labels(db, labels)
     assert rows.items(labels) == records.fetch_by_labels(db, labels)
     assert rows.placement(labels) == records.placement_by_labels(db, labels)
+    _check_columns(rows, db, labels)
     _check_stated(rows, db, labels)
     sessions = ["s0", "s1", "s2", "missing"]
     assert rows.session_order(sessions) == records.session_order(db, sessions)
@@ -56,6 +58,16 @@ def _check(memory) -> None:
         assert rows.near_time(window, limit, live) == timeline.labels_near_time(
             db, window, limit, live
         )
+
+
+def _check_columns(rows, db, labels) -> None:
+    """The reranker's columns, read without making items, are those of the items the database
+    gives, in the order asked (unknown labels left out), from base rows and changed ones."""
+    for order in (labels[::-1], labels[1::2] + labels[::2]):
+        made = records.fetch_by_labels(db, order)
+        expected = MemoryColumns.of_items([made[x] for x in order if x in made])
+        assert rows.columns(order) == expected
+        assert [repr(x) for x in rows.columns(order).when] == [repr(x) for x in expected.when]
 
 
 def _check_stated(rows, db, labels) -> None:
@@ -83,6 +95,7 @@ _OPS = st.lists(
                 "supersede",
                 "rollback",
                 "when",
+                "context",
             ]
         ),
         st.integers(0, 10_000),
@@ -118,6 +131,8 @@ def _apply(memory, op: str, n: int) -> None:
         memory.update(pick, metadata={"speaker": SPEAKERS[n % 3]})
     elif op == "when":
         memory.update(pick, event_time=when)
+    elif op == "context":  # an evolved context joined to the content, or taken away
+        memories.update(memory.kernel, pick, context=("", f"{text} before")[n % 2], event="EVOLVE")
     elif op == "delete":
         memory.delete(pick)
     elif op == "restore":

@@ -155,6 +155,23 @@ def test_a_writers_close_drains_and_a_readers_does_not(pg_url, embedder, many, c
         assert mem.store.check()["pending_vectors"] == 30
 
 
+def test_a_close_after_deletions_drains_none_of_another_writers_rows(pg_url, embedder, many):
+    """A deletion leaves no vector pending, so a process that only deleted owes no drain: its
+    close must not put another writer's pending rows into the index."""
+    texts, vectors = many
+    with open_mem(pg_url, embedder, texts, vectors) as mem:
+        ids = [item.id for item in mem.add_many(texts[:60])]
+    with open_mem(pg_url, embedder, texts, vectors) as other:
+        other.add_many(texts[100:180])
+        assert other.store.pending_vectors == 80
+        with open_mem(pg_url, embedder, texts, vectors) as deleter:
+            for memory_id in ids[:40]:
+                deleter.delete(memory_id)
+        assert other.store.pending_vectors == 80  # left for their writer
+    with open_mem(pg_url, embedder, texts, vectors) as mem:
+        assert mem.store.pending_vectors == 0 and mem.store.live_count() == 100
+
+
 def test_a_job_worker_drains_in_the_background(pg_url, embedder, many):
     texts, vectors = many
     with open_mem(pg_url, embedder, texts, vectors) as mem:

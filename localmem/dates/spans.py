@@ -4,6 +4,7 @@ what they match against an anchor."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import date, timedelta
 from functools import lru_cache
 from typing import Any
@@ -262,6 +263,7 @@ def scan_spans(text: str, anchor: date | None = None, *, quick: bool = False) ->
     if len(low) != len(text):  # a few characters change length when lower-cased
         text = low
     has_digit = DIGIT.search(low) is not None
+    rules: Sequence[tuple[str, re.Pattern[str]]]
     if quick:
         cues = CUE_WORDS.intersection(LETTERS.findall(low))
         rules = _cued_rules(cues, has_digit, hyphen="-" in low)
@@ -283,9 +285,10 @@ def scan_spans(text: str, anchor: date | None = None, *, quick: bool = False) ->
     return tuple(span for _, span in sorted(found, key=lambda x: x[0]))
 
 
+@lru_cache(maxsize=4096)  # few texts hold a cue word; their sets of cues repeat
 def _cued_rules(
     cues: frozenset[str], has_digit: bool, *, hyphen: bool = True
-) -> list[tuple[str, re.Pattern[str]]]:
+) -> tuple[tuple[str, re.Pattern[str]], ...]:
     """The rules, in :data:`RULES`' order, that a text holding the cue words ``cues`` (and a
     digit, a hyphen or not) can match: those :data:`NEEDS` and :data:`HYPHEN_RULES` do not
     rule out."""
@@ -296,7 +299,7 @@ def _cued_rules(
         chosen -= DIGIT_RULES
     if not hyphen:
         chosen -= HYPHEN_RULES
-    return [RULES[at] for at in sorted(chosen)]
+    return tuple(RULES[at] for at in sorted(chosen))
 
 
 class _Cased:

@@ -14,6 +14,7 @@ from localmem.dates import Span
 from localmem.retrieval.options import SearchOptions
 from localmem.retrieval.query import ParsedQuery
 from localmem.store import memories, records
+from localmem.store.columns import MemoryColumns, in_order
 from localmem.store.scores import Scores
 from localmem.types import MemoryItem, StageReport
 
@@ -142,6 +143,25 @@ class SearchContext:
             self._items.update(rows)
             self._placed.update({x: places.get(x) for x in wanted})
         return {x: held[x] for x in labels if x in held}
+
+    def columns(self, labels: Iterable[int]) -> MemoryColumns:
+        """What the reranker reads of these memories (unknown labels left out), in their order.
+
+        From the rows held in memory without making items (a search makes items only for what
+        it returns and what a stage reads whole: ~30 instead of ~140); else, and for memories
+        this search has made items of already (a memory is read once per search), from items.
+        """
+        labels = [int(x) for x in labels]
+        mirror = self.kernel.rows()
+        held = self._items
+        if mirror is None:
+            items = self.items(labels)
+            return MemoryColumns.of_items([items[x] for x in labels if x in items])
+        made = [x for x in labels if x in held]
+        if not made:
+            return mirror.columns(labels)
+        rest = mirror.columns([x for x in labels if x not in held])
+        return in_order(labels, [rest, MemoryColumns.of_items([held[x] for x in made])])
 
     def stated(self, label: int) -> tuple[Span, ...] | None:
         """The dates a fetched memory's text states, as the store keeps them with its rows

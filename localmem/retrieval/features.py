@@ -35,13 +35,15 @@ import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from localmem.retrieval.context import Candidate, SearchContext
-from localmem.retrieval.speakers import named_speakers, speaker_of
+from localmem.retrieval.speakers import named_speakers, speaker_in, speaker_of
+from localmem.store.columns import MemoryColumns, in_order
 from localmem.text import terms
 from localmem.types import MemoryItem
 
@@ -53,13 +55,22 @@ RANK_DAMPING = 10  # rank features: RANK_DAMPING / (RANK_DAMPING + rank), as RRF
 
 @dataclass
 class Pool:
-    """The candidates being reranked and what is known about them (built once per search)."""
+    """The candidates being reranked and what is known about them (built once per search).
+
+    The features read the fields of the pool's memories from :attr:`rows`, a column each;
+    :attr:`items` makes the memories themselves, for a caller that wants them."""
 
     ctx: SearchContext
     cands: list[Candidate]
     labels: np.ndarray
-    items: list[MemoryItem]
+    rows: MemoryColumns
     _cache: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def items(self) -> list[MemoryItem]:
+        """The pool's memories, in its order (made when asked: no feature reads them)."""
+        found = self.ctx.items(self.labels)
+        return [found[x] for x in self.labels.tolist()]
 
     def cached(self, name: str, make: Callable[[], Any]) -> Any:
         """A value computed once per pool."""
@@ -75,22 +86,36 @@ def zscore(x: np.ndarray) -> np.ndarray:
     return (x - x.mean()) / sd if sd > 1e-9 else np.zeros_like(x)
 
 
-def build_pool(ctx: SearchContext, cands: list[Candidate], *, prefetch: Sequence[int] = ()) -> Pool:
+def build_pool(
+    ctx: SearchContext,
+    cands: list[Candidate],
+    *,
+    prefetch: Sequence[int] = (),
+    known: MemoryColumns | None = None,
+) -> Pool:
     """The pool of candidates with their memories (candidates whose memory is gone are left out).
+    ``known``: columns of some of them read before in this search (the pool before memories
+    joined it), not read again.
 
     Read from the database, the memories stored just before and after each one that may have no
     session are located in the same round trip (:func:`near_in_time` reads where they sit), and
     so are the rows of ``prefetch`` (memories that may join the pool next: one round trip
     instead of two). From the rows held in memory, neither is read ahead: a read costs no round
-    trip there, and what is read ahead is paid whether or not it is used."""
-    if ctx.rows_held():  # no round trip to save: read what is asked, when it is asked
-        items = ctx.items([c.label for c in cands])
+    trip there, and what is read ahead is paid whether or not it is used; and no item is made,
+    the features read the pool's columns (:meth:`SearchContext.columns`)."""
+    have = set(known.labels) if known is not None else set()
+    asked = [c.label for c in cands if c.label not in have]
+    if ctx.rows_held():  # no round trip to save, nor items to make: columns of what is asked
+        rows = ctx.columns(asked)
     else:
-        wanted = [*(c.label for c in cands), *prefetch]
+        wanted = [*asked, *prefetch]
         items = ctx.items(wanted, placed=_maybe_near(ctx, wanted))
-    kept = [c for c in cands if c.label in items]
-    labels = np.array([c.label for c in kept], dtype=np.int64)
-    return Pool(ctx, kept, labels, [items[c.label] for c in kept])
+        rows = MemoryColumns.of_items([items[x] for x in asked if x in items])
+    if known is not None:
+        rows = in_order([c.label for c in cands], [known, rows])
+    found = set(rows.labels)
+    kept = [c for c in cands if c.label in found]
+    return Pool(ctx, kept, np.array(rows.labels, dtype=np.int64), rows)
 
 
 def _maybe_near(ctx: SearchContext, labels: list[int]) -> list[int]:
@@ -161,55 +186,65 @@ def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
     join it).
     """
     known: dict[int, tuple[int, int]] = pool.ctx.once(("neighbours",), dict)
-    todo = [item for item in pool.items if item.label not in known]
+    todo = [i for i, label in enumerate(pool.rows.labels) if label not in known]
     if todo:
-        known.update(_neighbours_of(pool.ctx, todo))
+        known.update(_neighbours_of(pool.ctx, pool.rows.take(todo)))
     pairs = [known[label] for label in pool.labels.tolist()]
     prev = np.fromiter((p for p, _ in pairs), dtype=np.int64, count=len(pairs))
     nxt = np.fromiter((n for _, n in pairs), dtype=np.int64, count=len(pairs))
     return prev, nxt
 
 
-def _neighbours_of(ctx: SearchContext, items: list[MemoryItem]) -> dict[int, tuple[int, int]]:
-    sessions = sorted({item.session_id for item in items if item.session_id})
+def _neighbours_of(ctx: SearchContext, rows: MemoryColumns) -> dict[int, tuple[int, int]]:
+    sessions = sorted({session for session in rows.session_id if session})
     before: dict[int, int] = {}
     after: dict[int, int] = {}
     for order in ctx.session_order(sessions).values():
         for a, b in itertools.pairwise(order):
             after[a] = b
             before[b] = a
-    loose = [item for item in items if not item.session_id and speaker_of(item)]
+    loose = [
+        i
+        for i, (session, given, text) in enumerate(
+            zip(rows.session_id, rows.speaker, rows.content, strict=True)
+        )
+        if not session and speaker_in(given, text)
+    ]
     if loose:
-        near_before, near_after = near_in_time(ctx, loose)
+        near_before, near_after = near_in_time(ctx, rows.take(loose))
         before.update(near_before)
         after.update(near_after)
-    return {item.label: (before.get(item.label, -1), after.get(item.label, -1)) for item in items}
+    return {label: (before.get(label, -1), after.get(label, -1)) for label in rows.labels}
 
 
-def near_in_time(ctx: SearchContext, items: list[MemoryItem]) -> tuple[dict, dict]:
+def near_in_time(ctx: SearchContext, rows: MemoryColumns) -> tuple[dict, dict]:
     """For memories without a session: the memory stored right before and right after each
     (the neighbouring labels), when it has the same scope, no session either, and was stored
     within :data:`NEAR_SECONDS` of it. Returns ``({label: previous}, {label: next})``."""
-    wanted = {item.label + d for item in items for d in (-1, 1) if item.label + d >= 0}
+    wanted = {label + d for label in rows.labels for d in (-1, 1) if label + d >= 0}
     # where the neighbours sit, not their rows: the test below needs nothing else
     found = ctx.placement(sorted(wanted))
     before: dict[int, int] = {}
     after: dict[int, int] = {}
-    for item in items:
+    for label, user, agent, when in zip(
+        rows.labels, rows.user_id, rows.agent_id, rows.when, strict=True
+    ):
         for d, side in ((-1, before), (1, after)):
-            other = found.get(item.label + d)
-            if other is not None and _near(item, other):
-                side[item.label] = item.label + d
+            other = found.get(label + d)
+            if other is not None and _near((user, agent), when, other):
+                side[label] = label + d
     return before, after
 
 
-def _near(a: MemoryItem, placement: tuple) -> bool:
+def _near(scope: tuple[str | None, str | None], at: datetime, placement: tuple) -> bool:
+    """Whether a memory of ``scope`` (user, agent) without a session, which happened ``at``,
+    has the memory placed at ``placement`` for a neighbour."""
     session, user, agent, when, deleted = placement
     return (
         not deleted
         and not session
-        and (a.user_id, a.agent_id) == (user, agent)
-        and abs((a.when - when).total_seconds()) <= NEAR_SECONDS
+        and scope == (user, agent)
+        and abs((at - when).total_seconds()) <= NEAR_SECONDS
     )
 
 
@@ -282,7 +317,7 @@ def f_context_bm25(pool: Pool) -> np.ndarray:
 def f_coverage(pool: Pool) -> np.ndarray:
     """The share of the query's term weight (idf) that the memory holds: BM25 rewards one rare
     word repeated; coverage rewards holding every part of the question."""
-    return coverage(pool.ctx, pool.cached("terms", lambda: index_terms(pool.ctx, pool.items)))
+    return coverage(pool.ctx, pool.cached("terms", lambda: index_terms(pool.ctx, pool.rows)))
 
 
 def coverage(ctx: SearchContext, held: HeldTerms) -> np.ndarray:
@@ -328,7 +363,7 @@ class HeldTerms:
 _TOKENISE_ALL = os.environ.get("LOCALMEM_POOL_TERMS") == "tokenise"
 
 
-def index_terms(ctx: SearchContext, items: Sequence[MemoryItem]) -> HeldTerms:
+def index_terms(ctx: SearchContext, rows: MemoryColumns) -> HeldTerms:
     """Each memory's count of index terms and the query's terms it holds. Where the lexical
     index holds a memory's postings and they are of its content alone (no evolved context
     joined to it) and the store records them as made by this code's tokeniser, they answer:
@@ -336,17 +371,17 @@ def index_terms(ctx: SearchContext, items: Sequence[MemoryItem]) -> HeldTerms:
     PostgreSQL) the content is tokenised."""
     stems = list(dict.fromkeys(ctx.parsed.terms))
     lexical = ctx.kernel.store.lexical
-    known = None if _TOKENISE_ALL else lexical.held_terms([i.label for i in items], stems)
+    known = None if _TOKENISE_ALL else lexical.held_terms(rows.labels, stems)
     if known is not None:
         counts, holds = known  # arrays made for this call
-        answered = (counts > 0) & ~np.fromiter((bool(i.context) for i in items), bool, len(items))
+        answered = (counts > 0) & ~np.fromiter(rows.has_context, bool, len(rows))
         tokenise = np.flatnonzero(~answered).tolist()
     else:
-        counts = np.zeros(len(items), dtype=np.int64)
-        holds = np.zeros((len(items), len(stems)), dtype=bool)
-        tokenise = range(len(items))
+        counts = np.zeros(len(rows), dtype=np.int64)
+        holds = np.zeros((len(rows), len(stems)), dtype=bool)
+        tokenise = range(len(rows))
     for i in tokenise:
-        text = items[i].content
+        text = rows.content[i]
         counts[i] = word_count(text)
         found = term_set(text)
         holds[i] = [t in found for t in stems]
@@ -356,9 +391,9 @@ def index_terms(ctx: SearchContext, items: Sequence[MemoryItem]) -> HeldTerms:
 def f_session(pool: Pool) -> np.ndarray:
     base = f_dense(pool) + f_bm25(pool)
     groups: dict[str, list[int]] = defaultdict(list)
-    for i, item in enumerate(pool.items):
-        if item.session_id:
-            groups[item.session_id].append(i)
+    for i, session in enumerate(pool.rows.session_id):
+        if session:
+            groups[session].append(i)
     out = base.copy()
     for members in groups.values():
         best = np.sort(base[members])[-SESSION_TOP:].mean()
@@ -369,8 +404,9 @@ def f_session(pool: Pool) -> np.ndarray:
 def _pool_speakers(pool: Pool) -> list[str | None]:
     """Each candidate's speaker; a written prefix counts only when two candidates share it (a
     speaker speaks more than once; a lone "Error: ..." or "Note: ..." is not a speaker)."""
-    who = [speaker_of(item) for item in pool.items]
-    given = [bool(item.metadata.get("speaker")) for item in pool.items]
+    rows = pool.rows
+    who = [speaker_in(g, text) for g, text in zip(rows.speaker, rows.content, strict=True)]
+    given = [g is not None for g in rows.speaker]
     written = Counter(w for w, g in zip(who, given, strict=True) if w and not g)
     return [w if g or (w and written[w] >= 2) else None for w, g in zip(who, given, strict=True)]
 
@@ -410,7 +446,7 @@ def word_count(text: str) -> int:
 
 
 def f_length(pool: Pool) -> np.ndarray:
-    counts = pool.cached("terms", lambda: index_terms(pool.ctx, pool.items)).counts
+    counts = pool.cached("terms", lambda: index_terms(pool.ctx, pool.rows)).counts
     n = np.log1p(counts.astype(np.float64))
     return n - n.mean() if len(n) else n
 

@@ -54,12 +54,10 @@ def scored_pool(ctx: SearchContext) -> tuple[Pool, dict[str, int]]:
         if ctx.allowed is not None:  # a neighbour outside the search's filters stays out
             found = found[timeline.members(ctx.allowed, found)]
         joined["neighbours"] = _join(ctx, cands, inside, found.tolist(), "neighbour", floor)
-        if joined["neighbours"]:
-            pool = build_pool(ctx, cands)
+        if joined["neighbours"]:  # only the memories that joined are read
+            pool = build_pool(ctx, cands, known=pool.rows)
     if temporal.weighs(ctx):  # what the temporal stage left unread or never saw
-        for cand, item in zip(pool.cands, pool.items, strict=True):
-            if "time_close" not in cand.evidence:
-                temporal.time_evidence(ctx, cand, item)
+        temporal.give_evidence(ctx, [c for c in pool.cands if "time_close" not in c.evidence])
     return pool, joined
 
 

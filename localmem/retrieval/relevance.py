@@ -27,7 +27,8 @@ import numpy as np
 
 from localmem.errors import InputError
 from localmem.retrieval.context import Candidate, SearchContext
-from localmem.retrieval.features import HeldTerms, index_terms
+from localmem.retrieval.features import coverage, index_terms
+from localmem.store.columns import MemoryColumns
 
 #: fitted on MiniLM's cosines; a store with another embedder names its own calibration in
 #: ``search.relevance_calibration`` (scripts/calibrate_relevance.py --embedder fits one)
@@ -93,20 +94,6 @@ def cosines(ctx: SearchContext, labels: list[int]) -> np.ndarray:
     return out
 
 
-def coverage(ctx: SearchContext, held: HeldTerms) -> np.ndarray:
-    """The share of the query's term weight (BM25's idf) each memory holds (0 to 1), given the
-    query terms each holds (:func:`localmem.retrieval.features.index_terms`)."""
-    query = set(ctx.parsed.terms)
-    if not query:
-        return np.zeros(len(held.counts))
-    lexical = ctx.kernel.store.lexical
-    n = max(lexical.doc_count, 1)
-    df = lexical.document_frequencies(query)
-    idf = {t: math.log(1.0 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in query}
-    total = sum(idf.values()) or 1.0
-    return held.weight(idf) / total
-
-
 def signals(ctx: SearchContext, cands: list[Candidate]) -> list[dict[str, float]]:
     """Every signal of :data:`SIGNALS` for each candidate, in their order."""
     labels = [c.label for c in cands]
@@ -114,7 +101,8 @@ def signals(ctx: SearchContext, cands: list[Candidate]) -> list[dict[str, float]
     found = [items[x] for x in labels if x in items]
     cover = np.zeros(len(labels))  # a memory gone holds nothing
     at = {x: i for i, x in enumerate(labels)}
-    cover[[at[item.label] for item in found]] = coverage(ctx, index_terms(ctx, found))
+    held = index_terms(ctx, MemoryColumns.of_items(found))
+    cover[[at[item.label] for item in found]] = coverage(ctx, held)
     cos = cosines(ctx, labels)
     out = []
     for i, cand in enumerate(cands):

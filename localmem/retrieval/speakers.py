@@ -6,6 +6,7 @@ import re
 from collections.abc import Set
 from functools import lru_cache
 
+from localmem.store.columns import given_speaker
 from localmem.text import words
 from localmem.types import MemoryItem
 
@@ -22,10 +23,13 @@ _PREFIX = re.compile(r"^\s*([A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}):\s")
 
 def speaker_of(item: MemoryItem) -> str | None:
     """Who said a memory: its ``speaker`` field, else a "Name: ..." prefix of its text."""
-    given = item.metadata.get("speaker")
-    if given:
-        return str(given)
-    return written_speaker(item.content)
+    return speaker_in(given_speaker(item.metadata), item.content)
+
+
+def speaker_in(given: str | None, text: str) -> str | None:
+    """Who said a memory whose metadata names ``given`` (:func:`given_speaker`) and whose text
+    is ``text``: the speaker given, else a "Name: ..." prefix of the text."""
+    return given or written_speaker(text)
 
 
 @lru_cache(maxsize=100_000)

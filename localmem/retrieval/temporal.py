@@ -78,19 +78,14 @@ def temporal_stage(ctx: SearchContext) -> dict | None:
     spread = hi - lo if hi - lo > 1e-12 else 1.0
     reach = _reachable(ctx, lo, spread, most=cfg.temporal_weight * (1 + cfg.temporal_closeness))
     ctx.dates_wanted = True  # the memories read from now on come with the dates they state
-    dated = ctx.dated(reach)  # where the store keeps them, no item is made
-    items = ctx.items([x for x in reach if x not in dated])
+    factors = give_evidence(ctx, [c for label, c in ctx.candidates.items() if label in reach])
     weighted = 0
     for label, cand in ctx.candidates.items():
         if label not in reach:
             cand.score = (cand.score - lo) / spread  # it cannot reach a place that is read
             continue
-        known = dated.get(label)
-        if known is not None:
-            factor = _weigh(ctx, cand, known[1], known[0])
-        elif (item := items.get(label)) is not None:
-            factor = time_evidence(ctx, cand, item)
-        else:
+        factor = factors.get(label)
+        if factor is None:  # its memory is gone
             continue
         cand.score = (cand.score - lo) / spread * factor
         weighted += factor != 1.0
@@ -102,6 +97,23 @@ def temporal_stage(ctx: SearchContext) -> dict | None:
 def weighs(ctx: SearchContext) -> bool:
     """Whether the temporal stage weighs this search's candidates (and so gives evidence)."""
     return ctx.options.temporal and (ctx.parsed.temporal or bool(ctx.parsed.spans))
+
+
+def give_evidence(ctx: SearchContext, cands: Sequence[Candidate]) -> dict[int, float]:
+    """:func:`time_evidence` of these candidates, their factors by label (a memory gone left
+    out): from the dates the store keeps with its rows without making an item where it keeps
+    them (:meth:`SearchContext.dated`), else from the memory's text."""
+    labels = [c.label for c in cands]
+    dated = ctx.dated(labels)
+    items = ctx.items([x for x in labels if x not in dated])
+    out: dict[int, float] = {}
+    for cand in cands:
+        known = dated.get(cand.label)
+        if known is not None:
+            out[cand.label] = _weigh(ctx, cand, known[1], known[0])
+        elif (item := items.get(cand.label)) is not None:
+            out[cand.label] = time_evidence(ctx, cand, item)
+    return out
 
 
 def time_evidence(ctx: SearchContext, cand: Candidate, item: MemoryItem) -> float:

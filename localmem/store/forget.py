@@ -8,11 +8,14 @@ of the scope are chosen and changed inside one unit: all of them or none.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from localmem import validate
 from localmem.errors import InputError
 from localmem.store import stated
 from localmem.store.db import utcnow
 from localmem.store.kernel import Kernel
+from localmem.store.unit import Write
 
 
 def _where(
@@ -89,29 +92,51 @@ def purge_scope(
         for hook in kernel.hooks.before_purge:
             hook(kernel, memory_id)
     with kernel.writing() as write:
-        db = write.db
-        rows = db.fetchall(sql, params)  # again inside the unit: what is true now
-        labels = [int(label) for _, label in rows]
-        stated.forget(db, labels)
-        for memory_id, _ in rows:
-            db.execute(
-                "UPDATE memories SET content = '', context = NULL, metadata = NULL, "
-                "embedding = NULL, embed_hash = NULL, deleted = true, updated_at = ?, "
-                "vec_seq = nextval('vec_seq') WHERE id = ?",
-                [utcnow(), memory_id],
-            )
-            db.execute(
-                "UPDATE history SET old_value = NULL, new_value = NULL WHERE memory_id = ?",
-                [memory_id],
-            )
-            write.forget_derived(memory_id)
-            db.execute("DELETE FROM links WHERE src = ? OR dst = ?", [memory_id, memory_id])
-            for forget in kernel.hooks.on_purge:
-                forget(write, memory_id)
-            write.record(memory_id, "PURGE", actor=actor, info={"bulk": True})
-        write.unindex(labels)
-        write.drop_vectors(labels)
+        rows = write.db.fetchall(sql, params)  # again inside the unit: what is true now
+        erase(
+            kernel,
+            write,
+            [(memory_id, int(label)) for memory_id, label in rows],
+            actor=actor,
+            bulk=True,
+        )
         if rows:
             write.after_commit(kernel.store.save_index)  # the vectors must leave the file too
-            write.after_commit(db.checkpoint)
+            write.after_commit(write.db.checkpoint)
     return len(rows)
+
+
+def erase(
+    kernel: Kernel,
+    write: Write,
+    rows: Sequence[tuple[str, int]],
+    *,
+    actor: str = "user",
+    bulk: bool = False,
+) -> None:
+    """Erase for good, inside ``write``, the memories ``rows`` (id, label): their content,
+    context, metadata, vector, kept dates, postings, links, derived data and the values in their
+    history. A tombstone and a PURGE event stay for each (one purge or a scope's: the same
+    erasure; ``bulk`` marks a scope's events)."""
+    db = write.db
+    labels = [label for _, label in rows]
+    stated.forget(db, labels)  # a kept date holds the words it was read from
+    info = {"bulk": True} if bulk else None
+    for memory_id, _ in rows:
+        db.execute(
+            "UPDATE memories SET content = '', context = NULL, metadata = NULL, "
+            "embedding = NULL, embed_hash = NULL, deleted = true, updated_at = ?, "
+            "vec_seq = nextval('vec_seq') WHERE id = ?",
+            [utcnow(), memory_id],
+        )
+        db.execute(
+            "UPDATE history SET old_value = NULL, new_value = NULL WHERE memory_id = ?",
+            [memory_id],
+        )
+        write.forget_derived(memory_id)
+        db.execute("DELETE FROM links WHERE src = ? OR dst = ?", [memory_id, memory_id])
+        for forget in kernel.hooks.on_purge:
+            forget(write, memory_id)
+        write.record(memory_id, "PURGE", actor=actor, info=info)
+    write.unindex(labels)  # a deleted memory has none left: a no-op then
+    write.drop_vectors(labels)

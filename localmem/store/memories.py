@@ -18,10 +18,11 @@ import numpy as np
 
 from localmem import validate
 from localmem.errors import InputError, NotFoundError
-from localmem.store import embedcache, prefix, records, stated
+from localmem.store import embedcache, prefix, records
 from localmem.store import history as history_rows
 from localmem.store.db import utcnow
 from localmem.store.fields import changed_fields, text_after, wanted_fields
+from localmem.store.forget import erase
 from localmem.store.kernel import Kernel
 from localmem.store.records import NewMemory
 from localmem.store.unit import Write
@@ -369,24 +370,6 @@ def purge(kernel: Kernel, memory_id: str, *, actor: str = "user") -> None:
     for hook in kernel.hooks.before_purge:
         hook(kernel, item.id)
     with kernel.writing() as write:
-        db = write.db
-        db.execute(
-            "UPDATE memories SET content = '', context = NULL, metadata = NULL, "
-            "embedding = NULL, embed_hash = NULL, deleted = true, updated_at = ?, "
-            "vec_seq = nextval('vec_seq') WHERE id = ?",
-            [utcnow(), item.id],
-        )
-        stated.forget(db, [item.label])
-        db.execute(
-            "UPDATE history SET old_value = NULL, new_value = NULL WHERE memory_id = ?",
-            [item.id],
-        )
-        write.unindex([item.label])  # a deleted memory has none left: a no-op then
-        write.forget_derived(item.id)
-        db.execute("DELETE FROM links WHERE src = ? OR dst = ?", [item.id, item.id])
-        for forget in kernel.hooks.on_purge:
-            forget(write, item.id)
-        write.record(item.id, "PURGE", actor=actor)
-        write.drop_vectors([item.label])
+        erase(kernel, write, [(item.id, item.label)], actor=actor)
         write.after_commit(kernel.store.save_index)  # the vector must leave the file too
-        write.after_commit(db.checkpoint)
+        write.after_commit(write.db.checkpoint)

@@ -5,7 +5,9 @@ stored around it, the times of a question's window) and the best ``k`` for its a
 DuckDB, each read is a query that scans the label column: 3-9 ms at 100k memories, more at 1M,
 most of what the default pipeline costs over plain hybrid search (docs/benchmarks.md, issue
 34). :class:`RowMirror` keeps the same rows as Arrow columns indexed by label and answers those
-reads from memory; it is derived data, never written to, and follows the table:
+reads from memory (the reranker's pool as columns, :meth:`RowMirror.columns`, without making
+its ~110 items: :mod:`localmem.store.columns`); it is derived data, never written to, and
+follows the table:
 
 - it is read whole once (``SELECT`` of every row: ~0.15 s and ~25 MB at 100k memories);
 - after a unit of writing commits (the kernel's ``generation`` moved on), the rows changed
@@ -30,7 +32,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -40,6 +42,7 @@ from localmem.dates.stored import decode_spans
 from localmem.store import stated as stated_rows
 from localmem.store import timeline as timeline_rows
 from localmem.store.backend import StoreDatabase
+from localmem.store.columns import MemoryColumns, in_order, speaker_of_json
 from localmem.store.records import MEMORY_COLUMNS, Placement, aware, row_to_item
 from localmem.store.timeline import Window
 from localmem.types import MemoryItem
@@ -75,6 +78,7 @@ class RowMirror:
         self._deleted = np.zeros(0, dtype=bool)  # by base row
         #: session, user and agent of the base rows as (codes by row, values by code)
         self._places: list[tuple[np.ndarray, np.ndarray]] | None = None
+        self._text_columns: tuple[_Texts, _Texts, _Texts] | None = None  # see _texts()
         self._built: dict[int, MemoryItem] = {}  # items made from base rows (see items())
         #: by label: the dates its text states, encoded, where kept and current (else None)
         self._stated = np.full(0, None, dtype=object)
@@ -113,6 +117,7 @@ class RowMirror:
         self._built = {}
         self._sessions = self._timeline = None
         self._places = None
+        self._text_columns = None
         self._last_label = int(labels.max()) if len(labels) else -1
         changed = tbl.column("updated_at")
         self._last_change = _compute().max(changed).as_py() if len(labels) else None
@@ -191,6 +196,40 @@ class RowMirror:
                     out[item.label] = self._built[item.label] = item
             return out
 
+    def columns(self, labels: Iterable[int]) -> MemoryColumns:
+        """What the reranker reads of these memories (live or deleted; unknown labels left
+        out), in their order, without making their items: as
+        ``MemoryColumns.of_items(items(labels).values())``, from the columns (a changed row
+        from its item in the overlay)."""
+        with self._lock:
+            wanted = [int(x) for x in labels]
+            over = [x for x in wanted if x in self._over] if self._over else []
+            base = [x for x in wanted if x not in self._over] if over else wanted
+            at = np.asarray(base, dtype=np.int64)
+            at = at[(at >= 0) & (at < len(self._pos))]
+            rows = self._pos[at]
+            at, rows = at[rows >= 0], rows[rows >= 0]
+            found = self._base_columns(at.tolist(), rows)
+            if not over:
+                return found
+            changed = MemoryColumns.of_items([self._over[x][0] for x in over])
+            return in_order(wanted, [found, changed])
+
+    def _base_columns(self, labels: list[int], rows: np.ndarray) -> MemoryColumns:
+        """:meth:`columns` of base rows (``rows``: their places in the base)."""
+        session, user, agent = (values[codes[rows]].tolist() for codes, values in self._placing())
+        content, context, metadata = self._texts()
+        return MemoryColumns(
+            labels,
+            session,
+            user,
+            agent,
+            _moments(self._when[rows].tolist()),
+            cast(list[str], content.at(rows)),  # content is NOT NULL
+            context.filled(rows).tolist(),
+            [speaker_of_json(x) for x in metadata.at(rows)],
+        )
+
     def read(
         self, labels: Sequence[int], placed: Sequence[int], *, dated: bool
     ) -> tuple[dict[int, MemoryItem], dict[int, Placement], dict[int, tuple[Span, ...]]]:
@@ -224,26 +263,29 @@ class RowMirror:
 
     def placement(self, labels: Iterable[int]) -> dict[int, Placement]:
         """Where memories sit, as :func:`localmem.store.records.placement_by_labels` (from the
-        columns it needs, without making whole items)."""
+        columns it needs, without making whole items; a changed row from its item in the
+        overlay: an item made from a base row holds the base row's values)."""
         with self._lock:
             out: dict[int, Placement] = {}
-            base: list[int] = []
-            for label in labels:
-                label = int(label)
-                held = self._over.get(label) or (
-                    (self._built[label], True) if label in self._built else None
-                )
-                if held is not None:
-                    item = held[0]
-                    out[label] = (
-                        item.session_id,
-                        item.user_id,
-                        item.agent_id,
-                        item.when,
-                        item.deleted,
-                    )
-                else:
-                    base.append(label)
+            over = self._over
+            if not over:
+                base = labels if isinstance(labels, list) else list(labels)
+            else:
+                base = []
+                for label in labels:
+                    label = int(label)
+                    held = over.get(label)
+                    if held is not None:
+                        item = held[0]
+                        out[label] = (
+                            item.session_id,
+                            item.user_id,
+                            item.agent_id,
+                            item.when,
+                            item.deleted,
+                        )
+                    else:
+                        base.append(label)
             at = np.asarray(base, dtype=np.int64)
             at = at[(at >= 0) & (at < len(self._pos))]
             rows = self._pos[at]
@@ -254,10 +296,8 @@ class RowMirror:
                 )
                 when = _moments(self._when[rows].tolist())
                 deleted = self._deleted[rows].tolist()
-                for label, s, u, a, w, d in zip(
-                    at.tolist(), session, user, agent, when, deleted, strict=True
-                ):
-                    out[label] = (s, u, a, w, d)
+                places = zip(session, user, agent, when, deleted, strict=True)
+                out.update(zip(at.tolist(), places, strict=True))
             return out
 
     def session_order(self, sessions: Sequence[str]) -> list[tuple[int, str]]:
@@ -328,6 +368,16 @@ class RowMirror:
                 self._places.append((codes.to_numpy().astype(np.int32), values))
         return self._places
 
+    def _texts(self) -> tuple[_Texts, _Texts, _Texts]:
+        """The base's content, context and metadata, read by row (see :class:`_Texts`)."""
+        if self._text_columns is None:
+            assert self._base is not None
+            content, context, metadata = (
+                _Texts(self._base.column(name)) for name in ("content", "context", "metadata")
+            )
+            self._text_columns = (content, context, metadata)
+        return self._text_columns
+
     def _base_timeline(self) -> tuple[np.ndarray, np.ndarray]:
         if self._timeline is None:
             assert self._base is not None
@@ -352,6 +402,46 @@ class RowMirror:
 
 
 _NONE = np.zeros(0, dtype=np.int64)
+
+
+class _Texts:
+    """A text column of the base, read by row from its Arrow buffers: an Arrow ``take`` and
+    ``to_pylist`` cost ~0.3 ms a call for three columns of a reranker's ~100 rows, mostly
+    fixed costs; slicing the column's bytes costs ~0.3 us a row. No copy of the column (its
+    buffers are read where they are; one byte a row says which rows hold a value)."""
+
+    def __init__(self, column: pa.ChunkedArray) -> None:
+        # the base's columns are one chunk each: read in place (combining copies even one)
+        whole = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+        if pa.types.is_string(whole.type):
+            width: type[np.signedinteger[Any]] = np.int32
+        else:
+            if not pa.types.is_large_string(whole.type):  # another layout: copied to one
+                whole = whole.cast(pa.large_string())
+            width = np.int64
+        self._array = whole  # holds the buffers below
+        _, offsets, data = whole.buffers()
+        self._offsets = (
+            np.frombuffer(offsets, dtype=width)[whole.offset : whole.offset + len(whole) + 1]
+            if offsets is not None
+            else np.zeros(len(whole) + 1, dtype=width)
+        )
+        self._data = memoryview(data) if data is not None else memoryview(b"")
+        self._valid = whole.is_valid().to_numpy(zero_copy_only=False).astype(bool)
+
+    def at(self, rows: np.ndarray) -> list[str | None]:
+        """The values of these rows (None where null), in their order."""
+        data = self._data
+        starts, ends = self._offsets[rows].tolist(), self._offsets[rows + 1].tolist()
+        return [
+            str(data[a:b], "utf-8") if valid else None
+            for a, b, valid in zip(starts, ends, self._valid[rows].tolist(), strict=True)
+        ]
+
+    def filled(self, rows: np.ndarray) -> np.ndarray:
+        """Whether these rows hold a value that is not empty (``bool`` of each value)."""
+        filled: np.ndarray = self._valid[rows] & (self._offsets[rows + 1] > self._offsets[rows])
+        return filled
 
 
 def _compute() -> Any:

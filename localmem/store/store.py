@@ -366,10 +366,11 @@ class Store:
         PostgreSQL store lets them wait (``PgStore``); hnswlib takes them in the writing unit."""
         return 0
 
-    def index_changed(self, n: int) -> None:
-        """Count vector changes; save the index every ``save_every`` of them, or every
-        ``save_every_fraction`` of the index when that is more (a save writes the whole file:
-        at a fixed interval, growing a store to 1M memories would rewrite 1.7 GB 200 times)."""
+    def index_changed(self, n: int, *, added: int = 0) -> None:
+        """Count vector changes (``n``, of which ``added`` new or re-embedded); save the index
+        every ``save_every`` of them, or every ``save_every_fraction`` of the index when that is
+        more (a save writes the whole file: at a fixed interval, growing a store to 1M memories
+        would rewrite 1.7 GB 200 times)."""
         self._changes_since_save += n
         size = self.vectors.live_count if self.vectors is not None else 0
         every = max(self.config.save_every, int(size * self.config.save_every_fraction))

@@ -267,7 +267,7 @@ class Write:
     def finish(self) -> None:
         """After the commit: apply the queued vector changes, count them, run the callbacks."""
         store = self.store
-        changed = 0
+        changed = added = 0
         for op, labels, vectors in self._vector_ops:
             index = store.vectors
             if index is None:  # a store closed under an open unit: nothing to apply to
@@ -276,9 +276,10 @@ class Write:
                 index.mark_deleted(labels)
             elif vectors is not None:  # add_vectors always queues them
                 index.add(labels, vectors)
+                added += len(labels)
             changed += len(labels)
         if changed:
-            store.index_changed(changed)
+            store.index_changed(changed, added=added)
         for fn in self._after:
             fn()
 

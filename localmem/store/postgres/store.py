@@ -157,11 +157,13 @@ class PgStore(Store):
                 break
         return done
 
-    def index_changed(self, n: int) -> None:
+    def index_changed(self, n: int, *, added: int = 0) -> None:
         """After a write unit with vector changes: when more than
         :attr:`StoreConfig.pg_pending_max` vectors wait, the writer drains the excess itself
-        (back-pressure: the exact half of a search never grows past the bound)."""
-        self._owed_vectors += n
+        (back-pressure: the exact half of a search never grows past the bound). Only the
+        ``added`` vectors wait to be drained (a deletion leaves nothing pending), so only they
+        are owed by this process's close."""
+        self._owed_vectors += added
         bound = self.config.pg_pending_max
         over = self.pending_vectors - bound
         if over > 0:

@@ -1,0 +1,222 @@
+"""Model-free readers side by side on the dev dialogues (issue 35), and why they miss.
+
+Usage:
+    python scripts/compare_readers.py [--reader NAME=PATH ...] [--sets dev,dev4,...]
+        [--misses] [--json results.json]
+
+Each reader (a ``reading.npz`` written by ``scripts/train_infer.py``; ``shipped`` is the one in
+the package) stands in for the shipped reader while every chosen set is stored with
+``infer=True`` in a fresh store (``lab.infer_eval``, as ``bench_understanding.py`` does; the
+decision's rules and thresholds are the package's). Prints one row per reader and set: update
+accuracy (supersessions found / labelled), false supersession (memories ended that should
+stay / memories that should), stale@5 and answer@5 for "now", duplicates, past recall@5.
+
+``--misses`` also prints, per set and reader, each labelled supersession that was missed and
+each false one, with the reader's reading of both texts (its likeliest slots, ending
+probability, subject, aspect, value, ended value), so the next pass can see why.
+
+Sets: ``dev``..``dev6`` (``scripts/lab/data/infer/``), ``shipped`` and ``shipped-heldout``
+(``localmem/infer/data/``). The written held-out half is refused: it is run once, by
+``bench_understanding.py``, after a merge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from lab.infer_eval import Run, ingest, load_dialogues, rates, score
+
+from localmem import Memory
+from localmem.embed import make_embedder
+from localmem.infer import reading
+
+HERE = Path(__file__).resolve().parent
+WRITTEN = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6")
+SHIPPED = {"shipped": "dialogues", "shipped-heldout": "heldout"}
+DEFAULT_SETS = (*WRITTEN, *SHIPPED)
+
+
+def dialogues_of(name: str) -> list[dict]:
+    """A dev set's dialogues by name (never the written held-out half)."""
+    if name in SHIPPED:
+        return load_dialogues(name=SHIPPED[name])
+    if name not in WRITTEN:
+        raise SystemExit(f"unknown or refused set: {name} (sets: {', '.join(DEFAULT_SETS)})")
+    return load_dialogues(HERE / f"lab/data/infer/{name}.json")
+
+
+class ProbabilityAverage(reading.Reader):
+    """Several readers read as one by averaging their probabilities (slot, ending, each
+    token's tag), not their weights: the alternative to ``train_infer.py --seeds``, measured
+    here only (it costs one model per member at inference and in the file)."""
+
+    def __init__(self, members: list[reading.Reader], data: dict) -> None:
+        super().__init__(data)
+        self.members = members
+
+    def slot_probs(self, vectors: np.ndarray) -> np.ndarray:
+        return np.mean([m.slot_probs(vectors) for m in self.members], axis=0)
+
+    def ending_p(self, vector: np.ndarray, tokens) -> float:
+        return float(np.mean([m.ending_p(vector, tokens) for m in self.members]))
+
+    def tag(self, tokens) -> list[str]:
+        if not tokens:
+            return []
+        probs = np.zeros((len(tokens), len(self.tags)), np.float32)
+        feats = reading.token_features(tokens)
+        for m in self.members:
+            scores = np.tile(m.tag_b, (len(tokens), 1))
+            for i, f in enumerate(feats):
+                idx = [m.vocab[x] for x in f if x in m.vocab]
+                if idx:
+                    scores[i] += m.tag_w[idx].sum(axis=0)
+            e = np.exp(scores - scores.max(axis=1, keepdims=True))
+            probs += e / e.sum(axis=1, keepdims=True)
+        return [self.tags[j] for j in probs.argmax(axis=1)]
+
+
+def load_reader(path: str) -> reading.Reader:
+    """A reader from a ``reading.npz`` file (``shipped``: the package's), or
+    ``mean:a.npz,b.npz,...``: those readers' probabilities averaged, or
+    ``mix:a.npz+b.npz``: the slot and ending classifiers of ``a``, the tagger of ``b``."""
+    if path == "shipped":
+        return reading.shipped.__wrapped__()
+    if path.startswith("mix:"):
+        # which part of a reader moves a figure: its classifiers from one file, its tagger
+        # from another
+        classifiers, tagger = (
+            dict(np.load(f, allow_pickle=False)) for f in path.removeprefix("mix:").split("+")
+        )
+        meta = {**json.loads(str(classifiers["meta"]))}
+        meta["features"] = json.loads(str(tagger["meta"]))["features"]
+        mixed = {**classifiers, "tag_w": tagger["tag_w"], "tag_b": tagger["tag_b"]}
+        return reading.Reader({**mixed, "meta": np.array(json.dumps(meta))})
+    if path.startswith("mean:"):
+        files = path.removeprefix("mean:").split(",")
+        data = [dict(np.load(f, allow_pickle=False)) for f in files]
+        return ProbabilityAverage([reading.Reader(d) for d in data], data[0])
+    return reading.Reader(dict(np.load(path, allow_pickle=False)))
+
+
+def describe(reader: reading.Reader, embedder, text: str) -> str:
+    """One line of what ``reader`` reads in ``text``."""
+    r = reader.read(text, embedder.embed_batch([text])[0])
+    top = np.argsort(-r.probs)[:3]
+    slots = " ".join(f"{reader.slots[i]} {r.probs[i]:.2f}" for i in top)
+
+    def show(words: frozenset[str]) -> str:
+        return ",".join(sorted(words)) or "-"
+
+    return (
+        f"[{slots}; ending {r.ending_p:.2f}; S {show(r.subject)}; A {show(r.aspect)}; "
+        f"V {show(r.value)}; X {show(r.ended)}]"
+    )
+
+
+def misses(memory: Memory, dialogues: list[dict], reader, embedder) -> list[str]:
+    """Each missed and each false supersession of a stored set, with both texts' readings."""
+    out = []
+    for dlg in dialogues:
+        items = memory.list(user_id=dlg["id"], limit=1000)
+        by_id = {m.id: m for m in items}
+        by_turn: dict[str, list] = {}
+        for m in items:
+            by_turn.setdefault(m.metadata.get("turn", ""), []).append(m)
+        turns = {
+            f"{s}.{t}": text
+            for s, session in enumerate(dlg["sessions"])
+            for t, text in enumerate(session["turns"])
+        }
+        old_turns = {old for old, _ in dlg["supersede"]}
+        for old, new in dlg["supersede"]:
+            new_ids = {m.id for m in by_turn.get(new, [])}
+            if not any(m.superseded_by in new_ids for m in by_turn.get(old, [])):
+                out.append(f"MISSED {dlg['id']} {old} -> {new}")
+                for what, turn in (("old", old), ("new", new)):
+                    # what the decision read: the stored fact (the turn when none was stored)
+                    stored = [m.content for m in by_turn.get(turn, [])] or [turns[turn]]
+                    for text in stored:
+                        out += [f"  {what}: {text}", f"       {describe(reader, embedder, text)}"]
+        for m in items:
+            if m.valid_to is None or m.metadata.get("turn") in old_turns:
+                continue
+            successor = by_id.get(m.superseded_by) if m.superseded_by else None
+            by = successor.content if successor else "(no successor in this dialogue)"
+            out += [
+                f"FALSE {dlg['id']} {m.metadata.get('turn')}",
+                f"  ended: {m.content}",
+                f"         {describe(reader, embedder, m.content)}",
+                f"  by:    {by}",
+            ]
+            if successor:
+                out.append(f"         {describe(reader, embedder, successor.content)}")
+    return out
+
+
+def run_set(name: str, embedder, tmp: Path, *, show_misses: bool) -> tuple[dict, list[str]]:
+    """One set stored with ``infer=True`` under the current reader: its counts and rates."""
+    dialogues = dialogues_of(name)
+    run = Run("infer")
+    with Memory.open(tmp / name, embedder=embedder) as memory:
+        for dlg in dialogues:
+            ingest(memory, dlg, infer=True, run=run)
+        score(memory, dialogues, run)
+        lines = misses(memory, dialogues, reading.shipped(), embedder) if show_misses else []
+    return {**rates(run), **run.counts}, lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--reader",
+        action="append",
+        default=None,
+        help="NAME=PATH (PATH 'shipped': the package's; 'mean:a.npz,b.npz': probabilities "
+        "averaged; 'mix:a.npz+b.npz': a's classifiers, b's tagger)",
+    )
+    parser.add_argument("--sets", default=",".join(DEFAULT_SETS))
+    parser.add_argument("--misses", action="store_true")
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    readers = dict(r.split("=", 1) for r in (args.reader or ["shipped=shipped"]))
+    sets = args.sets.split(",")
+    for name in sets:
+        dialogues_of(name)  # refuse an unknown set before any work
+    embedder = make_embedder()
+    original = reading.shipped
+    results: dict[str, dict] = {}
+    print("| reader | set | update | false | stale@5 | answer@5 | duplicates | past@5 |")
+    print("|---|---|---|---|---|---|---|---|")
+    try:
+        for label, path in readers.items():
+            candidate = load_reader(path)
+            reading.shipped = lambda candidate=candidate: candidate
+            for name in sets:
+                with tempfile.TemporaryDirectory() as tmp_name:
+                    r, lines = run_set(name, embedder, Path(tmp_name), show_misses=args.misses)
+                results[f"{label} {name}"] = r
+                print(
+                    f"| {label} | {name} | {r['update accuracy']:.3f} "
+                    f"({r['updated']}/{r['expected']}) | {r['false supersession']:.3f} "
+                    f"({r['false_superseded']}/{r['should_stay']}) | {r['stale@5 (now)']:.3f} | "
+                    f"{r['answer@5 (now)']:.3f} | {r['duplicate rate']:.3f} | "
+                    f"{r['past recall@5 (as_of)']:.3f} |",
+                    flush=True,
+                )
+                for line in lines:
+                    print(line, file=sys.stderr)
+    finally:
+        reading.shipped = original
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
