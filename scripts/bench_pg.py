@@ -121,6 +121,23 @@ def apply_recommended(server, url: str, emb: Precomputed) -> list[str]:
     return applied
 
 
+def restart(server) -> None:
+    """Stop the server (fast) and start it again: its buffers empty, new settings read."""
+    from pgserver import pg_ctl
+
+    pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user)
+    server.ensure_postgres_running()
+
+
+def blocks(mem: Memory) -> tuple[int, int]:
+    """The database's blocks read from outside PostgreSQL's buffers and found in them so far
+    (the statistics lag each connection's last second)."""
+    row = mem.store.db.fetchone(
+        "SELECT blks_read, blks_hit FROM pg_stat_database WHERE datname = current_database()"
+    )
+    return int(row[0]), int(row[1])
+
+
 def vectors_of(mode: str, n: int) -> np.ndarray:
     """MiniLM vectors of the first ``n`` synthetic texts, or random unit vectors (``random``:
     the path's cost without an hour of embedding; ANN recall then means little)."""
@@ -292,6 +309,15 @@ def cmd_scale(args: argparse.Namespace) -> None:
                 log(f"{variant}: recommended settings {results[f'{variant}_settings']}")
                 save()
         if "query" in args.phase:
+            for variant, server in servers.items():  # what doctor recommends now, restarted
+                results[f"{variant}_query_settings"] = apply_recommended(server, urls[variant], emb)
+                if args.shared_buffers:  # another size, to compare (doctor's otherwise)
+                    server.psql(f"ALTER SYSTEM SET shared_buffers = '{args.shared_buffers}MB';")
+                    restart(server)
+                    results[f"{variant}_query_settings"].append(
+                        f"shared_buffers = {args.shared_buffers} MB (--shared-buffers)"
+                    )
+                log(f"{variant}: recommended settings {results[f'{variant}_query_settings']}")
             qs = make_queries(args.queries + 1)
             qvecs = real.embed_batch(qs).astype(np.float32)
             emb.serve(qs, qvecs)
@@ -310,10 +336,15 @@ def cmd_scale(args: argparse.Namespace) -> None:
                     mem.search(q, k=10, mode="hybrid", temporal=False, rerank="off")
             row["warm_queries"], row["warm_s"] = args.warm, time.perf_counter() - t0
             for mode in ("dense", "hybrid"):
+                before = {v: blocks(stores[v]) for v in urls}
                 times = interleaved(stores, qs[1:], mode)
                 for backend, t in times.items():
                     row[f"{backend}_{mode}_p50_ms"] = pct(t, 50)
                     row[f"{backend}_{mode}_p95_ms"] = pct(t, 95)
+                for v in urls:  # pages the timed searches read from outside the buffers
+                    (read0, hit0), (read1, hit1) = before[v], blocks(stores[v])
+                    row[f"{v}_{mode}_blocks_read"] = read1 - read0
+                    row[f"{v}_{mode}_blocks_hit"] = hit1 - hit0
                 log(json.dumps({k: v for k, v in row.items() if mode in k}))
             row["loadavg_end"] = os.getloadavg()
             results["searches"] = row
@@ -683,6 +714,9 @@ def main() -> None:
     )
     sc.add_argument(
         "--tail-name", default="tail", help="the tail texts' prefix (a new one per run)"
+    )
+    sc.add_argument(
+        "--shared-buffers", type=int, help="MB instead of doctor's recommendation (to compare)"
     )
     sc.add_argument(
         "--variants",
