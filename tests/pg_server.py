@@ -73,7 +73,7 @@ class PgServer:
         left the server down."""
         name = url.rsplit("/", 1)[1].split("?", 1)[0]
         with contextlib.suppress(Exception):  # a cleanup must not fail the test it follows
-            self.server.psql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE);")
+            self.server.psql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE);')
 
     def restart(self) -> None:
         """Stop the server at once (no shutdown checkpoint, as a crash) and start it again."""
