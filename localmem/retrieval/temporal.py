@@ -128,9 +128,27 @@ def time_evidence(ctx: SearchContext, cand: Candidate, item: MemoryItem) -> floa
 
 def _weigh(ctx: SearchContext, cand: Candidate, stated: tuple[Span, ...], when: datetime) -> float:
     """:func:`time_evidence` of a memory that states ``stated`` and happened ``when``."""
+    # what a memory is given depends on its stated times and its day only, and most of a
+    # search's ~150 memories share both with others (a batch stored at once states none, a
+    # chat session's turns happened the same day): each pair is weighed once per search
+    day = when.date()
+    known: dict = ctx.once(("time evidence",), dict)
+    given = known.get((stated, day))
+    if given is None:
+        given = known[(stated, day)] = _evidence(ctx, stated, day)
+    cand.evidence["time_stated"], cand.evidence["time_close"], factor = given
+    cand.evidence["temporal"] = factor
+    return factor
+
+
+def _evidence(
+    ctx: SearchContext, stated: tuple[Span, ...], day: date
+) -> tuple[float, float, float]:
+    """``(time_stated, time_close, temporal)``: the evidence of a memory that states ``stated``
+    and happened on ``day``, and its factor (pure given the search's query and settings)."""
     cfg = ctx.kernel.config.search
     temporal, asked = ctx.parsed.temporal, ctx.parsed.spans
-    times = (*stated, _day(when.date())) if asked else stated
+    times = (*stated, _day(day)) if asked else stated
     close = closeness(asked, times) if asked else 0.0
     factor = temporal_factor(
         temporal=temporal,
@@ -139,10 +157,7 @@ def _weigh(ctx: SearchContext, cand: Candidate, stated: tuple[Span, ...], when: 
         weight=cfg.temporal_weight,
         boost=cfg.temporal_closeness,
     )
-    cand.evidence["time_stated"] = float(bool(stated)) if temporal else 0.0
-    cand.evidence["time_close"] = close
-    cand.evidence["temporal"] = factor
-    return factor
+    return (float(bool(stated)) if temporal else 0.0), close, factor
 
 
 def windows(spans: Sequence[Span]) -> list[Window]:
