@@ -177,12 +177,11 @@ class SearchContext:
         mirror = self.kernel.rows()
         if mirror is None:
             return {}
-        places, dates = mirror.dated([int(x) for x in labels])
+        # their placement is not kept for later: a later step rarely asks where these sit,
+        # and reading it cost more than the rest of this read
+        moments, dates = mirror.dated([int(x) for x in labels])
         self._stated.update(dates)
-        for label, place in places.items():
-            if label not in self._items:
-                self._placed[label] = place
-        return {x: (places[x][3], spans) for x, spans in dates.items() if x in places}
+        return {x: (moments[x], spans) for x, spans in dates.items() if x in moments}
 
     def rows_held(self) -> bool:
         """Whether this search reads memories from the rows held in memory

@@ -242,11 +242,11 @@ class RowMirror:
 
     def dated(
         self, labels: Sequence[int]
-    ) -> tuple[dict[int, Placement], dict[int, tuple[Span, ...]]]:
-        """:meth:`placement` and :meth:`stated` of ``labels`` as of one state of the mirror
+    ) -> tuple[dict[int, datetime], dict[int, tuple[Span, ...]]]:
+        """:meth:`moments` and :meth:`stated` of ``labels`` as of one state of the mirror
         (what the temporal stage weighs a memory by, without making its item)."""
         with self._lock:
-            return self.placement(labels), self.stated(labels)
+            return self.moments(labels), self.stated(labels)
 
     def stated(self, labels: Iterable[int]) -> dict[int, tuple[Span, ...]]:
         """The dates the texts of these memories state, where the store keeps current ones
@@ -266,30 +266,11 @@ class RowMirror:
         columns it needs, without making whole items; a changed row from its item in the
         overlay: an item made from a base row holds the base row's values)."""
         with self._lock:
-            out: dict[int, Placement] = {}
-            over = self._over
-            if not over:
-                base = labels if isinstance(labels, list) else list(labels)
-            else:
-                base = []
-                for label in labels:
-                    label = int(label)
-                    held = over.get(label)
-                    if held is not None:
-                        item = held[0]
-                        out[label] = (
-                            item.session_id,
-                            item.user_id,
-                            item.agent_id,
-                            item.when,
-                            item.deleted,
-                        )
-                    else:
-                        base.append(label)
-            at = np.asarray(base, dtype=np.int64)
-            at = at[(at >= 0) & (at < len(self._pos))]
-            rows = self._pos[at]
-            at, rows = at[rows >= 0], rows[rows >= 0]
+            changed, at, rows = self._located(labels)
+            out: dict[int, Placement] = {
+                label: (item.session_id, item.user_id, item.agent_id, item.when, item.deleted)
+                for label, item in changed.items()
+            }
             if len(rows):
                 session, user, agent = (
                     values[codes[rows]].tolist() for codes, values in self._placing()
@@ -299,6 +280,38 @@ class RowMirror:
                 places = zip(session, user, agent, when, deleted, strict=True)
                 out.update(zip(at.tolist(), places, strict=True))
             return out
+
+    def moments(self, labels: Iterable[int]) -> dict[int, datetime]:
+        """When memories happened: the ``when`` of their :meth:`placement`, without the rest."""
+        with self._lock:
+            changed, at, rows = self._located(labels)
+            out = {label: item.when for label, item in changed.items()}
+            if len(rows):
+                out.update(zip(at.tolist(), _moments(self._when[rows].tolist()), strict=True))
+            return out
+
+    def _located(
+        self, labels: Iterable[int]
+    ) -> tuple[dict[int, MemoryItem], np.ndarray, np.ndarray]:
+        """Of these labels: the items of those the overlay holds, then the others' labels and
+        rows in the base (labels it does not hold left out)."""
+        over = self._over
+        changed: dict[int, MemoryItem] = {}
+        if not over:
+            base = labels if isinstance(labels, list) else list(labels)
+        else:
+            base = []
+            for label in labels:
+                label = int(label)
+                held = over.get(label)
+                if held is not None:
+                    changed[label] = held[0]
+                else:
+                    base.append(label)
+        at = np.asarray(base, dtype=np.int64)
+        at = at[(at >= 0) & (at < len(self._pos))]
+        rows = self._pos[at]
+        return changed, at[rows >= 0], rows[rows >= 0]
 
     def session_order(self, sessions: Sequence[str]) -> list[tuple[int, str]]:
         """(label, session) of the live memories of these sessions in each session's order, as
