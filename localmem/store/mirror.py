@@ -203,17 +203,11 @@ class RowMirror:
         from its item in the overlay)."""
         with self._lock:
             wanted = [int(x) for x in labels]
-            over = [x for x in wanted if x in self._over] if self._over else []
-            base = [x for x in wanted if x not in self._over] if over else wanted
-            at = np.asarray(base, dtype=np.int64)
-            at = at[(at >= 0) & (at < len(self._pos))]
-            rows = self._pos[at]
-            at, rows = at[rows >= 0], rows[rows >= 0]
+            changed, at, rows = self._located(wanted)
             found = self._base_columns(at.tolist(), rows)
-            if not over:
+            if not changed:
                 return found
-            changed = MemoryColumns.of_items([self._over[x][0] for x in over])
-            return in_order(wanted, [found, changed])
+            return in_order(wanted, [found, MemoryColumns.of_items(list(changed.values()))])
 
     def _base_columns(self, labels: list[int], rows: np.ndarray) -> MemoryColumns:
         """:meth:`columns` of base rows (``rows``: their places in the base)."""
