@@ -17,7 +17,7 @@ from store_helpers import race
 from localmem.dates import find_spans
 from localmem.store import memories, records, timeline
 from localmem.store import mirror as mirror_module
-from localmem.store.columns import MemoryColumns
+from localmem.store.columns import MemoryColumns, micros_of
 
 UTC = timezone.utc
 BASE = datetime(2024, 5, 1, 12, tzinfo=UTC)
@@ -67,7 +67,26 @@ def _check_columns(rows, db, labels) -> None:
         made = records.fetch_by_labels(db, order)
         expected = MemoryColumns.of_items([made[x] for x in order if x in made])
         assert rows.columns(order) == expected
-        assert [repr(x) for x in rows.columns(order).when] == [repr(x) for x in expected.when]
+        _check_placements(rows, db, order)
+
+
+def _check_placements(rows, db, labels) -> None:
+    """The placements as columns, in the order asked (a label twice, unknown labels), are the
+    database's placements."""
+    asked = [*labels, *labels[:3], -1, 10**9]
+    placed = records.placement_by_labels(db, [x for x in asked if x >= 0])
+    found = rows.placements(np.array(asked, dtype=np.int64))
+    assert found.found.tolist() == [x in placed for x in asked]
+    for i, label in enumerate(asked):
+        if label in placed:
+            session, user, agent, when, deleted = placed[label]
+            assert (found.session_id[i], found.user_id[i], found.agent_id[i]) == (
+                session,
+                user,
+                agent,
+            )
+            assert int(found.when[i]) == micros_of(when)
+            assert bool(found.deleted[i]) == deleted
 
 
 def _check_stated(rows, db, labels) -> None:

@@ -52,9 +52,6 @@ def test_columns_put_in_order_from_parts(labels, data):
     whole = MemoryColumns(
         labels,
         [f"s{x % 3}" if x % 2 else None for x in labels],
-        ["u"] * len(labels),
-        [None] * len(labels),
-        [BASE + timedelta(seconds=x) for x in labels],
         [f"text {x}" for x in labels],
         [x % 5 == 0 for x in labels],
         [None] * len(labels),

@@ -14,7 +14,7 @@ from localmem.dates import Span
 from localmem.retrieval.options import SearchOptions
 from localmem.retrieval.query import ParsedQuery
 from localmem.store import memories, records
-from localmem.store.columns import MemoryColumns, in_order
+from localmem.store.columns import MemoryColumns, Placements, in_order
 from localmem.store.scores import Scores
 from localmem.types import MemoryItem, StageReport
 
@@ -204,6 +204,22 @@ class SearchContext:
                 out[x] = (item.session_id, item.user_id, item.agent_id, item.when, item.deleted)
             elif place is not None:
                 out[x] = place
+        return out
+
+    def placements(self, labels: np.ndarray) -> Placements:
+        """:meth:`placement` of these labels as columns in their order (a label may be asked
+        twice): from the rows held in memory without a tuple a memory, a memory this search
+        has read answered as it was read."""
+        mirror = self.kernel.rows()
+        if mirror is None:
+            asked = labels.tolist()
+            return Placements.of(asked, self.placement(asked))
+        out = mirror.placements(labels)
+        held = self._items
+        for i, label in enumerate(labels.tolist()):
+            item = held.get(label)
+            if item is not None:
+                out.put(i, (item.session_id, item.user_id, item.agent_id, item.when, item.deleted))
         return out
 
     def session_order(self, sessions: Iterable[str]) -> dict[str, list[int]]:

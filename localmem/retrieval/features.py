@@ -35,7 +35,6 @@ import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
@@ -220,31 +219,28 @@ def _neighbours_of(ctx: SearchContext, rows: MemoryColumns) -> dict[int, tuple[i
 def near_in_time(ctx: SearchContext, rows: MemoryColumns) -> tuple[dict, dict]:
     """For memories without a session: the memory stored right before and right after each
     (the neighbouring labels), when it has the same scope, no session either, and was stored
-    within :data:`NEAR_SECONDS` of it. Returns ``({label: previous}, {label: next})``."""
-    wanted = {label + d for label in rows.labels for d in (-1, 1) if label + d >= 0}
-    # where the neighbours sit, not their rows: the test below needs nothing else
-    found = ctx.placement(sorted(wanted))
-    before: dict[int, int] = {}
-    after: dict[int, int] = {}
-    for label, user, agent, when in zip(
-        rows.labels, rows.user_id, rows.agent_id, rows.when, strict=True
-    ):
-        for d, side in ((-1, before), (1, after)):
-            other = found.get(label + d)
-            if other is not None and _near((user, agent), when, other):
-                side[label] = label + d
-    return before, after
+    within :data:`NEAR_SECONDS` of it. Returns ``({label: previous}, {label: next})``.
 
-
-def _near(scope: tuple[str | None, str | None], at: datetime, placement: tuple) -> bool:
-    """Whether a memory of ``scope`` (user, agent) without a session, which happened ``at``,
-    has the memory placed at ``placement`` for a neighbour."""
-    session, user, agent, when, deleted = placement
+    Over arrays, both sides at once: a few dozen numpy steps whatever the number of memories
+    (a tuple and a test a memory cost ~2.5 us each, twice a search for ~25-70 memories)."""
+    labels = np.array(rows.labels, dtype=np.int64)
+    n = len(labels)
+    # where they and their neighbours sit, not their rows: the test below needs nothing else
+    placed = ctx.placements(np.concatenate([labels, labels - 1, labels + 1]))
+    mine, theirs = np.tile(np.arange(n), 2), np.arange(n, 3 * n)
+    near = (
+        placed.found[mine]
+        & placed.found[theirs]
+        & ~placed.deleted[theirs]
+        & ~placed.session_id[theirs].astype(bool)
+        & (placed.user_id[theirs] == placed.user_id[mine])
+        & (placed.agent_id[theirs] == placed.agent_id[mine])
+        & (np.abs(placed.when[theirs] - placed.when[mine]) <= NEAR_SECONDS * 1_000_000)
+    )
+    before, after = near[:n], near[n:]
     return (
-        not deleted
-        and not session
-        and scope == (user, agent)
-        and abs((at - when).total_seconds()) <= NEAR_SECONDS
+        dict(zip(labels[before].tolist(), (labels[before] - 1).tolist(), strict=True)),
+        dict(zip(labels[after].tolist(), (labels[after] + 1).tolist(), strict=True)),
     )
 
 

@@ -1,8 +1,9 @@
 """What the reranker reads of each memory of its pool, column by column.
 
-The model-free reranker weighs ~110 memories a search by a few of their fields (where they sit,
-when, their text, whether an evolved context is joined to it, the speaker their metadata
-names). Made from items where the store answers with items (PostgreSQL, or the rows not held
+The model-free reranker weighs ~110 memories a search by a few of their fields (their session,
+their text, whether an evolved context is joined to it, the speaker their metadata names;
+where the memories without a session and those stored around them sit and when, as
+:class:`Placements`, for the turns of a chat stored without a session). Made from items where the store answers with items (PostgreSQL, or the rows not held
 in memory), or from the columns of :class:`localmem.store.mirror.RowMirror` without making an
 item: an item is an 18-field frozen dataclass, ~6 us to make, about a third of what the
 default pipeline cost over plain hybrid search (docs/benchmarks.md, ``latency7``,
@@ -15,8 +16,10 @@ import itertools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
+
+import numpy as np
 
 from localmem.types import MemoryItem
 
@@ -27,10 +30,6 @@ class MemoryColumns:
 
     labels: list[int]
     session_id: list[str | None]
-    user_id: list[str | None]
-    agent_id: list[str | None]
-    #: when it happened if known, else when it was stored (:attr:`MemoryItem.when`)
-    when: list[datetime]
     content: list[str]
     #: whether an evolved context is joined to the content (``bool(item.context)``)
     has_context: list[bool]
@@ -46,9 +45,6 @@ class MemoryColumns:
         return cls(
             [item.label for item in items],
             [item.session_id for item in items],
-            [item.user_id for item in items],
-            [item.agent_id for item in items],
-            [item.when for item in items],
             [item.content for item in items],
             [bool(item.context) for item in items],
             [given_speaker(item.metadata) for item in items],
@@ -59,7 +55,10 @@ class MemoryColumns:
         return MemoryColumns(*([column[i] for i in at] for column in self._columns()))
 
     def _columns(self) -> list[list[Any]]:
-        return [getattr(self, f.name) for f in fields(self)]
+        return [getattr(self, name) for name in _FIELDS]
+
+
+_FIELDS = [f.name for f in fields(MemoryColumns)]
 
 
 def in_order(labels: Sequence[int], parts: Sequence[MemoryColumns]) -> MemoryColumns:
@@ -73,7 +72,66 @@ def in_order(labels: Sequence[int], parts: Sequence[MemoryColumns]) -> MemoryCol
         )
     )
     at = {label: i for i, label in enumerate(whole.labels)}
-    return whole.take([at[x] for x in labels if x in at])
+    order = [at[x] for x in labels if x in at]
+    if order == list(range(len(whole))):  # the parts follow one another in this order already
+        return whole  # (the reranker's pool and the memories that joined it after)
+    return whole.take(order)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+@dataclass(frozen=True)
+class Placements:
+    """Where some memories sit (``records.Placement``: session, user, agent, when, deleted), a
+    column each, in the order the labels were asked (a label may be asked twice): the
+    reranker's test of which memories stored next to each other are neighbours
+    (``features.near_in_time``) reads them as arrays, not a tuple a memory. ``found`` is False
+    where a label is unknown (its other values then mean nothing)."""
+
+    found: np.ndarray  # bool
+    session_id: np.ndarray  # object: str or None
+    user_id: np.ndarray  # object
+    agent_id: np.ndarray  # object
+    #: when it happened if known, else when it was stored, as microseconds since the epoch
+    when: np.ndarray  # int64
+    deleted: np.ndarray  # bool
+
+    @classmethod
+    def unknown(cls, n: int) -> Placements:
+        """The placements of ``n`` labels none of which is known (to be given with :meth:`put`)."""
+        return cls(
+            np.zeros(n, dtype=bool),
+            np.full(n, None, dtype=object),
+            np.full(n, None, dtype=object),
+            np.full(n, None, dtype=object),
+            np.zeros(n, dtype=np.int64),
+            np.zeros(n, dtype=bool),
+        )
+
+    @classmethod
+    def of(cls, labels: Sequence[int], placed: Mapping[int, tuple]) -> Placements:
+        """The columns of ``labels`` from their placements by label (``records.Placement``
+        tuples, aware times; a label without one is not found)."""
+        out = cls.unknown(len(labels))
+        for i, label in enumerate(labels):
+            place = placed.get(label)
+            if place is not None:
+                out.put(i, place)
+        return out
+
+    def put(self, i: int, place: tuple) -> None:
+        """Give the ``i``-th label this placement (a ``records.Placement``, its time aware)."""
+        session, user, agent, when, deleted = place
+        self.found[i] = True
+        self.session_id[i], self.user_id[i], self.agent_id[i] = session, user, agent
+        self.when[i], self.deleted[i] = micros_of(when), deleted
+
+
+def micros_of(moment: datetime) -> int:
+    """An aware moment as microseconds since the epoch (exact: integer arithmetic)."""
+    return (moment - _EPOCH) // _MICROSECOND
 
 
 def given_speaker(metadata: Mapping[str, Any]) -> str | None:

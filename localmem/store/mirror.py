@@ -42,7 +42,7 @@ from localmem.dates.stored import decode_spans
 from localmem.store import stated as stated_rows
 from localmem.store import timeline as timeline_rows
 from localmem.store.backend import StoreDatabase
-from localmem.store.columns import MemoryColumns, in_order, speaker_of_json
+from localmem.store.columns import MemoryColumns, Placements, in_order, speaker_of_json
 from localmem.store.records import MEMORY_COLUMNS, Placement, aware, row_to_item
 from localmem.store.timeline import Window
 from localmem.types import MemoryItem
@@ -211,14 +211,11 @@ class RowMirror:
 
     def _base_columns(self, labels: list[int], rows: np.ndarray) -> MemoryColumns:
         """:meth:`columns` of base rows (``rows``: their places in the base)."""
-        session, user, agent = (values[codes[rows]].tolist() for codes, values in self._placing())
+        codes, values = self._placing()[0]  # the session's
         content, context, metadata = self._texts()
         return MemoryColumns(
             labels,
-            session,
-            user,
-            agent,
-            _moments(self._when[rows].tolist()),
+            values[codes[rows]].tolist(),
             cast(list[str], content.at(rows)),  # content is NOT NULL
             context.filled(rows).tolist(),
             [speaker_of_json(x) for x in metadata.at(rows)],
@@ -256,23 +253,41 @@ class RowMirror:
             return out
 
     def placement(self, labels: Iterable[int]) -> dict[int, Placement]:
-        """Where memories sit, as :func:`localmem.store.records.placement_by_labels` (from the
-        columns it needs, without making whole items; a changed row from its item in the
+        """Where memories sit, as :func:`localmem.store.records.placement_by_labels`: the
+        :meth:`placements` of these labels, a tuple each."""
+        wanted = np.array([int(x) for x in labels], dtype=np.int64)
+        found = self.placements(wanted)
+        at = np.flatnonzero(found.found)
+        places = zip(
+            found.session_id[at].tolist(),
+            found.user_id[at].tolist(),
+            found.agent_id[at].tolist(),
+            _moments(found.when[at].tolist()),
+            found.deleted[at].tolist(),
+            strict=True,
+        )
+        return dict(zip(wanted[at].tolist(), places, strict=True))
+
+    def placements(self, labels: np.ndarray) -> Placements:
+        """Where these memories sit (live or deleted), a column each in the order asked, from
+        the columns it needs without making whole items (a changed row from its item in the
         overlay: an item made from a base row holds the base row's values)."""
         with self._lock:
-            changed, at, rows = self._located(labels)
-            out: dict[int, Placement] = {
-                label: (item.session_id, item.user_id, item.agent_id, item.when, item.deleted)
-                for label, item in changed.items()
-            }
-            if len(rows):
-                session, user, agent = (
-                    values[codes[rows]].tolist() for codes, values in self._placing()
-                )
-                when = _moments(self._when[rows].tolist())
-                deleted = self._deleted[rows].tolist()
-                places = zip(session, user, agent, when, deleted, strict=True)
-                out.update(zip(at.tolist(), places, strict=True))
+            labels = np.asarray(labels, dtype=np.int64)
+            if not len(self._when):  # nothing read whole
+                out = Placements.unknown(len(labels))
+            else:
+                inside = (labels >= 0) & (labels < len(self._pos))
+                rows = self._pos[np.where(inside, labels, 0)]
+                found = inside & (rows >= 0)
+                rows = np.where(found, rows, 0)  # any row: not found, read nowhere
+                session, user, agent = (values[codes[rows]] for codes, values in self._placing())
+                out = Placements(found, session, user, agent, self._when[rows], self._deleted[rows])
+            if self._over:
+                for i, label in enumerate(labels.tolist()):
+                    held = self._over.get(label)
+                    if held is not None:
+                        out.put(i, _placed(held[0]))
             return out
 
     def moments(self, labels: Iterable[int]) -> dict[int, datetime]:
@@ -292,7 +307,7 @@ class RowMirror:
         over = self._over
         changed: dict[int, MemoryItem] = {}
         if not over:
-            base = labels if isinstance(labels, list) else list(labels)
+            base = labels if isinstance(labels, list | np.ndarray) else list(labels)
         else:
             base = []
             for label in labels:
@@ -449,6 +464,10 @@ class _Texts:
         """Whether these rows hold a value that is not empty (``bool`` of each value)."""
         filled: np.ndarray = self._valid[rows] & (self._offsets[rows + 1] > self._offsets[rows])
         return filled
+
+
+def _placed(item: MemoryItem) -> Placement:
+    return (item.session_id, item.user_id, item.agent_id, item.when, item.deleted)
 
 
 def _compute() -> Any:
