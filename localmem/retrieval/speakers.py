@@ -14,7 +14,15 @@ from localmem.types import MemoryItem
 def named_speakers(query: str | Set[str], speakers: set[str]) -> set[str]:
     """The speakers a query (its text, or its set of words) names by first name (pure)."""
     said = set(words(query)) if isinstance(query, str) else query
-    return {s for s in speakers if s and words(s)[:1] and words(s)[0] in said}
+    return {s for s in speakers if s and _first_word(s) in said}
+
+
+@lru_cache(maxsize=10_000)
+def _first_word(name: str) -> str | None:
+    """The first word of a speaker's name (pure; kept: a search asks of each speaker of its pool,
+    and the same few speakers come back search after search)."""
+    found = words(name)
+    return found[0] if found else None
 
 
 #: "Caroline: I went to..." : a speaker's name written before the words, as chat logs do

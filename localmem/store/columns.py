@@ -2,8 +2,9 @@
 
 The model-free reranker weighs ~110 memories a search by a few of their fields (their session,
 their text, whether an evolved context is joined to it, the speaker their metadata names;
-where the memories without a session and those stored around them sit and when, as
-:class:`Placements`, for the turns of a chat stored without a session). Made from items where the store answers with items (PostgreSQL, or the rows not held
+where the turns of a chat stored without a session and the memories stored around them sit,
+and when, as :class:`Placements`). Made from items where the store answers with items
+(PostgreSQL, or the rows not held
 in memory), or from the columns of :class:`localmem.store.mirror.RowMirror` without making an
 item: an item is an 18-field frozen dataclass, ~6 us to make, about a third of what the
 default pipeline cost over plain hybrid search (docs/benchmarks.md, ``latency7``,
