@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from localmem.store.records import Placement
 from localmem.types import MemoryItem
 
 
@@ -112,7 +113,7 @@ class Placements:
         )
 
     @classmethod
-    def of(cls, labels: Sequence[int], placed: Mapping[int, tuple]) -> Placements:
+    def of(cls, labels: Sequence[int], placed: Mapping[int, Placement]) -> Placements:
         """The columns of ``labels`` from their placements by label (``records.Placement``
         tuples, aware times; a label without one is not found)."""
         out = cls.unknown(len(labels))
@@ -122,7 +123,7 @@ class Placements:
                 out.put(i, place)
         return out
 
-    def put(self, i: int, place: tuple) -> None:
+    def put(self, i: int, place: Placement) -> None:
         """Give the ``i``-th label this placement (a ``records.Placement``, its time aware)."""
         session, user, agent, when, deleted = place
         self.found[i] = True
