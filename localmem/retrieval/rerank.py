@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +44,11 @@ class LinearReranker:
 
     weights: dict[str, float]
     source: str = ""
+
+    @cached_property
+    def file_name(self) -> str:
+        """The name of the file its weights came from (reported with each search)."""
+        return Path(self.source).name
 
     @property
     def names(self) -> list[str]:
@@ -114,7 +119,7 @@ def _model_free_rerank(ctx: SearchContext) -> dict:
         "implementation": "model-free",
         "scored": len(pool.cands),
         "joined": joined,
-        "weights": Path(model.source).name,
+        "weights": model.file_name,
     }
 
 
