@@ -202,7 +202,9 @@ def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
     """
     known: dict[int, tuple[int, int]] = pool.ctx.once(("neighbours",), dict)
     todo = [i for i, label in enumerate(pool.rows.labels) if label not in known]
-    if todo:
+    if len(todo) == len(pool.rows):  # the first pool of a search: all of it, not a copy
+        known.update(_neighbours_of(pool.ctx, pool.rows))
+    elif todo:
         known.update(_neighbours_of(pool.ctx, pool.rows.take(todo)))
     pairs = [known[label] for label in pool.labels.tolist()]
     prev = np.fromiter((p for p, _ in pairs), dtype=np.int64, count=len(pairs))
@@ -243,7 +245,7 @@ def near_in_time(ctx: SearchContext, rows: MemoryColumns) -> tuple[dict, dict]:
     n = len(labels)
     # where they and their neighbours sit, not their rows: the test below needs nothing else
     placed = ctx.placements(np.concatenate([labels, labels - 1, labels + 1]))
-    mine, theirs = np.tile(np.arange(n), 2), np.arange(n, 3 * n)
+    mine, theirs = np.concatenate([np.arange(n)] * 2), np.arange(n, 3 * n)
     near = (
         placed.found[mine]
         & placed.found[theirs]

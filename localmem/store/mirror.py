@@ -256,6 +256,8 @@ class RowMirror:
         """Where memories sit, as :func:`localmem.store.records.placement_by_labels`: the
         :meth:`placements` of these labels, a tuple each."""
         wanted = np.array([int(x) for x in labels], dtype=np.int64)
+        if not len(wanted):  # read() asks for none with every batch of items
+            return {}
         found = self.placements(wanted)
         at = np.flatnonzero(found.found)
         places = zip(
