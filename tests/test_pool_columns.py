@@ -14,9 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from localmem.retrieval.features import NEAR_SECONDS, near_in_time
 from localmem.store import memories
 from localmem.store import mirror as mirror_module
-from localmem.store.columns import MemoryColumns, in_order, speaker_of_json
+from localmem.store.columns import MemoryColumns, Placements, in_order, speaker_of_json
 from localmem.store.mirror import _Texts
 
 BASE = datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
@@ -61,6 +62,63 @@ def test_columns_put_in_order_from_parts(labels, data):
     parts = [whole.take(range(split)), whole.take(range(split, len(labels)))]
     expected = whole.take([labels.index(x) for x in asked if x in labels])
     assert in_order(asked, parts) == expected
+
+
+_PLACE = st.tuples(
+    st.sampled_from([None, "", "s1"]),
+    st.sampled_from([None, "u1", "u2"]),
+    st.sampled_from([None, "a1"]),
+    st.builds(
+        lambda s, us: BASE + timedelta(seconds=s, microseconds=us),
+        st.sampled_from([0, 300, 600, 900]),
+        st.sampled_from([0, 1]),
+    ),
+    st.booleans(),
+)
+
+
+class _Placed:
+    """A search's context reduced to what ``near_in_time`` asks of it: placements by label."""
+
+    def __init__(self, places: dict) -> None:
+        self.places = places
+
+    def placements(self, labels: np.ndarray) -> Placements:
+        return Placements.of(labels.tolist(), self.places)
+
+
+@settings(max_examples=300, deadline=None)
+@given(places=st.dictionaries(st.integers(0, 12), _PLACE, max_size=13), data=st.data())
+def test_neighbours_in_time_over_arrays_are_the_rule_a_memory_at_a_time(places, data):
+    """The neighbours ``near_in_time`` finds over placement columns are those of the rule read
+    one memory at a time: the memory stored right before or after, when not deleted, without a
+    session, of the same user and agent, and stored within ten minutes (to the microsecond)."""
+    labels = data.draw(st.lists(st.sampled_from(sorted(places)), unique=True)) if places else []
+    rows = MemoryColumns(
+        labels,
+        [None] * len(labels),
+        [""] * len(labels),
+        [False] * len(labels),
+        [None] * len(labels),
+    )
+    before, after = near_in_time(_Placed(places), rows)  # type: ignore[arg-type]
+    expected: tuple[dict, dict] = ({}, {})
+    for label in labels:
+        _, user, agent, when, _ = places[label]
+        for step, side in ((-1, expected[0]), (1, expected[1])):
+            other = places.get(label + step)
+            if other is None:
+                continue
+            session, other_user, other_agent, other_when, deleted = other
+            if (
+                not deleted
+                and not session
+                and (user, agent) == (other_user, other_agent)
+                and abs((when - other_when).total_seconds()) <= NEAR_SECONDS
+            ):
+                side[label] = label + step
+    assert (before, after) == expected
+    assert list(before) == [x for x in labels if x in before]  # in the order asked
 
 
 def test_the_metadata_speaker_as_items_read_it():
