@@ -44,7 +44,8 @@ def scored_pool(ctx: SearchContext) -> tuple[Pool, dict[str, int]]:
     joined = {"window": _join(ctx, cands, inside, window, "window", floor)}
     top = min(cfg.rerank_neighbours, len(cands))
     # a neighbour is most often the memory stored just before or after: its row comes with
-    # the pool's, so the pool grows without a second read
+    # the pool's (and its own neighbours are found with theirs), so the pool grows without a
+    # second read
     near = {c.label + d for c in cands[:top] for d in (-1, 1) if c.label + d >= 0}
     pool = build_pool(ctx, cands, prefetch=sorted(near - inside))
     if top:
@@ -55,7 +56,7 @@ def scored_pool(ctx: SearchContext) -> tuple[Pool, dict[str, int]]:
             found = found[timeline.members(ctx.allowed, found)]
         joined["neighbours"] = _join(ctx, cands, inside, found.tolist(), "neighbour", floor)
         if joined["neighbours"]:  # only the memories that joined are read
-            pool = build_pool(ctx, cands, known=pool.rows)
+            pool = build_pool(ctx, cands, known=pool.read)
     if temporal.weighs(ctx):  # what the temporal stage left unread or never saw
         temporal.give_evidence(ctx, [c for c in pool.cands if "time_close" not in c.evidence])
     return pool, joined

@@ -52,6 +52,10 @@ class MemoryColumns:
             [given_speaker(item.metadata) for item in items],
         )
 
+    def head(self, n: int) -> MemoryColumns:
+        """The first ``n`` memories."""
+        return MemoryColumns(*(column[:n] for column in self._columns()))
+
     def take(self, at: Sequence[int]) -> MemoryColumns:
         """The memories at these positions, in this order."""
         return MemoryColumns(*([column[i] for i in at] for column in self._columns()))
