@@ -54,7 +54,11 @@ class TermPostings:
 
 class PrunedScores(Scores):
     """A query's BM25 scores, computed for the labels asked for (:meth:`at`) and for the best
-    ``k`` without reading every posting (:meth:`top`)."""
+    ``k`` without reading every posting (:meth:`top`).
+
+    The query's postings are those held when it was scored; a document's length is read when
+    a score is asked for, so a memory removed meanwhile by another thread is scored as having
+    no length (as PostgreSQL's scores read the table when asked)."""
 
     def __init__(self, terms: list[TermPostings], lengths: np.ndarray, avgdl: float) -> None:
         self.terms = terms  # in the query's order: the order scores are added in
