@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from store_helpers import apply_lexical
 
 from localmem.store import maxscore
 from localmem.store.db import Database
@@ -94,18 +95,7 @@ def test_the_best_k_are_those_of_every_score(
         texts = dict(enumerate(_corpus(seed, 200)))
         lex.add(list(texts), list(texts.values()))
         for op, label, text in steps:
-            if op == "add" and label not in texts:
-                lex.add([label], [text])
-                texts[label] = text
-            elif op == "remove" and label in texts:
-                lex.remove([label])
-                del texts[label]
-            elif op == "update" and label in texts:
-                lex.remove([label])
-                lex.add([label], [text])
-                texts[label] = text
-            elif op == "reload":
-                lex = LexicalIndex(db)
+            lex = apply_lexical(lex, db, texts, op, label, text)
             lex.scored(query)  # loaded: later writes go to the delta and the removed set
         _check(lex, texts, query, k)
     finally:
