@@ -38,7 +38,7 @@ from lab.report import provenance, write_section
 from localmem.memory import Memory
 from localmem.retrieval import features as F
 from localmem.retrieval.pipeline import run_stages, start
-from localmem.store.lexical import K1
+from localmem.store.maxscore import K1
 from localmem.text import terms
 
 BASE = [

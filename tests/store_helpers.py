@@ -58,3 +58,24 @@ def race(
     for t in reading_threads:
         t.join()
     assert not errors, errors
+
+
+def apply_lexical(lex, db, texts: dict[int, str], op: str, label: int, text: str):
+    """One random step on a lexical index: ``add`` (a new label), ``remove``, ``update`` (what
+    an update of a memory does: remove, add), ``reload`` (another process, or one after a
+    rollback); ``texts`` follows; returns the index (a new one after a reload)."""
+    from localmem.store.lexical import LexicalIndex
+
+    if op == "add" and label not in texts:
+        lex.add([label], [text])
+        texts[label] = text
+    elif op == "remove" and label in texts:
+        lex.remove([label])
+        del texts[label]
+    elif op == "update" and label in texts:
+        lex.remove([label])
+        lex.add([label], [text])
+        texts[label] = text
+    elif op == "reload":
+        lex = LexicalIndex(db)
+    return lex

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from store_helpers import apply_lexical
 
 from localmem.retrieval import features, joining
 from localmem.retrieval import rerank as rerank_module
@@ -49,19 +50,8 @@ def test_held_terms_are_the_texts_terms(tmp_path_factory, steps):
         lex.record_terms()  # as a new store does
         texts: dict[int, str] = {}
         for op, label, text in steps:
-            if op == "add" and label not in texts:
-                lex.add([label], [text])
-                texts[label] = text
-            elif op == "remove" and label in texts:
-                lex.remove([label])
-                del texts[label]
-            elif op == "update" and label in texts:  # what an update of a memory does
-                lex.remove([label])
-                lex.add([label], [text])
-                texts[label] = text
-            elif op == "reload":
-                lex = LexicalIndex(db)  # another process, or one after a rollback
-            elif op == "search":
+            lex = apply_lexical(lex, db, texts, op, label, text)
+            if op == "search":
                 lex.scores(text)  # loads the compressed rows; later adds go to the delta
             labels = list(range(9))
             known = lex.held_terms(labels, STEMS)

@@ -28,11 +28,10 @@ import pyarrow as pa
 
 from localmem.store.backend import StoreDatabase
 from localmem.store.db import Database
-from localmem.store.scores import ArrayScores, Scores, best
+from localmem.store.maxscore import PrunedScores, TermPostings, weight
+from localmem.store.scores import Scores, best
 from localmem.text import TERMS_VERSION, term_counts, terms
 
-K1 = 1.2
-B = 0.75
 #: the ``meta`` key naming the :data:`localmem.text.TERMS_VERSION` that made every posting
 TERMS_META = "lexical_terms"
 #: its value where no version made every posting (a copy into PostgreSQL, and back)
@@ -52,6 +51,10 @@ class LexicalIndex:
         self._offsets = np.zeros(1, dtype=np.int64)
         self._labels = np.empty(0, dtype=np.int64)
         self._tfs = np.empty(0, dtype=np.float32)
+        # by term, over its compressed postings: the largest tf and the shortest document (the
+        # bounds of :mod:`localmem.store.maxscore`; removals leave them bounds)
+        self._most_tf = np.empty(0, dtype=np.float32)
+        self._least_len = np.empty(0, dtype=np.float32)
         self._delta: dict[int, list[tuple[int, int]]] = defaultdict(list)
         self._doc_len = np.zeros(0, dtype=np.float32)  # by label; 0 = absent or deleted
         self._removed: set[int] = set()  # labels removed since the compressed rows were built
@@ -100,6 +103,9 @@ class LexicalIndex:
             self._doc_len[labels] = lengths
             self._n_docs = len(labels)
             self._total_len = float(lengths.sum())
+            self._most_tf, self._least_len = _bounds(
+                self._offsets, self._tfs, self._doc_len[self._labels]
+            )
             self._delta.clear()
             self._removed.clear()
             self._loaded = True
@@ -259,42 +265,56 @@ class LexicalIndex:
             keep = ~np.isin(labels, np.fromiter(self._removed, np.int64))
             labels, tfs = labels[keep], tfs[keep]
         extra = self._delta.get(tid)
-        if extra:
+        if extra:  # merged in label order: the pruned scoring looks labels up by bisection
             d = np.asarray(extra, dtype=np.float64)
-            labels = np.concatenate([labels, d[:, 0].astype(np.int64)])
-            tfs = np.concatenate([tfs, d[:, 1].astype(np.float32)])
+            d = d[np.argsort(d[:, 0], kind="stable")]
+            added = d[:, 0].astype(np.int64)
+            at = np.searchsorted(labels, added)
+            labels = np.insert(labels, at, added)
+            tfs = np.insert(tfs, at, d[:, 1].astype(np.float32))
         return labels, tfs
 
     def scores(self, query: str) -> np.ndarray:
-        """The BM25 score of every document for ``query``, indexed by label (0: no match).
+        """The BM25 score of every document for ``query``, indexed by label (0: no match)."""
+        return self._scored(query).dense()
 
-        A search keeps this array, so later stages read any memory's score without scoring
-        the query again.
-        """
+    def scored(self, query: str) -> Scores:
+        """The query's scores as a search reads them (:mod:`localmem.store.scores`): the best
+        ``k`` without reading every posting of a common word (:mod:`localmem.store.maxscore`),
+        any memory's score by label, so later stages read it without scoring the query again."""
+        return self._scored(query)
+
+    def _scored(self, query: str) -> PrunedScores:
         self._ensure_loaded()
         with self._lock:
-            q_terms = list(dict.fromkeys(terms(query)))
             ids = self._ensure_terms()
-            tids = [ids[t] for t in q_terms if t in ids]
-            scores = np.zeros(len(self._doc_len), dtype=np.float32)
-            if not tids or self._n_docs == 0:
-                return scores
+            tids = [ids[t] for t in dict.fromkeys(terms(query)) if t in ids]
             avgdl = self._total_len / max(self._n_docs, 1)
             if avgdl <= 0:  # every live document has no terms: no length to normalise by
                 avgdl = 1.0
-            for tid in tids:
-                labels, tfs = self._postings(tid)
-                if len(labels) == 0:
-                    continue
-                df = len(labels)
-                idf = np.log(1.0 + (self._n_docs - df + 0.5) / (df + 0.5))
-                dl = self._doc_len[labels]
-                scores[labels] += idf * tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * dl / avgdl))
-            return scores
+            lists = []
+            if self._n_docs:
+                for tid in tids:
+                    labels, tfs = self._postings(tid)
+                    if len(labels):
+                        lists.append(self._term_postings(tid, labels, tfs, avgdl))
+            return PrunedScores(lists, self._doc_len, avgdl)
 
-    def scored(self, query: str) -> Scores:
-        """The query's scores as a search reads them (:mod:`localmem.store.scores`)."""
-        return ArrayScores(self.scores(query))
+    def _term_postings(
+        self, tid: int, labels: np.ndarray, tfs: np.ndarray, avgdl: float
+    ) -> TermPostings:
+        df = len(labels)
+        idf = np.log(1.0 + (self._n_docs - df + 0.5) / (df + 0.5))
+        most_tf, least_len = np.float32(0), np.float32(np.inf)
+        if tid < len(self._most_tf):
+            most_tf, least_len = self._most_tf[tid], self._least_len[tid]
+        extra = self._delta.get(tid)
+        if extra:  # postings added since the load
+            added = np.fromiter((x for x, _ in extra), np.int64, len(extra))
+            most_tf = max(most_tf, np.float32(max(tf for _, tf in extra)))
+            least_len = min(least_len, self._doc_len[added].min())
+        bound = float(weight(idf, np.float32(most_tf), np.float32(least_len), avgdl))
+        return TermPostings(labels, tfs, idf, bound)
 
     @staticmethod
     def top(
@@ -369,3 +389,20 @@ class LexicalIndex:
         """Documents in the index."""
         self._ensure_loaded()
         return self._n_docs
+
+
+def _bounds(
+    offsets: np.ndarray, tfs: np.ndarray, lengths: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each term's largest tf and shortest document over its postings (``tfs`` and the
+    documents' ``lengths`` in compressed rows by ``offsets``; a term without postings: 0 and
+    infinity)."""
+    n_terms = len(offsets) - 1
+    most = np.zeros(n_terms, dtype=np.float32)
+    least = np.full(n_terms, np.inf, dtype=np.float32)
+    held = np.flatnonzero(np.diff(offsets) > 0)
+    if len(held):
+        starts = offsets[held]
+        most[held] = np.maximum.reduceat(tfs, starts)
+        least[held] = np.minimum.reduceat(lengths, starts)
+    return most, least

@@ -54,17 +54,31 @@ def best(
     ``allowed`` ones if given; labels that score 0 are never returned)."""
     if allowed is not None:
         allowed = allowed[allowed < len(scores)]
-        sub = scores[allowed]
-        nz = np.flatnonzero(sub > 0)
-        cand_labels, cand_scores = allowed[nz], sub[nz]
-    else:
-        cand_labels = np.flatnonzero(scores > 0)
-        cand_scores = scores[cand_labels]
-    if len(cand_labels) == 0:
+        return pick(allowed, scores[allowed], k)
+    labels = np.flatnonzero(scores > 0)
+    return _ranked(labels, scores[labels], k)
+
+
+def pick(labels: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best of some labels and their scores, best first, ties by label (labels that
+    score 0 are never returned)."""
+    nz = np.flatnonzero(scores > 0)
+    return _ranked(labels[nz], scores[nz], k)
+
+
+def _ranked(
+    cand_labels: np.ndarray, cand_scores: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    if len(cand_labels) == 0 or k <= 0:
         return np.empty(0, np.int64), np.empty(0, np.float32)
     n = min(k, len(cand_labels))
     # ties broken by label, so any backend that scores the same gives the same list
     kth = np.partition(-cand_scores, n - 1)[n - 1]
-    inside = np.flatnonzero(-cand_scores <= kth)
-    top = inside[np.lexsort((cand_labels[inside], -cand_scores[inside]))][:n]
+    inside = np.flatnonzero(-cand_scores < kth)
+    tied = np.flatnonzero(-cand_scores == kth)
+    need = n - len(inside)
+    if len(tied) > need:  # of the memories at the k-th score, the lowest labels
+        tied = tied[np.argpartition(cand_labels[tied], need - 1)[:need]]
+    inside = np.concatenate([inside, tied])
+    top = inside[np.lexsort((cand_labels[inside], -cand_scores[inside]))]
     return cand_labels[top].astype(np.int64), cand_scores[top]

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from localmem.store.lexical import K1, B
+from localmem.store.maxscore import K1, B
 from localmem.store.postgres.db import PgDatabase
 from localmem.store.scores import ArrayScores, Scores
 

@@ -1,0 +1,203 @@
+"""BM25's best ``k`` memories without scoring every posting of a common word (MaxScore).
+
+Scoring a query by adding every posting of its terms into an array as long as the store
+costs, at a million memories, a few milliseconds for a query with a common word: most of a
+plain search's growth from 100k to 1M (docs/benchmarks.md, `bm25-maxscore`). Each term has
+an upper bound on what one of its postings can weigh (its largest tf and its shortest
+document, :func:`weight` being increasing in tf and decreasing in length). The lists are
+taken rarest-bound first: after each, the memories read so far are scored exactly (every
+term, looked up by label in its sorted postings), and once the bounds of the terms not yet
+read add up to less than the ``k``-th exact score, no memory outside them can reach the top
+``k``: the rest of the postings are never read. A query whose lists do not settle while the
+memories read are few is scored the dense way (:meth:`LexicalIndex.scores`).
+
+Scores are added in the query's term order, as the dense array adds them, so every score,
+and so every ranking and tie, is the same bit for bit (tests/test_maxscore.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from localmem.store.scores import Scores, best, pick
+
+K1 = 1.2
+B = 0.75
+#: slack on the bounds: float32 sums round, each by at most an ulp of a few terms
+SLACK = 1e-5
+#: memories below which every posting is scored into one array: the faster way at 100k (0.24
+#: against 0.31 ms a query), the slower at 1M (2.74 against 1.98; docs/benchmarks.md,
+#: `bm25-maxscore`)
+PRUNE_FROM = 250_000
+
+
+def weight(idf: float, tfs: np.ndarray, lengths: np.ndarray, avgdl: float) -> np.ndarray:
+    """BM25's weight of postings of one term (``tfs`` and the documents' ``lengths`` as
+    float32 arrays); the one formula both the dense and the pruned scoring use, so they agree
+    to the bit."""
+    return idf * tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * lengths / avgdl))
+
+
+@dataclass(frozen=True)
+class TermPostings:
+    """One query term's postings as a search reads them: labels sorted, their tfs, the term's
+    idf and the most one posting can weigh."""
+
+    labels: np.ndarray
+    tfs: np.ndarray
+    idf: float
+    bound: float
+
+
+class PrunedScores(Scores):
+    """A query's BM25 scores, computed for the labels asked for (:meth:`at`) and for the best
+    ``k`` without reading every posting (:meth:`top`).
+
+    The query's postings are those held when it was scored; a document's length is read when
+    a score is asked for, so a memory removed meanwhile by another thread is scored as having
+    no length (as PostgreSQL's scores read the table when asked)."""
+
+    def __init__(self, terms: list[TermPostings], lengths: np.ndarray, avgdl: float) -> None:
+        self.terms = terms  # in the query's order: the order scores are added in
+        self.lengths = lengths
+        self.avgdl = avgdl
+        self._dense: np.ndarray | None = None
+        #: memories the last :meth:`top` read (None: it scored every document)
+        self.read: int | None = None
+
+    def at(self, labels: Sequence[int] | np.ndarray) -> np.ndarray:
+        """As :meth:`Scores.at`."""
+        return self._scores_of(np.asarray(labels, dtype=np.int64))
+
+    def _scores_of(
+        self, labels: np.ndarray, known: tuple[TermPostings, np.ndarray] | None = None
+    ) -> np.ndarray:
+        """The scores of ``labels``; ``known``: a term every one of them holds, with its
+        weights for them (they need no lookup)."""
+        out = np.zeros(len(labels), dtype=np.float32)
+        if not len(labels):
+            return out
+        inside = None
+        if labels.min() < 0 or labels.max() >= len(self.lengths):
+            inside = (labels >= 0) & (labels < len(self.lengths))
+        in_order = len(labels) > 256 and bool(np.all(labels[1:] > labels[:-1]))
+        for term in self.terms:
+            if known is not None and term is known[0]:
+                out += known[1]  # as the dense array adds: float32 += float64, rounded
+                continue
+            found, rows = _find(labels, term.labels, in_order)
+            if inside is not None:
+                keep = inside[found]
+                found, rows = found[keep], rows[keep]
+            if len(rows):
+                out[found] += weight(
+                    term.idf, term.tfs[rows], self.lengths[labels[found]], self.avgdl
+                )
+        return out
+
+    def top(self, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """As :meth:`Scores.top`."""
+        if allowed is not None:
+            allowed = np.asarray(allowed, dtype=np.int64)
+            if len(allowed) > self._few():
+                self.read = None
+                return best(self.dense(), k, allowed=allowed)
+            allowed = allowed[allowed < len(self.lengths)]
+            self.read = len(allowed)
+            return pick(allowed, self.at(allowed), k)
+        if k <= 0 or not self.terms:
+            self.read = 0
+            return np.empty(0, np.int64), np.empty(0, np.float32)
+        if len(self.lengths) < PRUNE_FROM:
+            self.read = None
+            return best(self.dense(), k)
+        order = sorted(self.terms, key=lambda t: -t.bound)
+        # what the terms not read yet may add to a memory, after each term read
+        rest = np.append(np.cumsum([t.bound for t in order][::-1])[::-1][1:], 0.0)
+        read, partial = np.empty(0, np.int64), np.empty(0, np.float64)
+        for i, term in enumerate(order):
+            weights = weight(term.idf, term.tfs, self.lengths[term.labels], self.avgdl)
+            if i == 0:
+                read, partial = term.labels, weights
+            else:
+                read, partial = _merged(read, partial, term.labels, weights)
+            if len(read) > self._few():
+                break
+            if len(read) <= k:
+                if rest[i]:
+                    continue
+                self.read = len(read)
+                first = (order[0], partial) if i == 0 else None
+                return pick(read, self._scores_of(read, first), k)
+            # the first term's weights are those of every memory read so far
+            first = (order[0], partial) if i == 0 else None
+            # the k best by what is read so far, scored exactly: the k-th best score is at
+            # least their lowest
+            probe = np.argpartition(-partial, k - 1)[:k]
+            floor = float(self._scores_of(read[probe], _part(first, probe)).min()) * (1 - SLACK)
+            if rest[i] * (1 + SLACK) < floor:
+                # no memory unread can reach the k best; of those read, the ones that can
+                maybe = np.flatnonzero(partial + rest[i] * (1 + SLACK) >= floor)
+                self.read = len(read)
+                return pick(read[maybe], self._scores_of(read[maybe], _part(first, maybe)), k)
+        self.read = None
+        return best(self.dense(), k)
+
+    def dense(self) -> np.ndarray:
+        """Every memory's score, as :meth:`LexicalIndex.scores` makes it (made once)."""
+        if self._dense is None:
+            out = np.zeros(len(self.lengths), dtype=np.float32)
+            for term in self.terms:
+                out[term.labels] += weight(
+                    term.idf, term.tfs, self.lengths[term.labels], self.avgdl
+                )
+            self._dense = out
+        return self._dense
+
+    def _few(self) -> int:
+        """Memories read past which scoring every posting is cheaper than looking them up."""
+        return max(4096, len(self.lengths) // 16)
+
+
+def _merged(
+    labels: np.ndarray, sums: np.ndarray, more: np.ndarray, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two sorted label lists as one, each label once, with its values summed. A stable sort
+    of two sorted runs is a merge (numpy's ``union1d`` hashes: ~3 ms at 25k labels; finding
+    each list's places by bisection ~0.4 ms a list)."""
+    both = np.concatenate([labels, more])
+    order = np.argsort(both, kind="stable")
+    both = both[order]
+    first = np.empty(len(both), dtype=bool)
+    first[:1] = True
+    np.not_equal(both[1:], both[:-1], out=first[1:])
+    group = np.cumsum(first) - 1
+    summed = np.bincount(group, weights=np.concatenate([sums, weights])[order])
+    return both[first], summed
+
+
+def _find(
+    labels: np.ndarray, postings: np.ndarray, in_order: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where ``labels`` are among a term's sorted ``postings``: the indexes of the labels
+    found and their rows in the postings. Many labels in order are merged with the postings
+    (linear); a few, or unordered ones, are looked up by bisection."""
+    if in_order and len(labels) * 8 >= len(postings):
+        both = np.concatenate([labels, postings])
+        order = np.argsort(both, kind="stable")  # labels before postings at equal values
+        same = np.flatnonzero(both[order[1:]] == both[order[:-1]])
+        return order[same], order[same + 1] - len(labels)
+    at = np.searchsorted(postings, labels)
+    at[at == len(postings)] = 0
+    found = np.flatnonzero(postings[at] == labels)
+    return found, at[found]
+
+
+def _part(
+    known: tuple[TermPostings, np.ndarray] | None, rows: np.ndarray
+) -> tuple[TermPostings, np.ndarray] | None:
+    """A term's known weights for some of the memories they were known for."""
+    return None if known is None else (known[0], known[1][rows])
