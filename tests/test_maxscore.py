@@ -76,6 +76,7 @@ def _check(lex: LexicalIndex, texts: dict[int, str], query: str, k: int) -> None
     expected[inside] = want[probe[inside]]
     assert scored.at(probe).tobytes() == expected.tobytes()
     assert scored.dense().tobytes() == want.tobytes()
+    assert scored.at(probe).tobytes() == expected.tobytes()  # now read from the dense array
 
 
 @pytest.mark.parametrize("few", [None, 3])

@@ -70,7 +70,13 @@ class PrunedScores(Scores):
 
     def at(self, labels: Sequence[int] | np.ndarray) -> np.ndarray:
         """As :meth:`Scores.at`."""
-        return self._scores_of(np.asarray(labels, dtype=np.int64))
+        labels = np.asarray(labels, dtype=np.int64)
+        if self._dense is not None:  # scored every document already: read them
+            out = np.zeros(len(labels), dtype=np.float32)
+            inside = (labels >= 0) & (labels < len(self._dense))
+            out[inside] = self._dense[labels[inside]]
+            return out
+        return self._scores_of(labels)
 
     def _scores_of(
         self, labels: np.ndarray, known: tuple[TermPostings, np.ndarray] | None = None
