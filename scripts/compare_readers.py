@@ -15,7 +15,7 @@ stay / memories that should), stale@5 and answer@5 for "now", duplicates, past r
 each false one, with the reader's reading of both texts (its likeliest slots, ending
 probability, subject, aspect, value, ended value), so the next pass can see why.
 
-Sets: ``dev``..``dev6`` (``scripts/lab/data/infer/``), ``shipped`` and ``shipped-heldout``
+Sets: ``dev``..``dev7`` (``scripts/lab/data/infer/``), ``shipped`` and ``shipped-heldout``
 (``localmem/infer/data/``). The written held-out half is refused: it is run once, by
 ``bench_understanding.py``, after a merge.
 """
@@ -36,7 +36,7 @@ from localmem.embed import make_embedder
 from localmem.infer import reading
 
 HERE = Path(__file__).resolve().parent
-WRITTEN = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6")
+WRITTEN = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
 SHIPPED = {"shipped": "dialogues", "shipped-heldout": "heldout"}
 DEFAULT_SETS = (*WRITTEN, *SHIPPED)
 
