@@ -128,46 +128,6 @@ def describe(reader: reading.Reader, embedder, text: str) -> str:
     )
 
 
-def misses(memory: Memory, dialogues: list[dict], reader, embedder) -> list[str]:
-    """Each missed and each false supersession of a stored set, with both texts' readings."""
-    out = []
-    for dlg in dialogues:
-        items = memory.list(user_id=dlg["id"], limit=1000)
-        by_id = {m.id: m for m in items}
-        by_turn: dict[str, list] = {}
-        for m in items:
-            by_turn.setdefault(m.metadata.get("turn", ""), []).append(m)
-        turns = {
-            f"{s}.{t}": text
-            for s, session in enumerate(dlg["sessions"])
-            for t, text in enumerate(session["turns"])
-        }
-        old_turns = {old for old, _ in dlg["supersede"]}
-        for old, new in dlg["supersede"]:
-            new_ids = {m.id for m in by_turn.get(new, [])}
-            if not any(m.superseded_by in new_ids for m in by_turn.get(old, [])):
-                out.append(f"MISSED {dlg['id']} {old} -> {new}")
-                for what, turn in (("old", old), ("new", new)):
-                    # what the decision read: the stored fact (the turn when none was stored)
-                    stored = [m.content for m in by_turn.get(turn, [])] or [turns[turn]]
-                    for text in stored:
-                        out += [f"  {what}: {text}", f"       {describe(reader, embedder, text)}"]
-        for m in items:
-            if m.valid_to is None or m.metadata.get("turn") in old_turns:
-                continue
-            successor = by_id.get(m.superseded_by) if m.superseded_by else None
-            by = successor.content if successor else "(no successor in this dialogue)"
-            out += [
-                f"FALSE {dlg['id']} {m.metadata.get('turn')}",
-                f"  ended: {m.content}",
-                f"         {describe(reader, embedder, m.content)}",
-                f"  by:    {by}",
-            ]
-            if successor:
-                out.append(f"         {describe(reader, embedder, successor.content)}")
-    return out
-
-
 class GateRecorder:
     """Stands in for :func:`conflict.endings` while a set is stored: the same decision, with
     every memory's verdict kept per dialogue and new fact."""
@@ -196,6 +156,52 @@ class GateRecorder:
         if any(isinstance(v, conflict.Ending) for v in found):
             return "chosen-other"
         return str(found[0])
+
+
+def misses(
+    memory: Memory, dialogues: list[dict], reader, embedder, recorder: GateRecorder | None = None
+) -> list[str]:
+    """Each missed and each false supersession of a stored set, with both texts' readings
+    (and, given the ``recorder`` of the run, the gate that lost each miss)."""
+    out = []
+    for dlg in dialogues:
+        items = memory.list(user_id=dlg["id"], limit=1000)
+        by_id = {m.id: m for m in items}
+        by_turn: dict[str, list] = {}
+        for m in items:
+            by_turn.setdefault(m.metadata.get("turn", ""), []).append(m)
+        turns = {
+            f"{s}.{t}": text
+            for s, session in enumerate(dlg["sessions"])
+            for t, text in enumerate(session["turns"])
+        }
+        old_turns = {old for old, _ in dlg["supersede"]}
+        for old, new in dlg["supersede"]:
+            new_ids = {m.id for m in by_turn.get(new, [])}
+            if not any(m.superseded_by in new_ids for m in by_turn.get(old, [])):
+                olds = [m.content for m in by_turn.get(old, [])] or [turns[old]]
+                news = [m.content for m in by_turn.get(new, [])] or [turns[new]]
+                gate = f" [{recorder.gate(dlg['id'], olds, news)}]" if recorder else ""
+                out.append(f"MISSED {dlg['id']} {old} -> {new}{gate}")
+                for what, turn in (("old", old), ("new", new)):
+                    # what the decision read: the stored fact (the turn when none was stored)
+                    stored = [m.content for m in by_turn.get(turn, [])] or [turns[turn]]
+                    for text in stored:
+                        out += [f"  {what}: {text}", f"       {describe(reader, embedder, text)}"]
+        for m in items:
+            if m.valid_to is None or m.metadata.get("turn") in old_turns:
+                continue
+            successor = by_id.get(m.superseded_by) if m.superseded_by else None
+            by = successor.content if successor else "(no successor in this dialogue)"
+            out += [
+                f"FALSE {dlg['id']} {m.metadata.get('turn')}",
+                f"  ended: {m.content}",
+                f"         {describe(reader, embedder, m.content)}",
+                f"  by:    {by}",
+            ]
+            if successor:
+                out.append(f"         {describe(reader, embedder, successor.content)}")
+    return out
 
 
 def gates_missed(memory: Memory, dialogues: list[dict], recorder: GateRecorder) -> Counter:
@@ -238,7 +244,10 @@ def run_set(
                 recorder.dialogue = dlg["id"]
                 ingest(memory, dlg, infer=True, run=run)
             score(memory, dialogues, run)
-            lines = misses(memory, dialogues, reading.shipped(), embedder) if show_misses else []
+            shown = recorder if show_gates else None
+            lines = (
+                misses(memory, dialogues, reading.shipped(), embedder, shown) if show_misses else []
+            )
             gates = dict(gates_missed(memory, dialogues, recorder)) if show_gates else {}
     finally:
         conflict.endings = original
