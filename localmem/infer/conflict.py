@@ -20,7 +20,9 @@ the hand-written dev dialogues (``scripts/lab/data/infer/dev.json``).
   value);
 - value: the new fact names the old value as ended, or it ends the fact (a single-valued slot
   with no new value, or the old value named), or it states a value that shares no word with
-  the old one;
+  the old one; where the tagger read no value in a new fact that surely fills the
+  slot (its likeliest and the stored fact's, and not a question), its value is its words but
+  whom it is about, its aspect and the stored fact's words, as a stored fact's is;
 - confidence: the probability of the same slot times the cosine of the two, at least
   :data:`CONFIDENCE`;
 - size: the old memory has at most :data:`MAX_SENTENCES` sentences (a long message is more
@@ -234,6 +236,24 @@ def _rest(reading: Reading, new: Reading, same: float) -> frozenset[str]:
     return reading.words - about
 
 
+def _value_from_words(
+    said: Reading, old: Reading, mine: frozenset[str], names: frozenset[str], same: float
+) -> Reading:
+    """The new fact's value, where the tagger read none in a fact that surely fills the slot
+    (its likeliest, and likely the stored fact's too) and says whom or what it is about: its
+    words but whom it is about, its aspect, the names and times left out of values, and the
+    stored fact's words ("tacos have taken over as Ela's favourite food")."""
+    if said.value or said.core or said.ended:
+        return said
+    if said.slot_p < REST_SLOT_P or same < REST_SAME_P:
+        return said  # not surely a statement of the slot: chat, a reply, a maybe
+    about = mine | said.subject | said.aspect
+    if not about:
+        return said
+    rest = said.words - about - names - old.words
+    return replace(said, value=rest) if rest else said
+
+
 def _how(new: Reading, old: Reading, slot: str, single: bool, same: float) -> str | None:
     """Why ``new`` ends ``old`` (None: it does not)."""
     if new.ended & old.value:
@@ -313,13 +333,14 @@ def verdicts(
     out: list[Ending | str] = []
     for i, (text, vec) in enumerate(memories):
         out.append(
-            _verdict(reader, new, vector, i, text, vec, slot, single, speaker, mine, speakers)
+            _verdict(reader, fact, new, vector, i, text, vec, slot, single, speaker, mine, speakers)
         )
     return out
 
 
 def _verdict(
     reader: Reader,
+    fact: str,
     new: Reading,
     vector: np.ndarray,
     i: int,
@@ -370,6 +391,8 @@ def _verdict(
         # married", "Austin has been good to us since we moved")
         promoted = (mine - theirs) & new.capitalised - old.words
         said = replace(said, value=said.value | promoted, core=said.core | promoted)
+    if "?" not in fact:  # a question states no value
+        said = _value_from_words(said, old, mine, names, same)
     if not _compatible_aspect(said.aspect, old.aspect):
         return "aspect"
     if slot in WORDS_AS_ASPECT and not (
