@@ -240,17 +240,18 @@ def _value_from_words(
     said: Reading, old: Reading, mine: frozenset[str], names: frozenset[str], same: float
 ) -> Reading:
     """The new fact's value, where the tagger read none in a fact that surely fills the slot
-    (its likeliest, and likely the stored fact's too) and says whom or what it is about: its
+    (its likeliest, and likely the stored fact's too) and names whom or what it is about
+    (the tagger's subject or aspect, not only its speaker or an opening name): its
     words but whom it is about, its aspect, the names and times left out of values, and the
     stored fact's words ("tacos have taken over as Ela's favourite food")."""
     if said.value or said.core or said.ended:
         return said
     if said.slot_p < REST_SLOT_P or same < REST_SAME_P:
         return said  # not surely a statement of the slot: chat, a reply, a maybe
-    about = mine | said.subject | said.aspect
+    about = said.subject | said.aspect
     if not about:
-        return said
-    rest = said.words - about - names - old.words
+        return said  # whom it is about read only from its speaker: a trip, a remark
+    rest = said.words - about - mine - names - old.words
     return replace(said, value=rest) if rest else said
 
 
