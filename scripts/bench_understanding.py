@@ -29,6 +29,10 @@ Sets (each stored raw and with ``infer=True``, model-free, in fresh stores):
   committed (0a76901) before the sixth pass ran anything against it; its first run, with
   main's code: update .545, false supersession .038; the out-of-sample check of the ensemble
   readers, never tuned on (its misses were not printed);
+- ``written dev7``: ``scripts/lab/data/infer/dev7.json``, 29 dialogues (people text: terse,
+  casual, facts in a subordinate clause, a third party's facts, project facts in a standup
+  tone, noise turns, ten look-alikes) written and committed before the seventh pass ran
+  anything against it; with dev6, its out-of-sample check (misses never printed);
 - ``written held-out``: ``scripts/lab/data/infer/heldout.json``, hand-written in the same
   commit (5f01e5f) and never used to change anything: the honest figure;
 - ``shipped dialogues`` / ``shipped held-out``: ``localmem/infer/data/`` (issue 20's sets).
@@ -74,6 +78,7 @@ SETS = {
     "written dev4 (generalisation check)": HERE / "lab/data/infer/dev4.json",
     "written dev5 (generalisation check)": HERE / "lab/data/infer/dev5.json",
     "written dev6 (generalisation check)": HERE / "lab/data/infer/dev6.json",
+    "written dev7 (generalisation check)": HERE / "lab/data/infer/dev7.json",
     "written held-out": HERE / "lab/data/infer/heldout.json",
     "shipped dialogues": None,
     "shipped held-out": None,

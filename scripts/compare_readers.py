@@ -15,7 +15,15 @@ stay / memories that should), stale@5 and answer@5 for "now", duplicates, past r
 each false one, with the reader's reading of both texts (its likeliest slots, ending
 probability, subject, aspect, value, ended value), so the next pass can see why.
 
-Sets: ``dev``..``dev6`` (``scripts/lab/data/infer/``), ``shipped`` and ``shipped-heldout``
+``--gates`` says, for every labelled supersession missed, which gate of
+``localmem.infer.conflict`` rejected it (:data:`~localmem.infer.conflict.GATES`: none,
+size, same-slot, old-ending, subject, aspect, value, confidence), or that the old memory
+never reached the decision (``not-neighbour``: not among the memories searched;
+``no-decision``: the rules were not asked, e.g. no neighbour at all; ``chosen-other``: it
+was ended, but another memory was the one picked), and prints the counts per set. It
+prints no text, so it may be run on the out-of-sample sets too.
+
+Sets: ``dev``..``dev7`` (``scripts/lab/data/infer/``), ``shipped`` and ``shipped-heldout``
 (``localmem/infer/data/``). The written held-out half is refused: it is run once, by
 ``bench_understanding.py``, after a merge.
 """
@@ -26,6 +34,7 @@ import argparse
 import json
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -33,10 +42,10 @@ from lab.infer_eval import Run, ingest, load_dialogues, rates, score
 
 from localmem import Memory
 from localmem.embed import make_embedder
-from localmem.infer import reading
+from localmem.infer import conflict, reading
 
 HERE = Path(__file__).resolve().parent
-WRITTEN = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6")
+WRITTEN = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
 SHIPPED = {"shipped": "dialogues", "shipped-heldout": "heldout"}
 DEFAULT_SETS = (*WRITTEN, *SHIPPED)
 
@@ -119,8 +128,41 @@ def describe(reader: reading.Reader, embedder, text: str) -> str:
     )
 
 
-def misses(memory: Memory, dialogues: list[dict], reader, embedder) -> list[str]:
-    """Each missed and each false supersession of a stored set, with both texts' readings."""
+class GateRecorder:
+    """Stands in for :func:`conflict.endings` while a set is stored: the same decision, with
+    every memory's verdict kept per dialogue and new fact."""
+
+    def __init__(self) -> None:
+        self.dialogue = ""
+        #: (dialogue, new fact) -> [(stored text, Ending or the rejecting gate)]
+        self.seen: dict[tuple[str, str], list[tuple[str, conflict.Ending | str]]] = {}
+
+    def __call__(self, reader, fact, vector, memories, **kw) -> list[conflict.Ending]:
+        found = conflict.verdicts(reader, fact, vector, memories, **kw)
+        self.seen[(self.dialogue, fact)] = [
+            (t, v) for (t, _), v in zip(memories, found, strict=True)
+        ]
+        out = [v for v in found if isinstance(v, conflict.Ending)]
+        return sorted(out, key=lambda e: -e.confidence)
+
+    def gate(self, dialogue: str, old_texts: list[str], new_texts: list[str]) -> str:
+        """Why a labelled supersession (the old and new turns' stored texts) did not happen."""
+        decided = [self.seen[(dialogue, n)] for n in new_texts if (dialogue, n) in self.seen]
+        if not decided:
+            return "no-decision"
+        found = [v for rows in decided for t, v in rows if t in old_texts]
+        if not found:
+            return "not-neighbour"
+        if any(isinstance(v, conflict.Ending) for v in found):
+            return "chosen-other"
+        return str(found[0])
+
+
+def misses(
+    memory: Memory, dialogues: list[dict], reader, embedder, recorder: GateRecorder | None = None
+) -> list[str]:
+    """Each missed and each false supersession of a stored set, with both texts' readings
+    (and, given the ``recorder`` of the run, the gate that lost each miss)."""
     out = []
     for dlg in dialogues:
         items = memory.list(user_id=dlg["id"], limit=1000)
@@ -137,7 +179,10 @@ def misses(memory: Memory, dialogues: list[dict], reader, embedder) -> list[str]
         for old, new in dlg["supersede"]:
             new_ids = {m.id for m in by_turn.get(new, [])}
             if not any(m.superseded_by in new_ids for m in by_turn.get(old, [])):
-                out.append(f"MISSED {dlg['id']} {old} -> {new}")
+                olds = [m.content for m in by_turn.get(old, [])] or [turns[old]]
+                news = [m.content for m in by_turn.get(new, [])] or [turns[new]]
+                gate = f" [{recorder.gate(dlg['id'], olds, news)}]" if recorder else ""
+                out.append(f"MISSED {dlg['id']} {old} -> {new}{gate}")
                 for what, turn in (("old", old), ("new", new)):
                     # what the decision read: the stored fact (the turn when none was stored)
                     stored = [m.content for m in by_turn.get(turn, [])] or [turns[turn]]
@@ -159,16 +204,54 @@ def misses(memory: Memory, dialogues: list[dict], reader, embedder) -> list[str]
     return out
 
 
-def run_set(name: str, embedder, tmp: Path, *, show_misses: bool) -> tuple[dict, list[str]]:
-    """One set stored with ``infer=True`` under the current reader: its counts and rates."""
+def gates_missed(memory: Memory, dialogues: list[dict], recorder: GateRecorder) -> Counter:
+    """The gate that lost each missed labelled supersession, counted."""
+    counts: Counter = Counter()
+    for dlg in dialogues:
+        by_turn: dict[str, list] = {}
+        for m in memory.list(user_id=dlg["id"], limit=1000):
+            by_turn.setdefault(m.metadata.get("turn", ""), []).append(m)
+        turns = {
+            f"{s}.{t}": text
+            for s, session in enumerate(dlg["sessions"])
+            for t, text in enumerate(session["turns"])
+        }
+        for old, new in dlg["supersede"]:
+            new_ids = {m.id for m in by_turn.get(new, [])}
+            if any(m.superseded_by in new_ids for m in by_turn.get(old, [])):
+                continue
+            olds = [m.content for m in by_turn.get(old, [])] or [turns[old]]
+            news = [m.content for m in by_turn.get(new, [])] or [turns[new]]
+            counts[recorder.gate(dlg["id"], olds, news)] += 1
+    return counts
+
+
+def run_set(
+    name: str, embedder, tmp: Path, *, show_misses: bool, show_gates: bool = False
+) -> tuple[dict, list[str]]:
+    """One set stored with ``infer=True`` under the current reader: its counts and rates
+    (with ``show_gates``, ``gates``: the missed supersessions counted by the gate that lost
+    them)."""
     dialogues = dialogues_of(name)
     run = Run("infer")
-    with Memory.open(tmp / name, embedder=embedder) as memory:
-        for dlg in dialogues:
-            ingest(memory, dlg, infer=True, run=run)
-        score(memory, dialogues, run)
-        lines = misses(memory, dialogues, reading.shipped(), embedder) if show_misses else []
-    return {**rates(run), **run.counts}, lines
+    recorder = GateRecorder()
+    original = conflict.endings
+    if show_gates:
+        conflict.endings = recorder
+    try:
+        with Memory.open(tmp / name, embedder=embedder) as memory:
+            for dlg in dialogues:
+                recorder.dialogue = dlg["id"]
+                ingest(memory, dlg, infer=True, run=run)
+            score(memory, dialogues, run)
+            shown = recorder if show_gates else None
+            lines = (
+                misses(memory, dialogues, reading.shipped(), embedder, shown) if show_misses else []
+            )
+            gates = dict(gates_missed(memory, dialogues, recorder)) if show_gates else {}
+    finally:
+        conflict.endings = original
+    return {**rates(run), **run.counts, **({"gates": gates} if show_gates else {})}, lines
 
 
 def main() -> int:
@@ -182,6 +265,9 @@ def main() -> int:
     )
     parser.add_argument("--sets", default=",".join(DEFAULT_SETS))
     parser.add_argument("--misses", action="store_true")
+    parser.add_argument(
+        "--gates", action="store_true", help="count the missed supersessions by the losing gate"
+    )
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     readers = dict(r.split("=", 1) for r in (args.reader or ["shipped=shipped"]))
@@ -199,7 +285,13 @@ def main() -> int:
             reading.shipped = lambda candidate=candidate: candidate
             for name in sets:
                 with tempfile.TemporaryDirectory() as tmp_name:
-                    r, lines = run_set(name, embedder, Path(tmp_name), show_misses=args.misses)
+                    r, lines = run_set(
+                        name,
+                        embedder,
+                        Path(tmp_name),
+                        show_misses=args.misses,
+                        show_gates=args.gates,
+                    )
                 results[f"{label} {name}"] = r
                 print(
                     f"| {label} | {name} | {r['update accuracy']:.3f} "
@@ -209,6 +301,9 @@ def main() -> int:
                     f"{r['past recall@5 (as_of)']:.3f} |",
                     flush=True,
                 )
+                if args.gates:
+                    counted = sorted(r["gates"].items(), key=lambda kv: -kv[1])
+                    print(f"  gates {label} {name}: " + ", ".join(f"{g} {n}" for g, n in counted))
                 for line in lines:
                     print(line, file=sys.stderr)
     finally:

@@ -265,3 +265,52 @@ def test_a_name_said_to_someone_is_no_value(reader, embedder) -> None:
     spans = reading.subject | reading.value | reading.core | reading.ended
     assert not spans & {"nate", "jon"}
     assert "austin" in reading.words and "texas" in reading.words
+
+
+def test_verdicts_name_the_gate_that_said_no(reader, embedder) -> None:
+    """``verdicts`` is ``endings`` kept whole: an Ending where the fact ends a memory, else
+    the first gate that rejected it (what ``compare_readers.py --gates`` counts)."""
+    new = "Ann moved to Truro last month."
+    memories = [
+        "Ann lives in Plymouth.",
+        "Ann lives in Plymouth. She loves the harbour. Her sister visits on Sundays.",
+        "Our CI pipeline uses npm ci.",
+    ]
+    vectors = embedder.embed_batch([new, *memories])
+    pairs = list(zip(memories, vectors[1:], strict=True))
+    found = conflict.verdicts(reader, new, vectors[0], pairs)
+    assert isinstance(found[0], conflict.Ending) and found[0].index == 0
+    assert found[1] == "size"
+    assert found[2] in conflict.GATES and found[2] != "size"
+    assert conflict.endings(reader, new, vectors[0], pairs) == [found[0]]
+    chat = "Thanks, that sounds lovely!"
+    (vector,) = embedder.embed_batch([chat])
+    assert set(conflict.verdicts(reader, chat, vector, pairs)) <= {"none"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "ends"),
+    [
+        (
+            "Ravi's favourite snack is popcorn, Ravi eats it every night.",
+            "Honestly crisps have taken over as Ravi's favourite snack.",
+            True,
+        ),
+        (
+            "Mila's favourite dessert is tiramisu.",
+            "These days cheesecake is Mila's favourite dessert.",
+            True,
+        ),
+        (
+            "Mila's favourite dessert is tiramisu.",
+            "Is cheesecake Mila's favourite dessert now?",
+            False,
+        ),
+    ],
+)
+def test_a_new_value_the_tagger_missed_is_read_from_the_words(
+    reader, embedder, old, new, ends
+) -> None:
+    """A fact that surely fills the stored fact's slot states a value even where the tagger read
+    none in it: its words but whom it is about; a question states none."""
+    assert _ends(reader, embedder, old, new) is ends

@@ -20,7 +20,9 @@ the hand-written dev dialogues (``scripts/lab/data/infer/dev.json``).
   value);
 - value: the new fact names the old value as ended, or it ends the fact (a single-valued slot
   with no new value, or the old value named), or it states a value that shares no word with
-  the old one;
+  the old one; where the tagger read no value in a new fact that surely fills the
+  slot (its likeliest and the stored fact's, and not a question), its value is its words but
+  whom it is about, its aspect and the stored fact's words, as a stored fact's is;
 - confidence: the probability of the same slot times the cosine of the two, at least
   :data:`CONFIDENCE`;
 - size: the old memory has at most :data:`MAX_SENTENCES` sentences (a long message is more
@@ -234,6 +236,25 @@ def _rest(reading: Reading, new: Reading, same: float) -> frozenset[str]:
     return reading.words - about
 
 
+def _value_from_words(
+    said: Reading, old: Reading, mine: frozenset[str], names: frozenset[str], same: float
+) -> Reading:
+    """The new fact's value, where the tagger read none in a fact that surely fills the slot
+    (its likeliest, and likely the stored fact's too) and names whom or what it is about
+    (the tagger's subject or aspect, not only its speaker or an opening name): its
+    words but whom it is about, its aspect, the names and times left out of values, and the
+    stored fact's words ("tacos have taken over as Ela's favourite food")."""
+    if said.value or said.core or said.ended:
+        return said
+    if said.slot_p < REST_SLOT_P or same < REST_SAME_P:
+        return said  # not surely a statement of the slot: chat, a reply, a maybe
+    about = said.subject | said.aspect
+    if not about:
+        return said  # whom it is about read only from its speaker: a trip, a remark
+    rest = said.words - about - mine - names - old.words
+    return replace(said, value=rest) if rest else said
+
+
 def _how(new: Reading, old: Reading, slot: str, single: bool, same: float) -> str | None:
     """Why ``new`` ends ``old`` (None: it does not)."""
     if new.ended & old.value:
@@ -280,64 +301,111 @@ def endings(
     speakers: Sequence[str | None] | None = None,
 ) -> list[Ending]:
     """The memories (``(text, vector)``) the fact ends, the surest first; empty to abstain."""
+    found = verdicts(reader, fact, vector, memories, speaker=speaker, speakers=speakers)
+    out = [v for v in found if isinstance(v, Ending)]
+    return sorted(out, key=lambda e: -e.confidence)
+
+
+#: the gates of :func:`verdicts`, in the order they are tried: what a rejection names
+GATES = ("none", "size", "same-slot", "old-ending", "subject", "aspect", "value", "confidence")
+
+
+def verdicts(
+    reader: Reader,
+    fact: str,
+    vector: np.ndarray,
+    memories: Sequence[tuple[str, np.ndarray]],
+    *,
+    speaker: str | None = None,
+    speakers: Sequence[str | None] | None = None,
+) -> list[Ending | str]:
+    """For each memory, in order, the :class:`Ending` the fact makes of it or the name of the
+    first gate (:data:`GATES`) that rejected it: :func:`endings`' decision, kept whole so a
+    diagnosis can say which rule lost a supersession."""
     new = reader.read(fact, vector)
     none = reader.slots.index("none")
     if new.p(none) >= NONE_P:
-        return []
+        return ["none"] * len(memories)
     k = int(np.argmax([p if j != none else -1.0 for j, p in enumerate(new.probs)]))
     slot = reader.slots[k]
     single = slot in reader.single_valued
     speaker = speaker or speaker_of(fact)
     mine = _subject(new, speaker)
-    out = []
+    out: list[Ending | str] = []
     for i, (text, vec) in enumerate(memories):
-        if len(split_sentences(text)) > MAX_SENTENCES:
-            continue
-        old = reader.read(text, vec)
-        same = float(np.dot(new.probs, old.probs)) - new.p(none) * old.p(none)
-        if same < SAME_SLOT_P or old.ending_p >= ENDING_P:
-            continue
-        said_by = (speakers[i] if speakers else None) or speaker_of(text) or speaker
-        theirs = _subject(old, said_by)
-        if not mine and _spoken_of(new) and _only_the_speaker(theirs, old, speaker):
-            continue  # "she" is not the speaker: a fact about Tom is not what Tom says of her
-        if not same_subject(mine, theirs, new.words | mine, old.words | theirs) and not (
-            # a fact that names no subject of its own ("we raised the rate limit") is about
-            # what both name as their aspect ("the public API limit")
-            (not new.subject or not old.subject) and new.aspect & old.aspect
-        ):
-            continue
-        # neither fact's subject nor speaker (often addressed by name) is a value of either
-        voices = {n.lower() for n in (speaker, said_by) if n}
-        names = theirs | mine | voices
-        if slot not in TIMED:
-            names |= old.times | new.times  # "in the autumn" is when, not what
-        # the stored value may be the subject of a clause of the new fact ("Petra moved
-        # teams, so Joon owns billing now"): only whom the stored fact is about leaves its value
-        old_names = names - (mine - theirs - voices)
-        old, said = _without(old, old_names), _without(new, names)
-        # a stored fact's opening word is whom it is about only when it is a speaker's name
-        # (the name that stands for "I"): chat opens with "Sounds great", "Looks good"
-        old = replace(old, lead=old.lead & voices)
-        if slot in VALUE_AS_SUBJECT and said.ending_p < ENDING_P:
-            # a name the new fact has as its subject beside whom the stored one is about, and
-            # that the stored one does not say, is, in a slot whose value can stand there, the
-            # new value ("Walter and Uma got
-            # married", "Austin has been good to us since we moved")
-            promoted = (mine - theirs) & new.capitalised - old.words
-            said = replace(said, value=said.value | promoted, core=said.core | promoted)
-        if not _compatible_aspect(said.aspect, old.aspect):
-            continue
-        if slot in WORDS_AS_ASPECT and not (
-            said.aspect <= old.words | old.aspect and old.aspect <= said.words | said.aspect
-        ):
-            continue  # "3 dogs" does not count what "2 cats" counts
-        if slot in ASPECT_NEEDED and not said.aspect & old.aspect and not said.ended & old.value:
-            continue  # one value per aspect (a favourite colour, a seat): both must name it
-        why = _how(said, old, slot, single, same)
-        if why is None:
-            continue
-        confidence = same * max(float(np.dot(vector, vec)), 0.0)
-        if confidence >= CONFIDENCE:
-            out.append(Ending(i, confidence, f"{why} (confidence {confidence:.2f})"))
-    return sorted(out, key=lambda e: -e.confidence)
+        out.append(
+            _verdict(reader, fact, new, vector, i, text, vec, slot, single, speaker, mine, speakers)
+        )
+    return out
+
+
+def _verdict(
+    reader: Reader,
+    fact: str,
+    new: Reading,
+    vector: np.ndarray,
+    i: int,
+    text: str,
+    vec: np.ndarray,
+    slot: str,
+    single: bool,
+    speaker: str | None,
+    mine: frozenset[str],
+    speakers: Sequence[str | None] | None,
+) -> Ending | str:
+    """Whether ``new`` ends the stored ``text`` (an :class:`Ending`), or the gate that said no."""
+    if len(split_sentences(text)) > MAX_SENTENCES:
+        return "size"
+    none = reader.slots.index("none")
+    old = reader.read(text, vec)
+    same = float(np.dot(new.probs, old.probs)) - new.p(none) * old.p(none)
+    if same < SAME_SLOT_P:
+        return "same-slot"
+    if old.ending_p >= ENDING_P:
+        return "old-ending"
+    said_by = (speakers[i] if speakers else None) or speaker_of(text) or speaker
+    theirs = _subject(old, said_by)
+    if not mine and _spoken_of(new) and _only_the_speaker(theirs, old, speaker):
+        return "subject"  # "she" is not the speaker: a fact about Tom is not what Tom says of her
+    if not same_subject(mine, theirs, new.words | mine, old.words | theirs) and not (
+        # a fact that names no subject of its own ("we raised the rate limit") is about
+        # what both name as their aspect ("the public API limit")
+        (not new.subject or not old.subject) and new.aspect & old.aspect
+    ):
+        return "subject"
+    # neither fact's subject nor speaker (often addressed by name) is a value of either
+    voices = {n.lower() for n in (speaker, said_by) if n}
+    names = theirs | mine | voices
+    if slot not in TIMED:
+        names |= old.times | new.times  # "in the autumn" is when, not what
+    # the stored value may be the subject of a clause of the new fact ("Petra moved
+    # teams, so Joon owns billing now"): only whom the stored fact is about leaves its value
+    old_names = names - (mine - theirs - voices)
+    old, said = _without(old, old_names), _without(new, names)
+    # a stored fact's opening word is whom it is about only when it is a speaker's name
+    # (the name that stands for "I"): chat opens with "Sounds great", "Looks good"
+    old = replace(old, lead=old.lead & voices)
+    if slot in VALUE_AS_SUBJECT and said.ending_p < ENDING_P:
+        # a name the new fact has as its subject beside whom the stored one is about, and
+        # that the stored one does not say, is, in a slot whose value can stand there, the
+        # new value ("Walter and Uma got
+        # married", "Austin has been good to us since we moved")
+        promoted = (mine - theirs) & new.capitalised - old.words
+        said = replace(said, value=said.value | promoted, core=said.core | promoted)
+    if "?" not in fact:  # a question states no value
+        said = _value_from_words(said, old, mine, names, same)
+    if not _compatible_aspect(said.aspect, old.aspect):
+        return "aspect"
+    if slot in WORDS_AS_ASPECT and not (
+        said.aspect <= old.words | old.aspect and old.aspect <= said.words | said.aspect
+    ):
+        return "aspect"  # "3 dogs" does not count what "2 cats" counts
+    if slot in ASPECT_NEEDED and not said.aspect & old.aspect and not said.ended & old.value:
+        return "aspect"  # one value per aspect (a favourite colour, a seat): both must name it
+    why = _how(said, old, slot, single, same)
+    if why is None:
+        return "value"
+    confidence = same * max(float(np.dot(vector, vec)), 0.0)
+    if confidence < CONFIDENCE:
+        return "confidence"
+    return Ending(i, confidence, f"{why} (confidence {confidence:.2f})")
