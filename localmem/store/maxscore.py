@@ -140,6 +140,8 @@ class PrunedScores(Scores):
         to_come = np.append(np.cumsum([t.bound for t in self.terms][::-1])[::-1][1:], 0.0)
         floor = 0.0
         for j, term in enumerate(self.terms):
+            found: slice | np.ndarray
+            rows: slice | np.ndarray
             if term.labels is labels:  # the list read first, before any memory is dropped
                 found, rows = slice(None), slice(None)
             else:
