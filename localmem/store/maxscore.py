@@ -4,12 +4,13 @@ Scoring a query by adding every posting of its terms into an array as long as th
 costs, at a million memories, a few milliseconds for a query with a common word: most of a
 plain search's growth from 100k to 1M (docs/benchmarks.md, `bm25-maxscore`). Each term has
 an upper bound on what one of its postings can weigh (its largest tf and its shortest
-document, :func:`weight` being increasing in tf and decreasing in length). The lists are
-taken rarest-bound first: after each, the memories read so far are scored exactly (every
-term, looked up by label in its sorted postings), and once the bounds of the terms not yet
-read add up to less than the ``k``-th exact score, no memory outside them can reach the top
-``k``: the rest of the postings are never read. A query whose lists do not settle while the
-memories read are few is scored the dense way (:meth:`LexicalIndex.scores`).
+document, :func:`weight` being increasing in tf and decreasing in length). The lists are read
+rarest-bound first; the memories read are scored term by term in the query's order (looked up
+by label in each sorted list), dropping those whose sum plus the bounds of the terms to come
+stays under the ``k``-th best sum so far. Once the bounds of the lists not read add up to less
+than that floor, no memory outside them can reach the top ``k``: the rest of the postings are
+never read. A query whose lists do not settle while the memories read are few is scored the
+dense way (:meth:`LexicalIndex.scores`).
 
 Scores are added in the query's term order, as the dense array adds them, so every score,
 and so every ranking and tie, is the same bit for bit (tests/test_maxscore.py).
