@@ -313,3 +313,59 @@ def test_a_window_at_the_ends_of_the_calendar_does_not_overflow(memory):
     assert "Joanna: the last day" in [h.memory.content for h in last.hits]
     first = memory.search("what did Joanna do yesterday?", now=datetime(1, 1, 3, tzinfo=UTC))
     assert "Joanna: the first day" in [h.memory.content for h in first.hits]
+
+
+def test_the_grown_pool_is_the_pool_built_for_all_its_candidates(memory, monkeypatch):
+    """The pool with the neighbours that joined it added (``grow_pool``: its columns kept,
+    theirs read ahead or read then) is the pool :func:`build_pool` makes for all its
+    candidates at once: the same candidates, labels, columns and neighbours, with the rows
+    held in memory and read from DuckDB. One session's order runs against its labels, so some
+    neighbours were not among those read ahead."""
+    from localmem.retrieval import features
+    from localmem.store import mirror as mirror_module
+
+    monkeypatch.setattr(mirror_module, "WARM_AFTER", -1)
+    base = datetime(2024, 5, 1, 12, tzinfo=UTC)
+    for session, step in (("ahead", 1), ("behind", -1)):
+        memory.add_many(
+            [
+                {
+                    "content": f"{('Ana', 'Ben')[i % 2]}: the {('lake', 'cafe')[i % 2]} {i}",
+                    "event_time": base + timedelta(minutes=step * i),
+                }
+                for i in range(30)
+            ],
+            session_id=session,
+        )
+    memory.add_many([f"Ben: loose turn {i} about the lake" for i in range(10)])
+    grown: list[tuple] = []
+    original = features.grow_pool
+
+    def spy(pool, joined):
+        out = original(pool, joined)
+        fresh = features.build_pool(pool.ctx, list(out.cands))
+        grown.append((out, fresh, pool.read.labels, [c.label for c in joined]))
+        return out
+
+    monkeypatch.setattr(joining, "grow_pool", spy)
+    for rows_held in (True, False):
+        memory.config = memory.config.with_updates(
+            search={
+                "rows_in_memory": rows_held,
+                "candidates": 6,
+                "rerank_pool": 6,
+                "rerank_neighbours": 6,
+            }
+        )
+        for query in ("the lake", "Ana cafe", "loose turn about the lake", "Ben"):
+            memory.search(query, k=10)
+    assert grown
+    read_apart = 0
+    for out, fresh, ahead, joined in grown:
+        assert out.cands == fresh.cands and out.labels.tolist() == fresh.labels.tolist()
+        assert out.rows == fresh.rows
+        np.testing.assert_array_equal(
+            out.cached("neighbours", lambda: None), np.stack(features.neighbours(fresh))
+        )
+        read_apart += any(x not in ahead for x in joined)
+    assert read_apart  # the path that reads the joined rows ran too

@@ -24,7 +24,7 @@ import numpy as np
 
 from localmem.retrieval import temporal
 from localmem.retrieval.context import Candidate, SearchContext
-from localmem.retrieval.features import Pool, build_pool, neighbours
+from localmem.retrieval.features import Pool, build_pool, grow_pool, neighbours
 from localmem.store import timeline
 from localmem.store.timeline import Window
 
@@ -54,9 +54,10 @@ def scored_pool(ctx: SearchContext) -> tuple[Pool, dict[str, int]]:
         found = found[found >= 0]
         if ctx.allowed is not None:  # a neighbour outside the search's filters stays out
             found = found[timeline.members(ctx.allowed, found)]
+        before = len(cands)
         joined["neighbours"] = _join(ctx, cands, inside, found.tolist(), "neighbour", floor)
-        if joined["neighbours"]:  # only the memories that joined are read
-            pool = build_pool(ctx, cands, known=pool.read)
+        if joined["neighbours"]:  # the pool's columns kept, theirs added (read ahead, most)
+            pool = grow_pool(pool, cands[before:])
     if temporal.weighs(ctx):  # what the temporal stage left unread or never saw
         temporal.give_evidence(ctx, [c for c in pool.cands if "time_close" not in c.evidence])
     return pool, joined

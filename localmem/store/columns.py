@@ -60,6 +60,12 @@ class MemoryColumns:
         """The memories at these positions, in this order."""
         return MemoryColumns(*([column[i] for i in at] for column in self._columns()))
 
+    def then(self, more: MemoryColumns) -> MemoryColumns:
+        """These memories followed by ``more``'s (the reranker's pool and those that joined it)."""
+        return MemoryColumns(
+            *(mine + theirs for mine, theirs in zip(self._columns(), more._columns(), strict=True))
+        )
+
     def _columns(self) -> list[list[Any]]:
         return [getattr(self, name) for name in _FIELDS]
 
