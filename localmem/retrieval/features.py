@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from localmem.retrieval.context import Candidate, SearchContext
-from localmem.retrieval.speakers import named_speakers, speaker_in, speaker_of, written_speaker
+from localmem.retrieval.speakers import named_speakers, speaker_of, written_speaker
 from localmem.store.columns import MemoryColumns, in_order
 from localmem.text import terms
 from localmem.types import MemoryItem
@@ -265,38 +265,44 @@ def _neighbour_pairs(pool: Pool, labels: list[int]) -> tuple[np.ndarray, np.ndar
 
 
 def _neighbours_of(ctx: SearchContext, rows: MemoryColumns) -> dict[int, tuple[int, int]]:
-    sessions = sorted({session for session in rows.session_id if session})
+    labels = rows.labels
     before: dict[int, int] = {}
     after: dict[int, int] = {}
-    for order in ctx.session_order(sessions).values():
-        for a, b in itertools.pairwise(order):
-            after[a] = b
-            before[b] = a
+    sessions = sorted({session for session in rows.session_id if session})
+    if sessions:
+        for order in ctx.session_order(sessions).values():
+            for a, b in itertools.pairwise(order):
+                after[a] = b
+                before[b] = a
+    # the chat turns without a session (speaker_in inlined: ~120 rows a search)
     loose = [
-        i
-        for i, (session, given, text) in enumerate(
-            zip(rows.session_id, rows.speaker, rows.content, strict=True)
+        label
+        for label, session, given, text in zip(
+            labels, rows.session_id, rows.speaker, rows.content, strict=True
         )
-        if not session and speaker_in(given, text)
+        if not session and (given or written_speaker(text))
     ]
     if loose:
-        near_before, near_after = near_in_time(ctx, rows.take(loose))
+        near_before, near_after = near_in_time(ctx, loose)
         before.update(near_before)
         after.update(near_after)
-    return {label: (before.get(label, -1), after.get(label, -1)) for label in rows.labels}
+    # each label's pair by C-level maps, not a comprehension of two lookups a row
+    missing = itertools.repeat(-1)
+    pairs = zip(map(before.get, labels, missing), map(after.get, labels, missing), strict=True)
+    return dict(zip(labels, pairs, strict=True))
 
 
-def near_in_time(ctx: SearchContext, rows: MemoryColumns) -> tuple[dict, dict]:
-    """For memories without a session: the memory stored right before and right after each
-    (the neighbouring labels), when it has the same scope, no session either, and was stored
-    within :data:`NEAR_SECONDS` of it. Returns ``({label: previous}, {label: next})``.
+def near_in_time(ctx: SearchContext, labels: Sequence[int]) -> tuple[dict, dict]:
+    """For memories without a session (``labels``): the memory stored right before and right
+    after each (the neighbouring labels), when it has the same scope, no session either, and
+    was stored within :data:`NEAR_SECONDS` of it. Returns ``({label: previous}, {label: next})``.
 
     Over arrays, both sides at once: a few dozen numpy steps whatever the number of memories
     (a tuple and a test a memory cost ~2.5 us each, twice a search for ~25-70 memories)."""
-    labels = np.array(rows.labels, dtype=np.int64)
-    n = len(labels)
+    at = np.array(labels, dtype=np.int64)
+    n = len(at)
     # where they and their neighbours sit, not their rows: the test below needs nothing else
-    placed = ctx.placements(np.concatenate([labels, labels - 1, labels + 1]))
+    placed = ctx.placements(np.concatenate([at, at - 1, at + 1]))
     mine, theirs = np.concatenate([np.arange(n)] * 2), np.arange(n, 3 * n)
     near = (
         placed.found[mine]
@@ -309,8 +315,8 @@ def near_in_time(ctx: SearchContext, rows: MemoryColumns) -> tuple[dict, dict]:
     )
     before, after = near[:n], near[n:]
     return (
-        dict(zip(labels[before].tolist(), (labels[before] - 1).tolist(), strict=True)),
-        dict(zip(labels[after].tolist(), (labels[after] + 1).tolist(), strict=True)),
+        dict(zip(at[before].tolist(), (at[before] - 1).tolist(), strict=True)),
+        dict(zip(at[after].tolist(), (at[after] + 1).tolist(), strict=True)),
     )
 
 
