@@ -94,7 +94,7 @@ def test_neighbours_in_time_over_arrays_are_the_rule_a_memory_at_a_time(places, 
     one memory at a time: the memory stored right before or after, when not deleted, without a
     session, of the same user and agent, and stored within ten minutes (to the microsecond)."""
     labels = data.draw(st.lists(st.sampled_from(sorted(places)), unique=True)) if places else []
-    before, after = near_in_time(_Placed(places), labels)  # type: ignore[arg-type]
+    before, after = near_in_time(_Placed(places), labels)
     expected: tuple[dict, dict] = ({}, {})
     for label in labels:
         _, user, agent, when, _ = places[label]
