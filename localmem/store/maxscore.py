@@ -5,15 +5,16 @@ costs, at a million memories, a few milliseconds for a query with a common word:
 plain search's growth from 100k to 1M (docs/benchmarks.md, `bm25-maxscore`). Each term has
 an upper bound on what one of its postings can weigh (its largest tf and its shortest
 document, :func:`weight` being increasing in tf and decreasing in length). The lists are read
-rarest-bound first; the memories read are scored term by term in the query's order (looked up
+rarest-bound first; the memories read are scored term by term, largest bound first (looked up
 by label in each sorted list), dropping those whose sum plus the bounds of the terms to come
 stays under the ``k``-th best sum so far. Once the bounds of the lists not read add up to less
 than that floor, no memory outside them can reach the top ``k``: the rest of the postings are
 never read. A query whose lists do not settle while the memories read are few is scored the
 dense way (:meth:`LexicalIndex.scores`).
 
-Scores are added in the query's term order, as the dense array adds them, so every score,
-and so every ranking and tie, is the same bit for bit (tests/test_maxscore.py).
+The survivors' weights are then added in the query's term order, as the dense array adds
+them (a memory without a term adds 0.0, which leaves a float as it is), so every score, and so
+every ranking and tie, is the same bit for bit (tests/test_maxscore.py).
 """
 
 from __future__ import annotations
@@ -134,30 +135,41 @@ class PrunedScores(Scores):
     def _best_read(self, read: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, float]:
         """The memories of ``read`` (sorted) that can be among its best ``k``, with their
         exact scores, and a score the ``k``-th best of ``read`` reaches at least (0: fewer than
-        ``k``). Term by term in the query's order, as the dense array adds them, so each score
-        is the dense one; after each term, the ``k``-th best sum so far is such a floor, and a
-        memory whose sum plus the bounds of the terms to come stays under it is dropped."""
-        labels, scores = read, np.zeros(len(read), dtype=np.float32)
-        to_come = np.append(np.cumsum([t.bound for t in self.terms][::-1])[::-1][1:], 0.0)
+        ``k``). Each term's weights are looked up largest bound first; after each, the ``k``-th
+        best sum so far is such a floor, and a memory whose sum plus the bounds of the terms to
+        come stays under it is dropped. The survivors' scores are then added in the query's
+        order, as the dense array adds them (a memory without a term adds 0: the same float)."""
+        by_bound = sorted(range(len(self.terms)), key=lambda j: -self.terms[j].bound)
+        to_come = np.append(np.cumsum([self.terms[j].bound for j in by_bound][::-1])[::-1][1:], 0.0)
+        labels, sums = read, np.zeros(len(read))
+        weights: dict[int, np.ndarray] = {}
         floor = 0.0
-        for j, term in enumerate(self.terms):
-            found: slice | np.ndarray
-            rows: slice | np.ndarray
+        for step, j in enumerate(by_bound):
+            term = self.terms[j]
             if term.labels is labels:  # the list read first, before any memory is dropped
-                found, rows = slice(None), slice(None)
+                mine = weight(term.idf, term.tfs, self.lengths[labels], self.avgdl)
             else:
                 found, rows = _find(labels, term.labels, in_order=True)
-            scores[found] += weight(
-                term.idf, term.tfs[rows], self.lengths[labels[found]], self.avgdl
-            )
-            if len(scores) > k:
-                # sums only grow (float32 adds of non-negative weights): a floor for the k-th
-                # (selecting the k-th smallest of the negated is 3-6x faster than the k-th
-                # from the end when many memories share a score)
-                floor = max(floor, -float(np.partition(-scores, k - 1)[k - 1]))
-                keep = (scores + to_come[j]) * (1 + SLACK) >= floor
-                if not keep.all():
-                    labels, scores = labels[keep], scores[keep]
+                mine = np.zeros(len(labels))
+                mine[found] = weight(
+                    term.idf, term.tfs[rows], self.lengths[labels[found]], self.avgdl
+                )
+            weights[j] = mine
+            sums += mine
+            last = step + 1 == len(by_bound)
+            if len(sums) <= k or (not last and sums.min() + to_come[step] >= sums.max()):
+                continue  # nothing can fall under the k-th best yet (the floor: at the end)
+            # the k-th best sum (sums only grow; a float32 sum of these rounds within SLACK)
+            # (the k-th smallest of the negated: 3-6x faster than the k-th from the end when
+            # many memories share a score)
+            floor = max(floor, -float(np.partition(-sums, k - 1)[k - 1]) * (1 - SLACK))
+            keep = (sums + to_come[step]) * (1 + SLACK) >= floor
+            if not keep.all():
+                labels, sums = labels[keep], sums[keep]
+                weights = {t: w[keep] for t, w in weights.items()}
+        scores = np.zeros(len(labels), dtype=np.float32)
+        for j in range(len(self.terms)):  # float32 += float64, rounded at each term
+            scores += weights[j]
         return labels, scores, floor
 
     def dense(self) -> np.ndarray:
