@@ -31,8 +31,8 @@ B = 0.75
 #: slack on the bounds: float32 sums round, each by at most an ulp of a few terms
 SLACK = 1e-5
 #: memories below which every posting is scored into one array: at 100k both ways cost the same
-#: (0.24 against 0.25 ms a query) and the reranker then reads its pool's scores from the array;
-#: at 1M pruning is the faster (2.48 against 1.76 ms; docs/benchmarks.md, `bm25-maxscore`)
+#: (0.22 ms a query) and the reranker then reads its pool's scores from the array; at 1M pruning
+#: is the faster (2.14 against 1.44 ms; docs/benchmarks.md, `bm25-maxscore`)
 PRUNE_FROM = 250_000
 
 
