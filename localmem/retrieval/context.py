@@ -201,7 +201,7 @@ class SearchContext:
             item = self._items.get(x)
             place = self._placed.get(x)
             if item is not None:
-                out[x] = (item.session_id, item.user_id, item.agent_id, item.when, item.deleted)
+                out[x] = records.placement_of(item)
             elif place is not None:
                 out[x] = place
         return out
@@ -219,7 +219,7 @@ class SearchContext:
         for i, label in enumerate(labels.tolist()):
             item = held.get(label)
             if item is not None:
-                out.put(i, (item.session_id, item.user_id, item.agent_id, item.when, item.deleted))
+                out.put(i, records.placement_of(item))
         return out
 
     def session_order(self, sessions: Iterable[str]) -> dict[str, list[int]]:

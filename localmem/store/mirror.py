@@ -43,7 +43,7 @@ from localmem.store import stated as stated_rows
 from localmem.store import timeline as timeline_rows
 from localmem.store.backend import StoreDatabase
 from localmem.store.columns import MemoryColumns, Placements, in_order, speaker_of_json
-from localmem.store.records import MEMORY_COLUMNS, Placement, aware, row_to_item
+from localmem.store.records import MEMORY_COLUMNS, Placement, aware, placement_of, row_to_item
 from localmem.store.timeline import Window
 from localmem.types import MemoryItem
 
@@ -289,7 +289,7 @@ class RowMirror:
                 for i, label in enumerate(labels.tolist()):
                     held = self._over.get(label)
                     if held is not None:
-                        out.put(i, _placed(held[0]))
+                        out.put(i, placement_of(held[0]))
             return out
 
     def moments(self, labels: Iterable[int]) -> dict[int, datetime]:
@@ -466,10 +466,6 @@ class _Texts:
         """Whether these rows hold a value that is not empty (``bool`` of each value)."""
         filled: np.ndarray = self._valid[rows] & (self._offsets[rows + 1] > self._offsets[rows])
         return filled
-
-
-def _placed(item: MemoryItem) -> Placement:
-    return (item.session_id, item.user_id, item.agent_id, item.when, item.deleted)
 
 
 def _compute() -> Any:

@@ -435,6 +435,11 @@ def _placement(r: Sequence[Any]) -> Placement:
     return (r[0], r[1], r[2], aware(r[3]), bool(r[4]))
 
 
+def placement_of(item: MemoryItem) -> Placement:
+    """Where a memory already made sits (its fields, as :func:`placement_by_labels` reads them)."""
+    return (item.session_id, item.user_id, item.agent_id, item.when, item.deleted)
+
+
 def session_order(db: StoreDatabase, sessions: Sequence[str]) -> list[tuple[int, str]]:
     """(label, session) of the live memories of these sessions, in each session's order
     (event time, then insertion)."""
