@@ -112,19 +112,12 @@ def build_pool(
     apart, cost ~0.35 ms against ~0.05 ms read here, ``latency11``). No item is made there: the
     features read the pool's columns (:meth:`SearchContext.columns`)."""
     asked = [c.label for c in cands]
-    if not ctx.rows_held():
-        wanted = [*asked, *prefetch]
-        items = ctx.items(wanted, placed=_maybe_near(ctx, wanted))
-        read = rows = MemoryColumns.of_items([items[x] for x in asked if x in items])
-    elif asked or prefetch:
-        read = ctx.columns([*asked, *prefetch])  # in the order asked: the pool's rows first
-        ahead = set(prefetch).difference(asked)
-        end = len(read)
-        while end and read.labels[end - 1] in ahead:
-            end -= 1
-        rows = read.head(end)
-    else:  # an empty pool
-        read = rows = MemoryColumns.of_items(())
+    read = _read(ctx, asked, prefetch)  # the pool's rows first, then those read ahead
+    ahead = set(prefetch).difference(asked)
+    end = len(read)
+    while end and read.labels[end - 1] in ahead:
+        end -= 1
+    rows = read.head(end)
     if len(rows) == len(cands):  # each found (a pool's labels are distinct)
         kept = list(cands)
     else:
@@ -144,15 +137,10 @@ def grow_pool(pool: Pool, joined: Sequence[Candidate]) -> Pool:
     ahead = {label: i for i, label in enumerate(pool.read.labels)}
     labels = [c.label for c in joined]
     missing = [x for x in labels if x not in ahead]
+    read = _read(ctx, missing)
     if not missing:
-        read = MemoryColumns.of_items(())
         rows = pool.read.take([ahead[x] for x in labels])
     else:
-        if not ctx.rows_held():
-            items = ctx.items(missing, placed=_maybe_near(ctx, missing))
-            read = MemoryColumns.of_items([items[x] for x in missing if x in items])
-        else:
-            read = ctx.columns(missing)
         rows = in_order(labels, [pool.read.take([ahead[x] for x in labels if x in ahead]), read])
     if len(rows) == len(joined):
         kept = [*pool.cands, *joined]
@@ -171,6 +159,20 @@ def grow_pool(pool: Pool, joined: Sequence[Candidate]) -> Pool:
         prev, nxt = _neighbour_pairs(grown, rows.labels)
         grown._cache["neighbours"] = np.concatenate([first, np.stack([prev, nxt])], axis=1)
     return grown
+
+
+def _read(ctx: SearchContext, labels: list[int], ahead: Sequence[int] = ()) -> MemoryColumns:
+    """The columns of ``labels`` (those whose memory is gone left out), in their order. From
+    the rows held in memory, ``ahead``'s follow them; from the database, ``ahead``'s memories
+    are fetched in the same round trip, with the memories stored around each that may have no
+    session located (:func:`near_in_time` reads where they sit), and kept by the search."""
+    if not labels and not ahead:
+        return MemoryColumns.of_items(())
+    if ctx.rows_held():
+        return ctx.columns([*labels, *ahead])
+    wanted = [*labels, *ahead]
+    items = ctx.items(wanted, placed=_maybe_near(ctx, wanted))
+    return MemoryColumns.of_items([items[x] for x in labels if x in items])
 
 
 def _maybe_near(ctx: SearchContext, labels: list[int]) -> list[int]:
@@ -242,8 +244,8 @@ def neighbours(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
     session (a memory with a speaker, :func:`speaker_of`) falls back on the memories stored just
     before and after it (:func:`near_in_time`), as turns of a chat added as plain text are.
     Other memories without a session have none. A memory's neighbours do not depend on the
-    rest of the pool: they are found once per search (the pool is built again when memories
-    join it).
+    rest of the pool: they are found once per search (:func:`grow_pool` keeps those of the
+    pool and looks up only those of the memories that join it).
     """
     return _neighbour_pairs(pool, pool.labels.tolist())
 
