@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from localmem.store.scores import Scores, best, pick
+from localmem.store.scores import ArrayScores, Scores, best, pick
 
 K1 = 1.2
 B = 0.75
@@ -72,13 +72,9 @@ class PrunedScores(Scores):
 
     def at(self, labels: Sequence[int] | np.ndarray) -> np.ndarray:
         """As :meth:`Scores.at`."""
-        labels = np.asarray(labels, dtype=np.int64)
         if self._dense is not None:  # scored every document already: read them
-            out = np.zeros(len(labels), dtype=np.float32)
-            inside = (labels >= 0) & (labels < len(self._dense))
-            out[inside] = self._dense[labels[inside]]
-            return out
-        return self._scores_of(labels)
+            return ArrayScores(self._dense).at(labels)
+        return self._scores_of(np.asarray(labels, dtype=np.int64))
 
     def _scores_of(self, labels: np.ndarray) -> np.ndarray:
         """The scores of ``labels``, each looked up in the query's lists."""
