@@ -4,13 +4,13 @@ Scoring a query by adding every posting of its terms into an array as long as th
 costs, at a million memories, a few milliseconds for a query with a common word: most of a
 plain search's growth from 100k to 1M (docs/benchmarks.md, `bm25-maxscore`). Each term has
 an upper bound on what one of its postings can weigh (its largest tf and its shortest
-document, :func:`weight` being increasing in tf and decreasing in length). The lists are read
-rarest-bound first; the memories read are scored term by term, largest bound first (looked up
-by label in each sorted list), dropping those whose sum plus the bounds of the terms to come
-stays under the ``k``-th best sum so far. Once the bounds of the lists not read add up to less
-than that floor, no memory outside them can reach the top ``k``: the rest of the postings are
-never read. A query whose lists do not settle while the memories read are few is scored the
-dense way (:meth:`LexicalIndex.scores`).
+document, :func:`weight` being increasing in tf and decreasing in length). The memories of
+the rarest-bound list are read and scored term by term, largest bound first (looked up by label
+in each sorted list), dropping those whose sum plus the bounds of the terms to come stays under
+the ``k``-th best sum so far. When the other terms' bounds add up to less than that floor, no
+memory outside the list can reach the top ``k``: the other lists are never read whole. A query
+that list does not settle, whose list is long, or of more than :data:`MOST_TERMS` terms, is
+scored the dense way (:meth:`LexicalIndex.scores`).
 
 The survivors' weights are then added in the query's term order, as the dense array adds
 them (a memory without a term adds 0.0, which leaves a float as it is), so every score, and so
@@ -34,6 +34,12 @@ SLACK = 1e-5
 #: (0.22 ms a query) and the reranker then reads its pool's scores from the array; at 1M pruning
 #: is the faster (2.14 against 1.44 ms; docs/benchmarks.md, `bm25-maxscore`)
 PRUNE_FROM = 250_000
+#: queries of more terms are scored densely; fewer are tried once, from their rarest-bound
+#: list: one that list does not settle seldom settles with more lists read, and each try scores
+#: what was read against every term (at 1M, two to six unrelated questions joined, 5-14 terms:
+#: 1.3-3.5x slower than dense when every list could be read, 242 terms 12x; tried once, with
+#: this limit, 1.0-1.4x)
+MOST_TERMS = 8
 
 
 def weight(idf: float, tfs: np.ndarray, lengths: np.ndarray, avgdl: float) -> np.ndarray:
@@ -112,18 +118,13 @@ class PrunedScores(Scores):
         if len(self.lengths) < PRUNE_FROM:
             self.read = None
             return best(self.dense(), k)
-        order = sorted(self.terms, key=lambda t: -t.bound)
-        # what the lists not read yet may add to a memory outside them, after each list read
-        unread = np.append(np.cumsum([t.bound for t in order][::-1])[::-1][1:], 0.0)
-        read = np.empty(0, np.int64)
-        for i, term in enumerate(order):
-            read = term.labels if i == 0 else _union(read, term.labels)
-            if len(read) > self._few():
-                break
-            labels, scores, floor = self._best_read(read, k)
-            if unread[i] * (1 + SLACK) < floor or i + 1 == len(order):
-                # no memory outside those read can reach the k best
-                self.read = len(read)
+        rarest = max(self.terms, key=lambda t: t.bound)
+        if len(self.terms) <= MOST_TERMS and len(rarest.labels) <= self._few():
+            labels, scores, floor = self._best_read(rarest.labels, k)
+            # what a memory without the rarest-bound term may score: the other terms' bounds
+            unread = sum(t.bound for t in self.terms) - rarest.bound
+            if unread * (1 + SLACK) < floor or len(self.terms) == 1:
+                self.read = len(rarest.labels)  # no memory outside them can reach the k best
                 return pick(labels, scores, k)
         self.read = None
         return best(self.dense(), k)
@@ -182,16 +183,6 @@ class PrunedScores(Scores):
     def _few(self) -> int:
         """Memories read past which scoring every posting is cheaper than looking them up."""
         return max(4096, len(self.lengths) // 16)
-
-
-def _union(labels: np.ndarray, more: np.ndarray) -> np.ndarray:
-    """Two sorted label lists as one sorted list, each label once. A stable sort of two sorted
-    runs is a merge (numpy's ``union1d`` hashes: ~3 ms at 25k labels)."""
-    both = np.sort(np.concatenate([labels, more]), kind="stable")
-    first = np.empty(len(both), dtype=bool)
-    first[:1] = True
-    np.not_equal(both[1:], both[:-1], out=first[1:])
-    return both[first]
 
 
 def _find(
