@@ -278,7 +278,8 @@ def main() -> int:
     for name in sets:
         dialogues_of(name)  # refuse an unknown set before any work
     if args.misses and set(sets) & set(OUT_OF_SAMPLE):
-        raise SystemExit(f"--misses is refused on the out-of-sample sets {', '.join(OUT_OF_SAMPLE)}")
+        refused = ", ".join(OUT_OF_SAMPLE)
+        raise SystemExit(f"--misses is refused on the out-of-sample sets ({refused})")
     embedder = make_embedder()
     original = reading.shipped
     results: dict[str, dict] = {}
