@@ -33,6 +33,10 @@ Sets (each stored raw and with ``infer=True``, model-free, in fresh stores):
   casual, facts in a subordinate clause, a third party's facts, project facts in a standup
   tone, noise turns, ten look-alikes) written and committed before the seventh pass ran
   anything against it; with dev6, its out-of-sample check (misses never printed);
+- ``written dev8``: ``scripts/lab/data/infer/dev8.json``, 28 dialogues (messages a user types
+  to their assistant: "note: ..", "fyi ..", "remember that ..", some without a speaker; work
+  tools and teams, family and health; noise turns; ten look-alikes) written and committed
+  before the eighth pass ran anything against it; out of sample with dev6 and dev7;
 - ``written held-out``: ``scripts/lab/data/infer/heldout.json``, hand-written in the same
   commit (5f01e5f) and never used to change anything: the honest figure;
 - ``shipped dialogues`` / ``shipped held-out``: ``localmem/infer/data/`` (issue 20's sets).
@@ -79,6 +83,7 @@ SETS = {
     "written dev5 (generalisation check)": HERE / "lab/data/infer/dev5.json",
     "written dev6 (generalisation check)": HERE / "lab/data/infer/dev6.json",
     "written dev7 (generalisation check)": HERE / "lab/data/infer/dev7.json",
+    "written dev8 (generalisation check)": HERE / "lab/data/infer/dev8.json",
     "written held-out": HERE / "lab/data/infer/heldout.json",
     "shipped dialogues": None,
     "shipped held-out": None,

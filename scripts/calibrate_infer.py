@@ -17,7 +17,8 @@ For each ``confidence:same_slot`` pair of the grid (``localmem.infer.conflict.CO
 
 The pair chosen has the best dev update accuracy among those whose background rate is at most
 ``--max-background`` and whose dev false supersession is at most 0.02. The held-out dialogues
-are never read. The chosen values go into ``localmem/infer/conflict.py`` by hand. ``--reader``
+are never read (``--sets`` pools other in-sample sets: dev4, dev5; never dev6..dev8). The
+chosen values go into ``localmem/infer/conflict.py`` by hand. ``--reader``
 calibrates a candidate reader (a ``reading.npz`` of ``scripts/train_infer.py``) in place of the
 shipped one.
 """
@@ -37,14 +38,14 @@ from localmem.embed import make_embedder
 from localmem.infer import conflict, reading
 
 HERE = Path(__file__).resolve().parent
-#: the hand-written dev sets (never the held-out half)
+#: the hand-written dev sets pooled by default (never the held-out half)
 DEV_SETS = ("dev", "dev2", "dev3")
+#: what ``--sets`` may pool: the in-sample sets (dev6..dev8 are out-of-sample checks)
+IN_SAMPLE = (*DEV_SETS, "dev4", "dev5")
 
 
-def dev_rates(embedder, tmp: Path) -> dict[str, float]:
-    dialogues = [
-        d for name in DEV_SETS for d in load_dialogues(HERE / f"lab/data/infer/{name}.json")
-    ]
+def dev_rates(embedder, tmp: Path, sets: tuple[str, ...] = DEV_SETS) -> dict[str, float]:
+    dialogues = [d for name in sets for d in load_dialogues(HERE / f"lab/data/infer/{name}.json")]
     run = Run("infer")
     with Memory.open(tmp / "dev", embedder=embedder) as memory:
         for dialogue in dialogues:
@@ -77,7 +78,11 @@ def main() -> int:
     parser.add_argument("--grid", default="0.1:0.1,0.15:0.2,0.2:0.3,0.3:0.3,0.4:0.4")
     parser.add_argument("--max-background", type=float, default=0.01)
     parser.add_argument("--reader", default=None, help="a candidate reading.npz")
+    parser.add_argument("--sets", default=",".join(DEV_SETS), help="in-sample dev sets pooled")
     args = parser.parse_args()
+    sets = tuple(args.sets.split(","))
+    if not set(sets) <= set(IN_SAMPLE):
+        raise SystemExit(f"--sets pools only in-sample sets ({', '.join(IN_SAMPLE)})")
     if args.reader:
         candidate = reading.Reader(dict(np.load(args.reader, allow_pickle=False)))
         reading.shipped = lambda: candidate
@@ -88,7 +93,7 @@ def main() -> int:
         conflict.CONFIDENCE, conflict.SAME_SLOT_P = confidence, same
         with tempfile.TemporaryDirectory() as tmp_name:
             tmp = Path(tmp_name)
-            dev = dev_rates(embedder, tmp)
+            dev = dev_rates(embedder, tmp, sets)
             rate = background(embedder, tmp, args.locomo, args.conversations)
         rows.append((confidence, same, dev["update accuracy"], dev["false supersession"], rate))
         print(
