@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from localmem.retrieval.context import Candidate, SearchContext
-from localmem.retrieval.speakers import named_speakers, speaker_of, written_speaker
+from localmem.retrieval.speakers import named_speakers, speaker_of
 from localmem.store.columns import MemoryColumns, in_order
 from localmem.text import terms
 from localmem.types import MemoryItem
@@ -276,13 +276,13 @@ def _neighbours_of(ctx: SearchContext, rows: MemoryColumns) -> dict[int, tuple[i
             for a, b in itertools.pairwise(order):
                 after[a] = b
                 before[b] = a
-    # the chat turns without a session (speaker_in inlined: ~120 rows a search)
+    # the chat turns without a session (speaker_in of the columns: ~120 rows a search)
     loose = [
         label
-        for label, session, given, text in zip(
-            labels, rows.session_id, rows.speaker, rows.content, strict=True
+        for label, session, given, written in zip(
+            labels, rows.session_id, rows.speaker, rows.written, strict=True
         )
-        if not session and (given or written_speaker(text))
+        if not session and (given or written)
     ]
     if loose:
         near_before, near_after = near_in_time(ctx, loose)
@@ -480,11 +480,7 @@ def _pool_speakers(pool: Pool) -> list[str | None]:
     """Each candidate's speaker; a written prefix counts only when two candidates share it (a
     speaker speaks more than once; a lone "Error: ..." or "Note: ..." is not a speaker)."""
     rows = pool.rows
-    # speaker_in, inlined: ~220 calls a search
-    written = [
-        None if g else written_speaker(text)
-        for g, text in zip(rows.speaker, rows.content, strict=True)
-    ]
+    written = [None if g else w for g, w in zip(rows.speaker, rows.written, strict=True)]
     twice = {w for w, n in Counter(written).items() if n >= 2 and w}
     return [g or (w if w in twice else None) for g, w in zip(rows.speaker, written, strict=True)]
 
