@@ -334,8 +334,14 @@ def _context_cosine(pool: Pool) -> np.ndarray:
     mixed = vecs.of(pool.labels[rows])
     for side in (prev[rows], nxt[rows]):
         has = np.flatnonzero(side >= 0)
-        if len(has):
-            mixed[has] += NEIGHBOUR_WEIGHT * vecs.of(side[has])
+        if not len(has):
+            continue
+        theirs = vecs.of(side[has])  # a gathered copy: scaled in place, the same products
+        theirs *= NEIGHBOUR_WEIGHT
+        if len(has) == len(rows):  # each has one on this side (most): no gather and scatter
+            mixed += theirs
+        else:
+            mixed[has] += theirs
     mixed /= np.maximum(np.linalg.norm(mixed, axis=1, keepdims=True), 1e-12)
     out[rows] = mixed @ _query_vector(pool).astype(np.float64)
     return out
