@@ -9,8 +9,8 @@ the file hnswlib wrote at its last save, at a fixed place per element: the file 
 (``mmap``, read-only) and a search's vectors are numpy gathers from it, ~0.1-0.3 us a vector
 once its pages are in memory (a ``pread`` a vector cost ~2 us, docs/benchmarks.md, section
 ``latency6``). It takes no memory of the process's own beyond a label -> element table (16
-bytes a memory, and 8 for the same indexed by label, ``latency13``): the pages are the page cache's, unlike a second copy of every vector
-(1.5 GB at 1M).
+bytes a memory, and 8 for the same indexed by label, ``latency13``): the pages are the page
+cache's, unlike a second copy of every vector (1.5 GB at 1M).
 
 The file read is the one the index was loaded from or saved to, held open and mapped (its
 inode: a later save writes another file and replaces the path, never this file, so the map
