@@ -230,7 +230,9 @@ class RowMirror:
             values[codes[rows]].tolist(),
             RowTexts(content, rows),  # decoded where read (most never are)
             context.filled(rows).tolist(),
-            [speaker_of_json(x) for x in metadata.at(rows)],
+            [speaker_of_json(x) for x in metadata.at(rows)]
+            if metadata.held(rows)
+            else [None] * len(rows),  # no metadata in these rows (a store without any: most)
             written[codes_written[rows]].tolist(),
         )
 
@@ -511,6 +513,10 @@ class _Texts:
             str(data[a:b], "utf-8") if valid else None
             for a, b, valid in zip(starts, ends, self._valid[rows].tolist(), strict=True)
         ]
+
+    def held(self, rows: np.ndarray) -> bool:
+        """Whether any of these rows holds a value (not null)."""
+        return bool(self._valid[rows].any())
 
     def filled(self, rows: np.ndarray) -> np.ndarray:
         """Whether these rows hold a value that is not empty (``bool`` of each value)."""
