@@ -217,6 +217,8 @@ class SearchContext:
             return Placements.of(asked, self.placement(asked))
         out = mirror.placements(labels)
         held = self._items
+        if not held:  # no item made yet (most pools' first read): nothing to answer from
+            return out
         for i, label in enumerate(labels.tolist()):
             item = held.get(label)
             if item is not None:
