@@ -242,7 +242,8 @@ def _cosine(pool: Pool) -> np.ndarray:
 def _known_cosine(pool: Pool) -> np.ndarray:
     """The query's cosine with each pool memory the dense search returned (NaN for others)."""
     known = pool.ctx.cosines
-    return np.array([known.get(label, np.nan) for label in pool.labels.tolist()])
+    got = map(known.get, pool.labels.tolist(), itertools.repeat(np.nan))
+    return np.fromiter(got, dtype=np.float64, count=len(pool.labels))
 
 
 def _bm25(pool: Pool) -> np.ndarray:
@@ -499,7 +500,10 @@ def _pool_speakers(pool: Pool) -> list[str | None]:
     """Each candidate's speaker; a written prefix counts only when two candidates share it (a
     speaker speaks more than once; a lone "Error: ..." or "Note: ..." is not a speaker)."""
     rows = pool.rows
-    written = [None if g else w for g, w in zip(rows.speaker, rows.written, strict=True)]
+    if any(rows.speaker):
+        written = [None if g else w for g, w in zip(rows.speaker, rows.written, strict=True)]
+    else:  # no metadata names one (a chat stored as plain text): the written ones count
+        written = rows.written
     twice = {w for w, n in Counter(written).items() if n >= 2 and w}
     return [g or (w if w in twice else None) for g, w in zip(rows.speaker, written, strict=True)]
 
@@ -552,7 +556,10 @@ def f_length(pool: Pool) -> np.ndarray:
 
 def _evidence(name: str) -> Callable[[Pool], np.ndarray]:
     def feature(pool: Pool) -> np.ndarray:
-        return np.array([c.evidence.get(name, 0.0) for c in pool.cands], dtype=np.float64)
+        # each candidate's evidence.get(name, 0.0) by C-level maps (three features a search)
+        held = pool.cached("evidence", lambda: [c.evidence for c in pool.cands])
+        got = map(dict.get, held, itertools.repeat(name), itertools.repeat(0.0))
+        return np.fromiter(got, dtype=np.float64, count=len(held))
 
     feature.__name__ = f"f_{name}"
     return feature
