@@ -157,6 +157,8 @@ def _joined(columns: Sequence[Any]) -> Any:
         isinstance(c, RowTexts) and c.source is first.source for c in columns
     ):
         return RowTexts(first.source, np.concatenate([c.rows for c in columns]))
+    if len(columns) == 2 and isinstance(first, list) and isinstance(columns[1], list):
+        return first + columns[1]  # a pool and the memories that joined it: one C-level copy
     return list(itertools.chain(*columns))
 
 
