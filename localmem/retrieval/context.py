@@ -158,7 +158,7 @@ class SearchContext:
         if mirror is None:
             items = self.items(labels)
             return MemoryColumns.of_items([items[x] for x in labels if x in items])
-        made = [x for x in labels if x in held]
+        made = [x for x in labels if x in held] if held else []  # none made yet: most pools
         if not made:
             return mirror.columns(labels)
         rest = mirror.columns([x for x in labels if x not in held])
