@@ -17,8 +17,15 @@ from hypothesis import strategies as st
 from localmem.retrieval.features import NEAR_SECONDS, near_in_time
 from localmem.store import memories
 from localmem.store import mirror as mirror_module
-from localmem.store.columns import MemoryColumns, Placements, in_order, speaker_of_json
-from localmem.store.mirror import _Texts
+from localmem.store.columns import (
+    MemoryColumns,
+    Placements,
+    RowTexts,
+    in_order,
+    speaker_of_json,
+    written_speaker,
+)
+from localmem.store.mirror import _Texts, written_speakers
 
 BASE = datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
 _TEXT = st.one_of(st.none(), st.text(max_size=12))
@@ -46,22 +53,73 @@ def test_a_text_column_read_by_row_is_its_values(values, cuts, kind, data):
         assert texts.filled(at).tolist() == [bool(values[i]) for i in rows]
 
 
-@given(st.lists(st.integers(0, 50), unique=True, max_size=20), st.data())
-def test_columns_put_in_order_from_parts(labels, data):
+@given(st.lists(st.integers(0, 50), unique=True, max_size=20), st.booleans(), st.data())
+def test_columns_put_in_order_from_parts(labels, rows_held, data):
     """``in_order`` gathers the memories of several parts in the order asked, unknown labels
-    left out."""
+    left out; texts held as rows of a column (:class:`RowTexts`) stay rows and read the same."""
+    texts = [f"text {x}" for x in labels]
+    held = RowTexts(_Texts(pa.chunked_array([pa.array(texts, pa.string())])), np.arange(len(texts)))
     whole = MemoryColumns(
         labels,
         [f"s{x % 3}" if x % 2 else None for x in labels],
-        [f"text {x}" for x in labels],
+        held if rows_held else texts,
         [x % 5 == 0 for x in labels],
+        [None] * len(labels),
         [None] * len(labels),
     )
     split = data.draw(st.integers(0, len(labels)))
     asked = data.draw(st.permutations([*labels, 99, 100]))
     parts = [whole.take(range(split)), whole.take(range(split, len(labels)))]
-    expected = whole.take([labels.index(x) for x in asked if x in labels])
-    assert in_order(asked, parts) == expected
+    order = [labels.index(x) for x in asked if x in labels]
+    expected = whole.take(order)
+    got = in_order(asked, parts)
+    assert got == expected
+    assert list(got.content) == [texts[i] for i in order]
+    assert [got.content[i] for i in range(len(order))] == [texts[i] for i in order]
+    assert isinstance(got.content, RowTexts) == rows_held
+    grown = parts[0].then(parts[1])
+    assert list(grown.content) == texts and list(grown.head(split).content) == texts[:split]
+
+
+#: texts near the "Name: " rule's edges: names with non-ASCII letters, digits, dots, hyphens,
+#: both apostrophes, up to four words, non-ASCII spaces before and after, a colon with no space
+_NAMEISH = st.lists(
+    st.sampled_from([*"AZaz09_.'’- :\t\n\x1c\x85\xa0\u2003ÉéßŁłİ東京", "Ana", "Ben", "Zoë", ": "]),
+    max_size=16,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(_NAMEISH, st.text(max_size=20), st.none()), max_size=12), st.data())
+def test_the_written_speaker_read_by_re2_is_the_rule_on_text(texts, data):
+    """The "Name: " rule read over a whole column (RE2, the few texts it cannot settle read by
+    the rule) gives what the rule gives on each text, for any text (ASCII, non-ASCII names
+    and spaces, none, null), in any chunks."""
+    cut = data.draw(st.integers(0, len(texts)))
+    column = pa.chunked_array(
+        [pa.array(texts[:cut], pa.string()), pa.array(texts[cut:], pa.string())]
+    )
+    codes, values = written_speakers(column)
+    assert values[codes].tolist() == [written_speaker(t) if t is not None else None for t in texts]
+
+
+def test_the_written_speaker_examples():
+    """Names the rule takes and those it does not, read by RE2 as by the rule."""
+    cases = {
+        "Ana: hi": "Ana",
+        "  Zoë Angström: hi": "Zoë Angström",
+        "Zoë Ångström: hi": None,
+        "Ana Ben Cy Dee: hi": None,
+        "Lena told Zane": None,
+        "O’Neil: yes": "O’Neil",
+        "Ana:hi": None,
+        "Ana:\u2003hi": "Ana",
+        "\xa0Ben: x": "Ben",
+        "\x1cBen:\x1fx": "Ben",
+        "ana: hi": None,
+    }
+    codes, values = written_speakers(pa.chunked_array([pa.array(list(cases))]))
+    assert values[codes].tolist() == [written_speaker(t) for t in cases] == list(cases.values())
 
 
 _PLACE = st.tuples(

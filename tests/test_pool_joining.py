@@ -369,3 +369,14 @@ def test_the_grown_pool_is_the_pool_built_for_all_its_candidates(memory, monkeyp
         )
         read_apart += any(x not in ahead for x in joined)
     assert read_apart  # the path that reads the joined rows ran too
+
+
+@given(st.lists(st.integers(-3, 40), max_size=60))
+def test_a_pools_labels_made_distinct_as_numpy_does(labels):
+    """``sorted_unique`` (the pool's and its neighbours' labels made distinct, twice a search)
+    gives ``np.unique``'s array: the same values, order and dtype (none, one, repeats)."""
+    from localmem.retrieval.features import sorted_unique
+
+    given_ = np.array(labels, dtype=np.int64)
+    got, expected = sorted_unique(given_), np.unique(given_)
+    assert got.dtype == expected.dtype and got.tolist() == expected.tolist()

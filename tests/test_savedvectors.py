@@ -205,3 +205,32 @@ def test_a_file_that_cannot_be_mapped_leaves_the_reads_to_hnswlib(tmp_path, monk
     loaded, _ = VectorIndex.load(path, DIM)
     assert loaded._saved is None  # the reader was checked against hnswlib and let go
     assert np.array_equal(loaded.get(labels[:50]), _hnswlib(loaded, labels[:50]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    stored=st.lists(st.integers(0, 3000), max_size=60),
+    asked=st.lists(st.integers(-5, 6200), max_size=40),
+)
+def test_the_element_of_a_label_by_table_is_the_binary_searchs(stored, asked):
+    """Labels dense enough for a table by label (and sparse ones, which keep the binary search),
+    labels held twice (no element), asked labels outside the table or negative: the element
+    found is the one a binary search over the sorted labels finds."""
+    from localmem.store.savedvectors import SavedVectors, _by_label
+
+    labels = np.array(stored, dtype=np.int64)
+    order = np.argsort(labels, kind="stable")
+    ordered = labels[order]
+    keep = np.ones(len(ordered), dtype=bool)
+    twice = np.flatnonzero(ordered[1:] == ordered[:-1])
+    keep[twice] = keep[twice + 1] = False
+    reader = object.__new__(SavedVectors)
+    reader._labels, reader._rows = ordered[keep], order[keep]
+    reader._element = None
+    wanted = np.array(asked, dtype=np.int64)
+    expected = reader.rows(wanted)
+    reader._element = _by_label(reader._labels, reader._rows)
+    assert reader.rows(wanted).tolist() == expected.tolist()
+    for label, row in zip(labels.tolist(), range(len(labels)), strict=True):
+        if stored.count(label) == 1:
+            assert reader.rows(np.array([label]))[0] == row

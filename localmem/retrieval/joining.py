@@ -24,7 +24,7 @@ import numpy as np
 
 from localmem.retrieval import temporal
 from localmem.retrieval.context import Candidate, SearchContext
-from localmem.retrieval.features import Pool, build_pool, grow_pool, neighbours
+from localmem.retrieval.features import Pool, build_pool, grow_pool, neighbours, sorted_unique
 from localmem.store import timeline
 from localmem.store.timeline import Window
 
@@ -50,7 +50,7 @@ def scored_pool(ctx: SearchContext) -> tuple[Pool, dict[str, int]]:
     pool = build_pool(ctx, cands, prefetch=sorted(near - inside))
     if top:
         prev, nxt = pool.cached("neighbours", lambda: np.stack(neighbours(pool)))
-        found = np.unique(np.concatenate([prev[:top], nxt[:top]]))
+        found = sorted_unique(np.concatenate([prev[:top], nxt[:top]]))
         found = found[found >= 0]
         if ctx.allowed is not None:  # a neighbour outside the search's filters stays out
             found = found[timeline.members(ctx.allowed, found)]

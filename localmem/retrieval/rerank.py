@@ -55,10 +55,14 @@ class LinearReranker:
         """The features it reads, in a fixed order."""
         return list(self.weights)
 
+    @cached_property
+    def _vector(self) -> np.ndarray:
+        """The weights in the order of :attr:`names` (made once per loaded reranker)."""
+        return np.array([self.weights[n] for n in self.names], dtype=np.float64)
+
     def score(self, matrix: np.ndarray) -> np.ndarray:
         """Scores for rows of :func:`feature_matrix` built with :attr:`names`."""
-        w = np.array([self.weights[n] for n in self.names], dtype=np.float64)
-        return matrix @ w
+        return matrix @ self._vector
 
 
 @lru_cache(maxsize=8)
@@ -96,12 +100,10 @@ def rerank_stage(ctx: SearchContext) -> dict | None:
 
 def _reorder(ctx: SearchContext, scored: list[tuple[Candidate, float]]) -> None:
     """Give the scored candidates their new scores; the others follow, in their old order."""
-    ranked = ctx.ranked()
-    done = {c.label for c, _ in scored}
+    rest = ctx.ranked(leaving_out={c.label for c, _ in scored})  # before the scores change
     for cand, value in scored:
         cand.score = float(value)
     floor = min((v for _, v in scored), default=0.0)
-    rest = [c for c in ranked if c.label not in done]
     for i, cand in enumerate(rest, start=1):
         cand.score = floor - 1.0 - i * 1e-6
 

@@ -1,14 +1,18 @@
-"""Who said a memory, and whom a query names (pure functions the reranker's features use)."""
+"""Who said a memory, and whom a query names (pure functions the reranker's features use).
+
+:func:`written_speaker` (the "Name: " rule) lives with the columns the store reads
+(:mod:`localmem.store.columns`), which apply it to rows held in memory without decoding them."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Set
 from functools import lru_cache
 
-from localmem.store.columns import given_speaker
+from localmem.store.columns import given_speaker, written_speaker
 from localmem.text import words
 from localmem.types import MemoryItem
+
+__all__ = ["named_speakers", "speaker_in", "speaker_of", "written_speaker"]
 
 
 def named_speakers(query: str | Set[str], speakers: set[str]) -> set[str]:
@@ -25,10 +29,6 @@ def _first_word(name: str) -> str | None:
     return found[0] if found else None
 
 
-#: "Caroline: I went to..." : a speaker's name written before the words, as chat logs do
-_PREFIX = re.compile(r"^\s*([A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}):\s")
-
-
 def speaker_of(item: MemoryItem) -> str | None:
     """Who said a memory: its ``speaker`` field, else a "Name: ..." prefix of its text."""
     return speaker_in(given_speaker(item.metadata), item.content)
@@ -38,11 +38,3 @@ def speaker_in(given: str | None, text: str) -> str | None:
     """Who said a memory whose metadata names ``given`` (:func:`given_speaker`) and whose text
     is ``text``: the speaker given, else a "Name: ..." prefix of the text."""
     return given or written_speaker(text)
-
-
-@lru_cache(maxsize=100_000)
-def written_speaker(text: str) -> str | None:
-    """The "Name: " a text starts with (pure; kept: the reranker asks ~4 times a memory per
-    search, and a memory again in every search whose pool it enters)."""
-    found = _PREFIX.match(text)
-    return found.group(1) if found else None
