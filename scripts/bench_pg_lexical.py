@@ -9,8 +9,9 @@ For each of ``--queries`` synthetic queries (scripts/bench_store.py's, the ones 
 scale`` times), the lexical half of a hybrid search alone: ``PgLexicalIndex.scored(q).top(k)``
 (k = the search's 70 candidates), once with this checkout's ``impact.py`` and once with
 ``--other``'s (loaded from its file, the same database and connection pool), the order
-alternating per query. Queries whose top k scores differ are counted (main's full scoring
-tokenised the joined stems again, which drops some: "sam seoul" -> "seoul"). Reported:
+alternating per query. Queries whose top k (labels and scores) differ are counted (main's full
+scoring once tokenised the joined stems again, which dropped some: "sam seoul" -> "seoul").
+Reported:
 p50/p95 of each, by the query's postings (its terms' document frequencies summed), and this
 code's rounds, postings read and memories looked up. The store is opened read-only.
 """
@@ -57,7 +58,17 @@ def main() -> None:
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--k", type=int, default=70)
     p.add_argument("--out", type=Path)
+    p.add_argument(
+        "--rounds-share",
+        type=float,
+        help="this code's impact.ROUNDS_SHARE (the rounds' share of a query's postings)",
+    )
+    p.add_argument("--lookups-most", type=int, help="this code's impact.LOOKUPS_MOST")
     args = p.parse_args()
+    if args.rounds_share is not None:
+        impact.ROUNDS_SHARE = args.rounds_share
+    if args.lookups_most is not None:
+        impact.LOOKUPS_MOST = args.lookups_most
     db = PgDatabase(args.url, read_only=True)
     lex = PgLexicalIndex(db)
     other = other_scores(args.other)
@@ -73,18 +84,15 @@ def main() -> None:
         got = {}
         for name in order:
             t0 = time.perf_counter()
-            if name == "this":
-                sc = lex.scored(q)
-            else:
-                sc = other(db, list(lex.scored(q).terms), lex.scores)
-            got[name] = sc.top(args.k)[1]
+            sc = lex.scored(q) if name == "this" else other(db, list(lex.scored(q).terms))
+            got[name] = sc.top(args.k)
             times[name].append((time.perf_counter() - t0) * 1000)
             if name == "this":
                 postings.append(sc._postings)
                 rounds.append(sc.rounds)
                 read.append(sc.postings_read)
                 looked.append(sc.looked_up)
-        if len(got["this"]) != len(got["other"]) or not np.array_equal(got["this"], got["other"]):
+        if not all(np.array_equal(a, b) for a, b in zip(got["this"], got["other"], strict=True)):
             differ.append(q)
     res: dict = {
         "queries": args.queries,
@@ -94,6 +102,8 @@ def main() -> None:
         "loadavg_end": os.getloadavg(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "full_below": impact.FULL_BELOW,
+        "rounds_share": impact.ROUNDS_SHARE,
+        "lookups_most": impact.LOOKUPS_MOST,
         "differ": len(differ),
         "differ_examples": differ[:5],
     }
