@@ -218,7 +218,7 @@ class ImpactScores(Scores):
             found, bound = self._round(depth, k, allowed)
             if found is _EVERY:  # settling it would look up too many memories
                 break
-            if found is not _DEEPER:
+            if isinstance(found, set):  # else the next round reads deeper (_DEEPER)
                 labels, scores = self._best(found, k, allowed)
                 if not np.isfinite(bound) or (
                     len(labels) == k and _beats(float(scores[-1]), bound)
