@@ -1,11 +1,12 @@
 """Every posting of some terms read from PostgreSQL as numpy arrays, one statement, term by term.
 
 BM25 over a common word's postings at a million memories: scored by the server's executor (a
-hash aggregate over an index-only scan) each posting cost ~0.5-1 us; sent as rows, a psycopg
-tuple each, about as much again. Here each term's postings come back as three arrays (labels,
-tf, document length: ``array_agg`` over an index-only scan of the covering index), in
-PostgreSQL's binary format, read by numpy without a Python object per posting; the client
-scores them (``impact.py``). Measured in docs/benchmarks.md ("pg3").
+hash aggregate over an index-only scan, then the memories at the k-th score looked up) each
+posting cost 0.7-1.0 us. Here each term's postings come back as three arrays (labels, tf,
+document length: ``array_agg`` over an index-only scan of the covering index), in
+PostgreSQL's binary format, read by numpy without a Python object per posting (~0.36 us a
+posting, most of it the server's scan and building the arrays); the client scores them
+(``impact.py``, 0.5-5 ms at 1M). Measured in docs/benchmarks.md ("pg3").
 
 One statement, so one snapshot: another process's add is either wholly in or wholly out. The
 rows are read one at a time (psycopg's ``stream``, libpq's single-row mode), so a query's
