@@ -171,3 +171,36 @@ def test_a_store_made_before_gets_covering_indexes_at_a_writable_open(pg_url, em
         assert db.scalar("SELECT to_regclass('memories_embed_hash') IS NOT NULL")
         assert any("built the indexes" in n for n in mem.store.notices)
         _same(ref, mem, "w0 w3 w7", 10, None)
+
+
+def test_every_posting_of_some_terms_comes_back_as_arrays_in_the_order_asked(pg_url, embedder):
+    """postings.each_term: each term's postings as the table holds them (labels past 32 bits,
+    a length not yet filled in read as 0), in the order the terms were given; a term without
+    postings is skipped."""
+    from localmem import Memory
+    from localmem.store.postgres.postings import each_term
+
+    with Memory.open(pg_url, embedder=embedder) as mem:
+        db = mem.kernel.db
+        rows = [(7, 2**40 + 3, 2, 9), (7, 5, 1, 4), (3, 11, 4, None), (9, 5, 1, 4)]
+        for term_id, label, tf, dl in rows:
+            db.execute(
+                "INSERT INTO lex_postings (term_id, label, tf, dl, impact) VALUES (?, ?, ?, ?, 1)",
+                [term_id, label, tf, dl],
+            )
+        got = []
+        each_term(
+            db,
+            [9, 4, 7, 3],
+            lambda place, labels, tf, dl: got.append(
+                (place, sorted(zip(labels.tolist(), tf.tolist(), dl.tolist(), strict=True)))
+            ),
+        )
+        assert got == [
+            (0, [(5, 1, 4)]),
+            (2, [(5, 1, 4), (2**40 + 3, 2, 9)]),
+            (3, [(11, 4, 0)]),
+        ]
+        assert all(isinstance(x, int) for _, r in got for x in r[0])
+        each_term(db, [], lambda *a: got.append(a))  # nothing asked: no statement, no call
+        assert len(got) == 3

@@ -14,11 +14,14 @@ algorithm, Fagin et al., with reads that need no visit to the table):
 2. bounds what a memory not found at all could score: the sum of those last weights;
 3. looks up by label (index only) just the memories whose known part plus those maxima reach
    the k-th best known part, and only if the k-th best upper bound beats the bound (else the
-   round cannot settle the query: reading deeper is cheaper than looking up);
+   round cannot settle the query: reading deeper is cheaper than looking up) and they are
+   at most :data:`LOOKUPS_MOST` (else scoring every posting is cheaper);
 4. stops when its ``k``-th best exact score beats the bound; otherwise reads four times
    deeper, until the rounds would have read :data:`ROUNDS_SHARE` of the query's postings:
-   then every posting is scored on the server, which sends back only the memories at the
-   k-th score (not every score).
+   then every posting is scored here, read as numpy arrays in one statement
+   (:mod:`~localmem.store.postgres.postings`; ~2x cheaper a posting than the server's hash
+   aggregate, which this replaced, and the rounds' reads and lookups cost more a posting than
+   that, so they get a small share).
 
 On texts whose memories tie (the synthetic benchmark texts: tf 1, a few lengths, so every
 posting of a word has one of a few impacts), the bound falls below the k-th score only past
@@ -28,8 +31,9 @@ postings"). A query whose terms have few postings in all (:data:`FULL_BELOW`) ha
 scored at once.
 
 The scores of other labels (the reranker's pool, their neighbours) are read for those labels
-only. Scores are in double precision and handed on as float32, as the full scoring did, so
-the ranking is the embedded index's (tests/test_pg_lexical.py).
+only (or from the array, once every posting was scored). Scores are added as the embedded
+index adds them, to the last bit, so the ranking is the embedded index's, ties included
+(tests/test_pg_lexical.py).
 """
 
 from __future__ import annotations
@@ -40,7 +44,9 @@ from typing import Any
 import numpy as np
 
 from localmem.store.maxscore import K1, B
+from localmem.store.maxscore import weight as weight_of
 from localmem.store.postgres.db import PgDatabase
+from localmem.store.postgres.postings import each_term
 from localmem.store.scores import ArrayScores, Scores
 
 #: the average document length the stored impacts assume (memories hold about 10 index terms)
@@ -50,12 +56,15 @@ IMPACT_SQL = f"tf::REAL / ({(1 - B) * A0} + {B} * coalesce(dl, 0))"
 #: postings of each term read at first (times k), and the most before scoring them all
 FIRST = 4
 SHALLOWEST = 64
-#: rounds stop (and every posting is scored) past this share of the query's postings
-ROUNDS_SHARE = 0.5
-#: a round looks up at most this many memories by label (index only); past it the next round
-#: reads deeper instead (at 1M a cap of 2,000 sent queries of 100-250k postings to scoring
-#: every posting: 221 against 35 ms at the median, docs/benchmarks.md)
-LOOKUPS_MOST = 20_000
+#: rounds stop (and every posting is scored) past this share of the query's postings: at 1M
+#: a first round (280 postings a term) settles most queries of 5-30k postings, a second
+#: some of 100-250k, and deeper ones cost more than scoring every posting (docs/benchmarks.md,
+#: "pg3": 0.5 against 0.03, 0.1 and 0)
+ROUNDS_SHARE = 0.03
+#: a round looks up at most this many memories by label (index only); past it every posting
+#: is scored instead (at 1M rounds that looked up 5-16k memories took 150-900 ms, more than
+#: every posting of the query read and scored here, docs/benchmarks.md "pg3")
+LOOKUPS_MOST = 3_000
 #: how much deeper each round reads
 GROWTH = 4
 DEEPEST = 20_000
@@ -65,26 +74,10 @@ FEW = 4096
 #: (a few milliseconds either way; at 1M the rounds settled queries of 10-30k postings in
 #: 2-4 ms against 27-35 ms scoring them all, docs/benchmarks.md)
 FULL_BELOW = 5_000
-#: memory for the hash aggregate of :meth:`ImpactScores._full_top` (PostgreSQL's default 4 MB
-#: spilled a six-term query's 221k memories to disk at 1M)
-FULL_WORK_MEM_MB = 64
 
-_F = "::DOUBLE PRECISION"  # PostgreSQL's literals are numeric, and numeric arithmetic is slow
-_WEIGHT = f"""{K1 + 1}{_F} * p.tf
-    / (p.tf + {K1}{_F} * (1{_F} - {B}{_F} + {B}{_F} * coalesce(p.dl, 0) / ?{_F}))"""
-# every memory holding a query term scored (weights and the average length from the caller, as
-# ``_add`` uses them), and those within a hair of the k-th score kept: float32 rounding may tie
-# them, and ties are decided by label
-_FULL_TOP = f"""
-WITH s AS (
-    SELECT p.label, sum(q.w * {_WEIGHT}) AS score
-    FROM unnest(?::INTEGER[], ?::DOUBLE PRECISION[]) AS q(tid, w)
-    JOIN lex_postings p ON p.term_id = q.tid
-    GROUP BY p.label)
-SELECT label, score FROM s
-WHERE score >= coalesce((SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET ?), 0{_F})
-               * 0.999999{_F}
-"""
+
+#: what a round that does not settle the query asks for: a deeper round, or every posting
+_DEEPER, _EVERY = "deeper", "every posting"
 
 
 def impact(tf: Sequence[int], dl: Sequence[int]) -> np.ndarray:
@@ -223,7 +216,9 @@ class ImpactScores(Scores):
             if self.postings_read + planned > ROUNDS_SHARE * self._postings:
                 break
             found, bound = self._round(depth, k, allowed)
-            if found is not None:
+            if found is _EVERY:  # settling it would look up too many memories
+                break
+            if isinstance(found, set):  # else the next round reads deeper (_DEEPER)
                 labels, scores = self._best(found, k, allowed)
                 if not np.isfinite(bound) or (
                     len(labels) == k and _beats(float(scores[-1]), bound)
@@ -235,30 +230,21 @@ class ImpactScores(Scores):
         return self._full_top(k) if allowed is None else self._all().top(k, allowed)
 
     def _full_top(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The best ``k`` from every posting of the query's terms, scored and cut on the server
-        (one index-only scan and a hash aggregate in memory): only the memories at or above the
-        k-th score come back, not every score (221k rows for a six-term query at 1M)."""
-        idf, _, avgdl = self._collection()
-        tids = list(idf)
-        with self.db.transaction():
-            self.db.execute(f"SET LOCAL work_mem = '{FULL_WORK_MEM_MB}MB'")
-            rows = self.db.fetchall(_FULL_TOP, [avgdl, tids, [idf[t] for t in tids], k - 1])
-        self.rounds += 1
-        self.postings_read += self._postings
-        found = sorted({int(r[0]) for r in rows})
-        self._score(found)  # their scores as the embedded index adds them (``_sums``)
-        self.looked_up += len(found)
-        return self._best(set(found), k, None)
+        """The best ``k`` from every posting of the query's terms, scored here
+        (:meth:`_all`)."""
+        return self._all().top(k)
 
     def _round(
         self, depth: int, k: int, allowed: np.ndarray | None
-    ) -> tuple[set[int] | None, float]:
+    ) -> tuple[set[int] | str, float]:
         """Read each term's ``depth`` postings of highest impact (index only: they carry tf
         and the document length) and score exactly the memories that could still be among the
         best ``k``; returns them and the bound on any memory not read (inf: every list read
-        to its end, so nothing is left unread), or None for them when this depth cannot settle
-        the query (even the k-th best upper bound does not beat the bound): no memory is
-        looked up then, the next round reads deeper.
+        to its end, so nothing is left unread), or :data:`_DEEPER` for them when this depth
+        cannot settle the query (even the k-th best upper bound does not beat the bound): no
+        memory is looked up then, the next round reads deeper; or :data:`_EVERY` when settling
+        it would look up more than :data:`LOOKUPS_MOST` memories: every posting is scored
+        instead.
 
         A memory read in some lists has a known part (those lists' exact weights) and, for each
         list it was not read in that goes on, at most the weight at that list's last impact.
@@ -309,34 +295,43 @@ class ImpactScores(Scores):
         if np.isfinite(bound) and (
             len(labels) < k or not _beats(float(np.partition(most, len(most) - k)[-k]), bound)
         ):
-            return None, bound
+            return _DEEPER, bound
         open_ = ~exact
         if len(labels) >= k:  # the k-th best known part: a memory that cannot reach it is out
             kth = float(np.partition(known, len(labels) - k)[len(labels) - k])
             open_ &= ~(kth > most * (1 + 1e-6) + 1e-12)
-        if np.isfinite(bound) and open_.sum() > LOOKUPS_MOST:  # deeper reads are cheaper
-            return None, bound
+        if np.isfinite(bound) and open_.sum() > LOOKUPS_MOST:  # scoring them all is cheaper
+            return _EVERY, bound
         self.looked_up += int(open_.sum())
         self.at(labels[open_])
         return set(labels[exact | open_].tolist()), bound
 
     def _all(self) -> ArrayScores:
-        """Every posting of the query's terms scored (index only), an array by label."""
+        """Every posting of the query's terms read (one statement, as numpy arrays:
+        :mod:`~localmem.store.postgres.postings`) and scored here as the embedded index scores
+        them all (``PrunedScores.dense``: each term's weights added to a float32 array by
+        label, term by term in the query's order); an array by label."""
         if self._array is None:
-            idf, _, _ = self._collection()
-            size = int(self.db.scalar("SELECT coalesce(max(label), -1) + 1 FROM memories"))
-            array = np.zeros(max(size, 1), dtype=np.float32)
-            if idf:
-                rows = self.db.fetchall(
-                    "SELECT term_id, label, tf, coalesce(dl, 0) FROM lex_postings "
-                    "WHERE term_id = ANY(?::INTEGER[])",
-                    [list(idf)],
+            idf, _, avgdl = self._collection()
+            tids = sorted(idf, key=self._position.__getitem__)
+            sums = np.zeros(0, dtype=np.float32)
+
+            def add(place: int, labels: np.ndarray, tf: np.ndarray, dl: np.ndarray) -> None:
+                nonlocal sums
+                top = int(labels.max()) + 1
+                if top > len(sums):
+                    grown = np.zeros(max(top, len(sums) * 3 // 2), dtype=np.float32)
+                    grown[: len(sums)] = sums
+                    sums = grown
+                idf_t = np.float64(idf[tids[place]])
+                sums[labels] += weight_of(
+                    idf_t, tf.astype(np.float32), dl.astype(np.float32), avgdl
                 )
-                if rows:
-                    labels, sums = self._row_sums(rows)
-                    inside = labels < len(array)  # a memory added since the size was read
-                    array[labels[inside]] = sums[inside]
-            self._array = array
+                self.postings_read += len(labels)
+
+            each_term(self.db, tids, add)
+            self.rounds += 1
+            self._array = sums
         return ArrayScores(self._array)
 
     def _best(
