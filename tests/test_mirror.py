@@ -292,3 +292,45 @@ def test_held_rows_times_are_those_of_the_database():
         got = _values(column)
         assert got == expected and [repr(x) for x in got] == [repr(x) for x in expected]
     assert _values(pa.chunked_array([pa.array(["a", None])])) == ["a", None]
+
+
+def test_written_speakers_beyond_ascii_follow_the_texts_through_writes(memory, monkeypatch):
+    """The "Name: " column read by RE2 from DuckDB's Arrow rows (non-ASCII names and spaces
+    decoded and read by the rule) is the rule's on each row's text: read whole, with changed
+    rows in the overlay, and read whole again after them (review5: the other tests' speakers
+    are ASCII)."""
+    from localmem.store.columns import written_speaker
+
+    texts = [
+        "Zoë: I planted tulips",
+        "  Łucja Nowak: the boat",  # a name the rule refuses (Ł is not A-Z)
+        "\u3000Ana: an ideographic space before",
+        "Ben:\u2003an em space after",
+        "O’Neil: the trip",
+        "Zoë Ångström: refused too",
+        "no speaker at all",
+        "Chen:\nthe line goes on",
+    ]
+    made = memory.add_many(texts)
+    rows = memory.kernel.rows()
+    db = memory.kernel.db
+    labels = [m.label for m in made]
+
+    def check() -> None:
+        got = memory.kernel.rows().columns(labels)
+        assert got.written == [written_speaker(t) for t in got.content]
+        _check_columns(memory.kernel.rows(), db, labels)
+
+    assert rows.columns(labels).written[:5] == ["Zoë", None, "Ana", "Ben", "O’Neil"]
+    check()
+    memory.update(made[6].id, content="Émile: now a speaker, beyond ASCII")
+    memory.update(made[0].id, content="no longer a speaker")
+    memory.delete(made[2].id)
+    check()
+    reads = memory.kernel.rows().reads
+    monkeypatch.setattr(mirror_module, "OVERLAY_MIN", 1)
+    monkeypatch.setattr(mirror_module, "OVERLAY_SHARE", 0.0)
+    memory.update(made[1].id, content="Ana Bé: a second word beyond ASCII")
+    memory.update(made[3].id, content="Ben: plain again")
+    check()
+    assert memory.kernel.rows().reads > reads  # the column was built again from the new base

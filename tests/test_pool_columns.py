@@ -122,6 +122,17 @@ def test_the_written_speaker_examples():
     assert values[codes].tolist() == [written_speaker(t) for t in cases] == list(cases.values())
 
 
+@pytest.mark.parametrize("kind", [pa.string(), pa.large_string(), pa.string_view()])
+def test_the_written_speaker_of_a_column_in_any_text_layout(kind):
+    """The column's "Name: " read from any layout of Arrow text a DuckDB may hand over (as the
+    texts themselves are, ``_Texts``: another layout is read as one it reads), a slice too."""
+    texts = ["Ana: hi", "Zoë: hi", None, "no one", "\u3000Ben: x"]
+    padded = pa.array(["x", *texts, "y"], kind).slice(1, len(texts))
+    for column in (pa.chunked_array([pa.array(texts, kind)]), pa.chunked_array([padded])):
+        codes, values = written_speakers(column)
+        assert values[codes].tolist() == ["Ana", "Zoë", None, None, "Ben"]
+
+
 _PLACE = st.tuples(
     st.sampled_from([None, "", "s1"]),
     st.sampled_from([None, "u1", "u2"]),

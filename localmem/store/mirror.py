@@ -463,6 +463,8 @@ def written_speakers(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     ASCII) are decoded and read by the rule itself."""
     pc = _compute()
     whole = column.combine_chunks()
+    if not (pa.types.is_string(whole.type) or pa.types.is_large_string(whole.type)):
+        whole = whole.cast(pa.large_string())  # RE2's kernels read these two (as _Texts does)
     names = pc.struct_field(pc.extract_regex(whole, WRITTEN_ASCII_RE2), [0])
     maybe = pc.and_(
         pc.fill_null(pc.match_substring_regex(whole, WRITTEN_LOOSE_RE2), False), names.is_null()
