@@ -352,9 +352,14 @@ class LexicalIndex:
         self._ensure_loaded()
         labels = np.asarray(labels, dtype=np.int64)
         with self._lock:
-            lengths = np.zeros(len(labels), dtype=np.int64)
-            inside = (labels >= 0) & (labels < len(self._doc_len))
-            lengths[inside] = self._doc_len[labels[inside]].astype(np.int64)
+            n_docs = len(self._doc_len)
+            if len(labels) and labels.min() >= 0 and labels.max() < n_docs:
+                # every label inside the table (a search's pool): one gather, no masks
+                lengths = self._doc_len[labels].astype(np.int64)
+            else:
+                lengths = np.zeros(len(labels), dtype=np.int64)
+                inside = (labels >= 0) & (labels < n_docs)
+                lengths[inside] = self._doc_len[labels[inside]].astype(np.int64)
             ids = self._ensure_terms()
             holds = np.zeros((len(labels), len(stems)), dtype=bool)
             # removed labels' compressed postings are an older text's: the same for every term
