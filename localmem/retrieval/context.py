@@ -119,7 +119,7 @@ class SearchContext:
         if len(labels) == 0:
             return np.zeros((0, self.kernel.embedder.dim), dtype=np.float32)
         if self._allowed_vectors is not None and self.allowed is not None and len(self.allowed):
-            at = np.searchsorted(self.allowed, labels).clip(0, len(self.allowed) - 1)
+            at = np.minimum(np.searchsorted(self.allowed, labels), len(self.allowed) - 1)
             if bool(np.all(self.allowed[at] == labels)):
                 return self._allowed_vectors[at]
         return self.kernel.store.vectors_of(labels)

@@ -108,7 +108,7 @@ class SavedVectors:
             return np.where(inside, by_label[np.where(inside, labels, 0)], -1)
         if not len(self._labels):
             return np.full(len(labels), -1, dtype=np.int64)
-        at = np.searchsorted(self._labels, labels).clip(0, len(self._labels) - 1)
+        at = np.minimum(np.searchsorted(self._labels, labels), len(self._labels) - 1)
         return np.where(self._labels[at] == labels, self._rows[at], -1)
 
     def read(self, labels: np.ndarray, rows: np.ndarray) -> np.ndarray | None:

@@ -127,7 +127,7 @@ def members(sorted_labels: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """Which of ``labels`` are in ``sorted_labels`` (a binary search each)."""
     if not len(sorted_labels):
         return np.zeros(len(labels), dtype=bool)
-    at = np.searchsorted(sorted_labels, labels).clip(0, len(sorted_labels) - 1)
+    at = np.minimum(np.searchsorted(sorted_labels, labels), len(sorted_labels) - 1)
     kept: np.ndarray = sorted_labels[at] == labels
     return kept
 
