@@ -16,6 +16,7 @@ from localmem.retrieval.options import SearchOptions
 from localmem.retrieval.query import ParsedQuery
 from localmem.store import memories, records
 from localmem.store.columns import MemoryColumns, Placements, in_order
+from localmem.store.lookup import find_sorted
 from localmem.store.scores import Scores
 from localmem.types import MemoryItem, StageReport
 
@@ -119,8 +120,8 @@ class SearchContext:
         if len(labels) == 0:
             return np.zeros((0, self.kernel.embedder.dim), dtype=np.float32)
         if self._allowed_vectors is not None and self.allowed is not None and len(self.allowed):
-            at = np.minimum(np.searchsorted(self.allowed, labels), len(self.allowed) - 1)
-            if bool(np.all(self.allowed[at] == labels)):
+            at, found = find_sorted(self.allowed, labels)
+            if bool(found.all()):
                 return self._allowed_vectors[at]
         return self.kernel.store.vectors_of(labels)
 

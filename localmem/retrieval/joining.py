@@ -26,6 +26,7 @@ from localmem.retrieval import temporal
 from localmem.retrieval.context import Candidate, SearchContext
 from localmem.retrieval.features import Pool, build_pool, grow_pool, neighbours, sorted_unique
 from localmem.store import timeline
+from localmem.store.lookup import members
 from localmem.store.timeline import Window
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def scored_pool(ctx: SearchContext) -> tuple[Pool, dict[str, int]]:
         found = sorted_unique(np.concatenate([prev[:top], nxt[:top]]))
         found = found[found >= 0]
         if ctx.allowed is not None:  # a neighbour outside the search's filters stays out
-            found = found[timeline.members(ctx.allowed, found)]
+            found = found[members(ctx.allowed, found)]
         before = len(cands)
         joined["neighbours"] = _join(ctx, cands, inside, found.tolist(), "neighbour", floor)
         if joined["neighbours"]:  # the pool's columns kept, theirs added (read ahead, most)

@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from localmem.store.backend import StoreDatabase
 from localmem.store.db import Database
+from localmem.store.lookup import members
 from localmem.store.maxscore import PrunedScores, TermPostings, weight
 from localmem.store.scores import Scores, best
 from localmem.text import TERMS_VERSION, term_counts, terms
@@ -380,11 +381,7 @@ class LexicalIndex:
         if tid + 1 < len(self._offsets):
             rows = self._labels[self._offsets[tid] : self._offsets[tid + 1]]  # sorted by label
             if len(rows):
-                at = rows.searchsorted(labels)
-                # past the end: the last row (not a match, as the label is above it); minimum,
-                # not clip, whose range checks cost ~8 us a call, more than the search
-                np.minimum(at, len(rows) - 1, out=at)
-                found = rows[at] == labels
+                found = members(rows, labels)
             if removed is not None:
                 found &= ~removed
         extra = self._delta.get(tid)

@@ -52,6 +52,7 @@ from localmem.store.columns import (
     speaker_of_json,
     written_speaker,
 )
+from localmem.store.lookup import members
 from localmem.store.records import MEMORY_COLUMNS, Placement, aware, placement_of, row_to_item
 from localmem.store.timeline import Window
 from localmem.types import MemoryItem
@@ -370,7 +371,7 @@ class RowMirror:
                     distance[label] = abs(at - mid)
             chosen = np.array(sorted(distance), dtype=np.int64)
             if allowed is not None:
-                chosen = chosen[timeline_rows.members(allowed, chosen)]
+                chosen = chosen[members(allowed, chosen)]
             return sorted(chosen.tolist(), key=lambda x: (distance[x], x))[:limit]
 
     # -- derived indexes of the base (made on first use) ---------------------------------

@@ -41,6 +41,8 @@ from typing import BinaryIO
 
 import numpy as np
 
+from localmem.store.lookup import find_sorted
+
 _HEADER = struct.Struct("<6QiI3QdQ")  # 96 bytes
 _CHUNK_ROWS = 1 << 12
 
@@ -108,8 +110,8 @@ class SavedVectors:
             return np.where(inside, by_label[np.where(inside, labels, 0)], -1)
         if not len(self._labels):
             return np.full(len(labels), -1, dtype=np.int64)
-        at = np.minimum(np.searchsorted(self._labels, labels), len(self._labels) - 1)
-        return np.where(self._labels[at] == labels, self._rows[at], -1)
+        at, found = find_sorted(self._labels, labels)
+        return np.where(found, self._rows[at], -1)
 
     def read(self, labels: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
         """The vectors of these labels at these elements (float32, one row each); None when an

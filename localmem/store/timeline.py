@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from localmem.store.backend import StoreDatabase
+from localmem.store.lookup import members
 from localmem.store.records import to_db_time
 
 _WHEN = "coalesce(event_time, created_at)"  # a memory's time: its event time, else storage time
@@ -121,15 +122,6 @@ def nearest(
             found: list[int] = inside[order].tolist()
             return found
         width *= 4
-
-
-def members(sorted_labels: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Which of ``labels`` are in ``sorted_labels`` (a binary search each)."""
-    if not len(sorted_labels):
-        return np.zeros(len(labels), dtype=bool)
-    at = np.minimum(np.searchsorted(sorted_labels, labels), len(sorted_labels) - 1)
-    kept: np.ndarray = sorted_labels[at] == labels
-    return kept
 
 
 def micros(moment: datetime) -> int:

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from localmem.store.lookup import members
 from localmem.store.maxscore import K1, B
 from localmem.store.maxscore import weight as weight_of
 from localmem.store.postgres.db import PgDatabase
@@ -339,8 +340,7 @@ class ImpactScores(Scores):
     ) -> tuple[np.ndarray, np.ndarray]:
         labels = np.array(sorted(x for x in found if self._known.get(x, 0.0) > 0), np.int64)
         if allowed is not None and len(labels):
-            at = np.searchsorted(allowed, labels).clip(0, max(len(allowed) - 1, 0))
-            labels = labels[(allowed[at] == labels) if len(allowed) else np.zeros(0, bool)]
+            labels = labels[members(allowed, labels)]
         scores = np.array([self._known[x] for x in labels.tolist()], dtype=np.float32)
         order = np.lexsort((labels, -scores))[:k]
         return labels[order], scores[order]
