@@ -42,10 +42,12 @@ PRUNE_FROM = 250_000
 MOST_TERMS = 8
 
 
-def weight(idf: float, tfs: np.ndarray, lengths: np.ndarray, avgdl: float) -> np.ndarray:
-    """BM25's weight of postings of one term (``tfs`` and the documents' ``lengths`` as
-    float32 arrays); the one formula both the dense and the pruned scoring use, so they agree
-    to the bit."""
+def weight(
+    idf: float | np.ndarray, tfs: np.ndarray, lengths: np.ndarray, avgdl: float
+) -> np.ndarray:
+    """BM25's weight of postings (``tfs`` and the documents' ``lengths`` as float32 arrays;
+    ``idf`` their term's, or each posting's); the one formula the dense and the pruned
+    scoring and PostgreSQL's use, so they agree to the bit."""
     return idf * tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * lengths / avgdl))
 
 

@@ -192,7 +192,7 @@ class ImpactScores(Scores):
         # each term's idf and place looked up once, then spread over its postings
         terms, of_term = np.unique(tids, return_inverse=True)
         w = np.asarray([idf[t] for t in terms.tolist()], dtype=np.float64)[of_term]
-        part = w * tf32 * (K1 + 1) / (tf32 + K1 * (1 - B + B * dl32 / avgdl))
+        part = weight_of(w, tf32, dl32, avgdl)
         place = np.asarray([self._position[t] for t in terms.tolist()], dtype=np.int64)[of_term]
         for p in np.unique(place).tolist():
             rows = place == p
@@ -281,7 +281,7 @@ class ImpactScores(Scores):
             keep = np.isin(label, allowed)
             term, label, tf, dl = term[keep], label[keep], tf[keep], dl[keep]
         w = np.asarray([idf[t] for t in tids])[term]
-        part = w * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
+        part = weight_of(w, tf, dl, avgdl)
         labels, at = np.unique(label, return_inverse=True)
         known = np.bincount(at, weights=part, minlength=len(labels))
         # what the lists a memory was not read in (and that go on) could still add to it
