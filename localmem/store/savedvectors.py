@@ -117,10 +117,10 @@ class SavedVectors:
         """The vectors of these labels at these elements (float32, one row each); None when an
         element lies past the file's end or does not carry its label (the file is not the one
         scanned: each vector is read with the label stored right after it, and checked)."""
-        if len(rows) and (int(rows.min()) < 0 or int(rows.max()) >= len(self._vectors)):
-            return None
-        if len(rows) and not self._whole(int(rows.max())):
-            return None
+        if len(rows):
+            last = int(rows.max())
+            if int(rows.min()) < 0 or last >= len(self._vectors) or not self._whole(last):
+                return None
         # gathers: copies, nothing kept of the map
         if not np.array_equal(self._stored_labels[rows], labels):
             return None
