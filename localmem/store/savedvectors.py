@@ -32,13 +32,15 @@ to hnswlib.
 Pages mapped ahead (Linux): the first read of each 64 KB of the map is a page fault (the
 kernel maps the file's pages around it), ~6-8 us of kernel time; a search reads ~170 vectors
 spread over the file, so a fresh process's searches fault ~5 times a search at 100k memories
-and ~30-170 times at 1M (the 1.7 GB file has ~26,000 such blocks) over their first ~1,000
-searches (docs/benchmarks.md, ``latency15``). After :data:`MAP_AHEAD_AFTER` reads the whole
-map is faulted in at once (``madvise(MADV_POPULATE_READ)``, ~5 us a block: ~13 ms at 100k,
-~0.2 s at 1M): a process that searches once or twice (``localmem search``) never pays it,
-a long-lived one pays it once instead of over its first searches. The pages are the page
-cache's (the file was read whole at open, for its checksum): the process's resident size
-counts them, no memory of its own is taken beyond their page tables (~2 bytes a KB).
+and ~28 times at 1M (the 1.7 GB file has ~26,000 such blocks), averaged over their first 300
+(docs/benchmarks.md, ``latency15``), and wait for the disk where the page cache has let the
+file's pages go. After :data:`MAP_AHEAD_AFTER` reads the whole map is faulted in at once
+(``madvise(MADV_POPULATE_READ)``, ~5 us a block: ~13 ms at 100k, ~0.2 s at 1M, more where
+pages are read from the disk): a process that searches once or twice (``localmem search``)
+never pays it, a long-lived one pays it once instead of over its first searches. Not for a
+file larger than half the memory available. The pages are the page cache's (the file was
+read whole at open, for its checksum): the process's resident size counts them, no memory of
+its own is taken beyond their page tables (~2 bytes a KB).
 """
 
 from __future__ import annotations
@@ -150,10 +152,14 @@ class SavedVectors:
 
     def map_ahead(self) -> bool:
         """Fault the whole map in at once (Linux): its later reads take no page fault. Whether
-        the kernel did (False: not Linux, nothing mapped, or a kernel before 5.14)."""
+        the kernel did (False: not Linux, nothing mapped, a kernel before 5.14, or a file
+        larger than half the memory available, which reading whole would push out of the
+        page cache what it reads)."""
         if self._map is None or not sys.platform.startswith("linux"):
             return False
         try:
+            if len(self._map) > _memory_available() // 2:  # it would push out what it reads
+                return False
             self._map.madvise(_MADV_POPULATE_READ)
         except (OSError, ValueError):
             return False
@@ -177,6 +183,19 @@ class SavedVectors:
                 self._map.close()
         with contextlib.suppress(OSError):
             self._fh.close()
+
+
+def _memory_available() -> int:
+    """Bytes the kernel could give without swapping (``MemAvailable``: free memory and the page
+    cache it may reclaim); 0 where it does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def _no_elements(dim: int) -> tuple[np.ndarray, np.ndarray]:
