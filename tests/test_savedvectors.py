@@ -4,6 +4,9 @@ scanned."""
 
 from __future__ import annotations
 
+import os
+import re
+import sys
 import threading
 
 import numpy as np
@@ -12,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from localmem import Memory
-from localmem.store.savedvectors import scan
+from localmem.store import savedvectors
+from localmem.store.savedvectors import MAP_AHEAD_AFTER, scan
 from localmem.store.vectors import VectorIndex, file_checksum
 
 DIM = 8
@@ -234,3 +238,31 @@ def test_the_element_of_a_label_by_table_is_the_binary_searchs(stored, asked):
     for label, row in zip(labels.tolist(), range(len(labels)), strict=True):
         if stored.count(label) == 1:
             assert reader.rows(np.array([label]))[0] == row
+
+
+def test_the_map_is_faulted_in_whole_once_after_a_few_reads_and_reads_the_same(
+    tmp_path, monkeypatch
+):
+    """The pages mapped ahead once, on the MAP_AHEAD_AFTER-th read (whether a page then
+    faults depends on the kernel's page cache, which maps the pages of a file just written
+    in large blocks: bench_default_latency's stores show the faults it saves,
+    docs/benchmarks.md ``latency15``)."""
+    _, path, labels = _saved_index(tmp_path, n=3_000, gaps=(3,))
+    loaded, _ = VectorIndex.load(path, DIM)
+    saved = loaded._saved
+    assert saved is not None
+    calls = []
+    real = saved.map_ahead
+    monkeypatch.setattr(saved, "map_ahead", lambda: calls.append(saved._reads) or real())
+    wanted = labels[::97]
+    for _ in range(2 * MAP_AHEAD_AFTER):  # the load's own check read the file once already
+        assert np.array_equal(loaded.get(wanted), _hnswlib(loaded, wanted))
+    assert calls == [MAP_AHEAD_AFTER]
+    assert np.array_equal(loaded.get(labels), _hnswlib(loaded, labels))
+    release = tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2])
+    if sys.platform.startswith("linux") and release >= (5, 14):
+        assert real()  # the kernel takes MADV_POPULATE_READ
+    monkeypatch.setattr(savedvectors, "_memory_available", lambda: 2 * len(saved._map) - 2)
+    assert not saved.map_ahead()  # more than half the memory available: left to fault
+    saved.close()
+    assert not saved.map_ahead()  # nothing mapped: nothing to do, no error

@@ -28,6 +28,19 @@ The layout is hnswlib's ``saveIndex`` (0.7-0.8): a 96-byte header (``offsetLevel
 (links, the vector at ``offsetData_``, the label at ``label_offset_``), then the upper layers.
 A header that does not fit that layout, a label held twice, or a short read leaves the reads
 to hnswlib.
+
+Pages mapped ahead (Linux): the first read of each 64 KB of the map is a page fault (the
+kernel maps the file's pages around it), ~6-8 us of kernel time; a search reads ~170 vectors
+spread over the file, so a fresh process's searches fault ~5 times a search at 100k memories
+and ~28 times at 1M (the 1.7 GB file has ~26,000 such blocks), averaged over their first 300
+(docs/benchmarks.md, ``latency15``), and wait for the disk where the page cache has let the
+file's pages go. After :data:`MAP_AHEAD_AFTER` reads the whole map is faulted in at once
+(``madvise(MADV_POPULATE_READ)``, ~5 us a block: ~13 ms at 100k, ~0.2 s at 1M, more where
+pages are read from the disk): a process that searches once or twice (``localmem search``)
+never pays it, a long-lived one pays it once instead of over its first searches. Not for a
+file larger than half the memory available. The pages are the page cache's (the file was
+read whole at open, for its checksum): the process's resident size counts them, no memory of
+its own is taken beyond their page tables (~2 bytes a KB).
 """
 
 from __future__ import annotations
@@ -36,6 +49,7 @@ import contextlib
 import mmap
 import os
 import struct
+import sys
 import zlib
 from typing import BinaryIO
 
@@ -45,6 +59,11 @@ from localmem.store.lookup import find_sorted
 
 _HEADER = struct.Struct("<6QiI3QdQ")  # 96 bytes
 _CHUNK_ROWS = 1 << 12
+#: reads of a file after which its map is faulted in whole (see the module docstring)
+MAP_AHEAD_AFTER = 8
+#: Linux's MADV_POPULATE_READ (5.14+; older kernels refuse it: the pages then fault one by
+#: one, as before); Python's mmap module names it from 3.13 only
+_MADV_POPULATE_READ = 22
 
 
 class SavedVectors:
@@ -69,6 +88,7 @@ class SavedVectors:
         # numpy gathers straight into float32 and int64 rows, no system call a vector and no
         # copy of the bytes in between (a save replaces the path, never writes this file)
         self._map: mmap.mmap | None = None
+        self._reads = 0  # see map_ahead()
         self._vectors, self._stored_labels = _no_elements(dim)
         count = len(labels)
         if count:
@@ -117,15 +137,33 @@ class SavedVectors:
         """The vectors of these labels at these elements (float32, one row each); None when an
         element lies past the file's end or does not carry its label (the file is not the one
         scanned: each vector is read with the label stored right after it, and checked)."""
-        if len(rows) and (int(rows.min()) < 0 or int(rows.max()) >= len(self._vectors)):
-            return None
-        if len(rows) and not self._whole(int(rows.max())):
-            return None
+        if len(rows):
+            last = int(rows.max())
+            if int(rows.min()) < 0 or last >= len(self._vectors) or not self._whole(last):
+                return None
         # gathers: copies, nothing kept of the map
         if not np.array_equal(self._stored_labels[rows], labels):
             return None
         vectors: np.ndarray = self._vectors[rows]
+        self._reads += 1
+        if self._reads == MAP_AHEAD_AFTER:
+            self.map_ahead()
         return vectors
+
+    def map_ahead(self) -> bool:
+        """Fault the whole map in at once (Linux): its later reads take no page fault. Whether
+        the kernel did (False: not Linux, nothing mapped, a kernel before 5.14, or a file
+        larger than half the memory available, which reading whole would push out of the
+        page cache what it reads)."""
+        if self._map is None or not sys.platform.startswith("linux"):
+            return False
+        try:
+            if len(self._map) > _memory_available() // 2:  # it would push out what it reads
+                return False
+            self._map.madvise(_MADV_POPULATE_READ)
+        except (OSError, ValueError):
+            return False
+        return True
 
     def _whole(self, row: int) -> bool:
         """Whether the file still reaches past element ``row`` (one ``fstat``): nothing in
@@ -145,6 +183,19 @@ class SavedVectors:
                 self._map.close()
         with contextlib.suppress(OSError):
             self._fh.close()
+
+
+def _memory_available() -> int:
+    """Bytes the kernel could give without swapping (``MemAvailable``: free memory and the page
+    cache it may reclaim); 0 where it does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def _no_elements(dim: int) -> tuple[np.ndarray, np.ndarray]:
