@@ -61,6 +61,7 @@ class StoreParts(Protocol):
     def live_labels(self) -> np.ndarray: ...
     def notice(self, message: str) -> None: ...
     def reconcile_vectors(self) -> int: ...
+    def pack_postings(self, budget: int | None = None) -> int: ...
 
 
 #: superseded memories whose successor link is gone
@@ -280,6 +281,8 @@ def _mend(store: StoreParts) -> None:
             f"lexical index was out of step with DuckDB ({docs} documents for {live} "
             f"memories); repaired {fixed} entries"
         )
+    if not store.read_only and (packed := store.pack_postings()):
+        done.append(f"lexical index: packed the postings of {packed} common terms")
     if lost_successors(store.db):
         mended, left = repair_successors(store.db)
         store.notice(

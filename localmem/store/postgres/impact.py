@@ -102,9 +102,10 @@ def weight(g: np.ndarray | float, avgdl: float) -> np.ndarray | float:
 class ImpactScores(Scores):
     """One query's BM25 scores on PostgreSQL, read as a search asks for them."""
 
-    def __init__(self, db: PgDatabase, terms: list[str]) -> None:
+    def __init__(self, db: PgDatabase, terms: list[str], *, packed: bool = False) -> None:
         self.db = db
         self.terms = terms
+        self.packed = packed  # the store has packs of common terms' postings (packing.py)
         self._known: dict[int, float] = {}  # label -> score (float32 value), read so far
         self._array: np.ndarray | None = None  # every score, when they were all read
         self._stats: tuple[dict[int, float], float, float] | None = None
@@ -308,7 +309,7 @@ class ImpactScores(Scores):
         return set(labels[exact | open_].tolist()), bound
 
     def _all(self) -> ArrayScores:
-        """Every posting of the query's terms read (one statement, as numpy arrays:
+        """Every posting of the query's terms read (one statement, as numpy arrays or packs:
         :mod:`~localmem.store.postgres.postings`) and scored here as the embedded index scores
         them all (``PrunedScores.dense``: each term's weights added to a float32 array by
         label, term by term in the query's order); an array by label."""
@@ -330,7 +331,7 @@ class ImpactScores(Scores):
                 )
                 self.postings_read += len(labels)
 
-            each_term(self.db, tids, add)
+            each_term(self.db, tids, add, packed=self.packed)
             self.rounds += 1
             self._array = sums
         return ArrayScores(self._array)

@@ -1,0 +1,214 @@
+"""Common terms' postings packed in one value on PostgreSQL (localmem/store/postgres/packed.py,
+packing.py, migration 0097; issue 34): the layout round-trips; BM25 ranks as the embedded index
+before a pack, after it, after adds, removes and updates past it and after a repack; writers
+in other processes racing a packer lose nothing; a packer killed mid-pack leaves a usable
+store."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from localmem.errors import StoreError
+from localmem.store.postgres import impact as impact_module
+from localmem.store.postgres import packing
+from localmem.store.postgres.packed import pack, unpack
+from localmem.store.postgres.postings import each_term
+
+WORDS = [f"w{i}" for i in range(10)]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _texts(seed: int, n: int) -> list[str]:
+    """Texts whose words follow a skewed law: some words in most memories (packed), some in
+    few (left as rows)."""
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, len(WORDS) + 1)
+    weights /= weights.sum()
+    return [" ".join(rng.choice(WORDS, size=int(rng.integers(1, 12)), p=weights)) for _ in range(n)]
+
+
+# -- the layout ------------------------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 2**62),
+            st.integers(0, 2**31 - 1),
+            st.integers(0, 2**31 - 1),
+        ),
+        max_size=60,
+        unique_by=lambda r: r[0],
+    )
+)
+def test_a_pack_gives_back_its_postings_sorted_by_label(rows):
+    labels = np.array([r[0] for r in rows], dtype=np.int64)
+    tf = np.array([r[1] for r in rows], dtype=np.int64)
+    dl = np.array([r[2] for r in rows], dtype=np.int64)
+    got = unpack(pack(labels, tf, dl))
+    order = np.argsort(labels)
+    for column, want in zip(got, (labels[order], tf[order], dl[order]), strict=True):
+        np.testing.assert_array_equal(column.astype(np.int64), want)
+
+
+def test_a_pack_is_as_narrow_as_its_values_allow():
+    small = pack(np.arange(100), np.ones(100), np.full(100, 7))
+    wide = pack(np.arange(100) + 2**40, np.full(100, 70_000), np.full(100, 300))
+    assert len(small) == 16 + 100 * (4 + 1 + 1)
+    assert len(wide) == 16 + 100 * (8 + 4 + 2)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda b: b[:10],  # shorter than its header
+        lambda b: b[:-1],  # shorter than its header says
+        lambda b: b"XXXX" + b[4:],  # another layout
+        lambda b: b[:4] + b"\x03" + b[5:],  # an impossible width
+    ],
+)
+def test_a_damaged_pack_is_refused_with_a_clear_error(bad):
+    data = pack(np.arange(5), np.ones(5), np.ones(5))
+    with pytest.raises(StoreError, match="packed postings"):
+        unpack(bad(data))
+
+
+def test_postings_that_cannot_be_packed_are_refused():
+    with pytest.raises(StoreError, match="twice"):
+        pack(np.array([3, 3]), np.ones(2), np.ones(2))
+    with pytest.raises(StoreError, match="negative"):
+        pack(np.array([-1]), np.ones(1), np.ones(1))
+    with pytest.raises(StoreError, match="32 bits"):
+        pack(np.array([1]), np.array([2**33]), np.ones(1))
+
+
+# -- the ranking ------------------------------------------------------------------------------
+
+
+def _rows(db, packed: bool) -> dict[int, list[tuple[int, int, int]]]:
+    """Every term's postings as read by a search (``packed``) or from the rows alone."""
+    tids = [int(r[0]) for r in db.fetchall("SELECT id FROM lex_terms ORDER BY id")]
+    got: dict[int, list[tuple[int, int, int]]] = {}
+    each_term(
+        db,
+        tids,
+        lambda place, labels, tf, dl: got.setdefault(tids[place], []).extend(
+            zip(labels.tolist(), tf.tolist(), dl.tolist(), strict=True)
+        ),
+        packed=packed,
+    )
+    return {tid: sorted(rows) for tid, rows in got.items()}
+
+
+def _same_everywhere(embedded, postgres, queries) -> None:
+    """Every term's postings read through the packs are the rows; every query's scores (all of
+    them, and the best k by every path) are the embedded index's, to the last bit."""
+    db = postgres.kernel.db
+    assert _rows(db, packed=True) == _rows(db, packed=False)
+    for query in queries:
+        want = embedded.store.lexical.scores(query)
+        scored = postgres.store.lexical.scored(query)
+        assert scored.packed
+        got = scored._all().array
+        n = max(len(want), len(got))
+        np.testing.assert_array_equal(np.resize(got, n) * (np.arange(n) < len(got)),
+                                      np.resize(want, n) * (np.arange(n) < len(want)))  # fmt: skip
+        for k in (1, 10, 40):
+            labels, scores = postgres.store.lexical.scored(query).top(k)
+            exp_labels, exp_scores = embedded.store.lexical.top(want, k)
+            np.testing.assert_array_equal(scores, exp_scores)
+            np.testing.assert_array_equal(labels, exp_labels)
+
+
+QUERIES = ["w0", "w0 w1", "w3 w0 w9", "w1 w2 w5 w7", "w8 absent"]
+
+
+@pytest.fixture
+def pair(pg_url, embedder, tmp_path, monkeypatch):
+    from localmem import Memory
+
+    monkeypatch.setattr(impact_module, "FULL_BELOW", 0)  # the rounds, then every posting
+    monkeypatch.setattr(impact_module, "ROUNDS_SHARE", 0.0)  # straight to every posting
+    embedded = Memory.open(tmp_path / "embedded", embedder=embedder)
+    postgres = Memory.open(pg_url, embedder=embedder)
+    yield embedded, postgres
+    embedded.close()
+    postgres.close()
+
+
+def test_bm25_ranks_as_the_embedded_index_before_and_after_packs_and_changes_past_them(pair):
+    embedded, postgres = pair
+    db = postgres.kernel.db
+    texts = _texts(1, 400)
+    for mem in pair:
+        mem.add_many(texts)
+    assert not db.scalar("SELECT count(*) FROM lex_packed")  # 400 memories: under the bar
+    _same_everywhere(embedded, postgres, QUERIES)
+
+    report = packing.pack_terms(db, min_df=40)
+    packed = {int(r[0]) for r in db.fetchall("SELECT term_id FROM lex_packed")}
+    assert report.terms == len(packed) >= 4
+    _same_everywhere(embedded, postgres, QUERIES)
+
+    # past the packs: adds, deletions and updates (a label's old postings go, new ones come)
+    for mem in pair:
+        mem.add_many(_texts(2, 60))
+    items = list(zip(embedded.list(limit=500), postgres.list(limit=500), strict=True))
+    for e, p in items[::7]:
+        assert (e.label, e.content) == (p.label, p.content)
+        embedded.delete(e.id)
+        postgres.delete(p.id)
+    for e, p in [pair for i, pair in enumerate(items) if i % 11 == 3 and i % 7]:
+        embedded.update(e.id, content=e.content + " w9 w0 w0")
+        postgres.update(p.id, content=p.content + " w9 w0 w0")
+    assert db.scalar("SELECT count(*) FROM lex_packed_gone")  # marked, not dropped
+    assert {int(r[0]) for r in db.fetchall("SELECT term_id FROM lex_packed")} == packed
+    _same_everywhere(embedded, postgres, QUERIES)
+
+    report = packing.pack_terms(db, min_df=40, stale=0.0)  # a repack of every changed term
+    assert report.terms == len(packed)
+    assert not db.scalar("SELECT count(*) FROM lex_packed_gone")
+    _same_everywhere(embedded, postgres, QUERIES)
+    assert packing.pack_terms(db, min_df=40, stale=0.0).terms == 0  # nothing changed since
+
+
+def test_a_pack_that_loses_much_at_once_or_has_a_row_changed_is_dropped(pg_url, embedder):
+    """One statement deleting over an eighth of a pack drops it (rather than mark so many);
+    a packed row changed in place (a copy's lengths filled in) drops its pack: the term is
+    read from the rows until it is packed again."""
+    from localmem import Memory
+
+    with Memory.open(pg_url, embedder=embedder) as mem:
+        db = mem.kernel.db
+        mem.add_many(_texts(4, 200))
+        packing.pack_terms(db, min_df=20)
+        w0 = db.scalar("SELECT id FROM lex_terms WHERE term = 'w0'")
+        w1 = db.scalar("SELECT max(term_id) FROM lex_packed")
+        assert w1 != w0
+        db.execute("UPDATE lex_postings SET tf = tf WHERE term_id = ?", [w1])
+        assert not db.scalar("SELECT count(*) FROM lex_packed WHERE term_id = ?", [w1])
+        assert db.scalar("SELECT count(*) FROM lex_packed WHERE term_id = ?", [w0])
+        held = [int(r[0]) for r in db.fetchall(
+            "SELECT label FROM lex_postings WHERE term_id = ? ORDER BY label", [w0])]  # fmt: skip
+        mem.store.lexical.remove(held[:2])  # a few: marked
+        assert db.scalar("SELECT count(*) FROM lex_packed_gone WHERE term_id = ?", [w0]) == 2
+        assert _rows(db, packed=True) == _rows(db, packed=False)
+        mem.store.lexical.remove(held[2 : 2 + len(held) // 4])  # a quarter at once: dropped
+        assert not db.scalar("SELECT count(*) FROM lex_packed WHERE term_id = ?", [w0])
+        assert not db.scalar("SELECT count(*) FROM lex_packed_gone WHERE term_id = ?", [w0])
+        assert _rows(db, packed=True) == _rows(db, packed=False)
+        assert packing.pack_terms(db, min_df=20).terms >= 2  # the two dropped, again
+        assert db.scalar("SELECT count(*) FROM lex_packed WHERE term_id IN (?, ?)", [w0, w1]) == 2
+        assert _rows(db, packed=True) == _rows(db, packed=False)
