@@ -212,3 +212,144 @@ def test_a_pack_that_loses_much_at_once_or_has_a_row_changed_is_dropped(pg_url, 
         assert packing.pack_terms(db, min_df=20).terms >= 2  # the two dropped, again
         assert db.scalar("SELECT count(*) FROM lex_packed WHERE term_id IN (?, ?)", [w0, w1]) == 2
         assert _rows(db, packed=True) == _rows(db, packed=False)
+
+
+# -- several processes -------------------------------------------------------------------------
+
+_WRITER = """
+import json, sys
+import numpy as np
+from localmem.store.postgres.db import PgDatabase
+from localmem.store.postgres.lexical import PgLexicalIndex
+url, first, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+db = PgDatabase(url)
+lexical = PgLexicalIndex(db)
+rng = np.random.default_rng(seed)
+words = [f"w{i}" for i in range(10)]
+weights = 1.0 / np.arange(1, 11)
+weights /= weights.sum()
+live = []
+for i in range(n):
+    text = " ".join(rng.choice(words, size=int(rng.integers(1, 12)), p=weights))
+    lexical.add([first + i], [text])
+    live.append(first + i)
+    if i % 4 == 3:  # a deletion of one of its own, maybe packed by now
+        lexical.remove([live.pop(int(rng.integers(len(live))))])
+db.close()
+print(json.dumps(live))
+"""
+
+_PACKER = """
+import sys, time
+from localmem.store.postgres.db import PgDatabase
+from localmem.store.postgres import packing
+url, seconds = sys.argv[1], float(sys.argv[2])
+db = PgDatabase(url)
+made, end = 0, time.monotonic() + seconds
+while time.monotonic() < end:
+    made += packing.pack_terms(db, min_df=20, stale=0.0).terms
+db.close()
+print(made)
+"""
+
+_SLOW_PACKER = """
+import sys, time
+from pathlib import Path
+from localmem.store.postgres.db import PgDatabase
+from localmem.store.postgres import packing
+url, flag = sys.argv[1], Path(sys.argv[2])
+real = packing.pack
+def slow(*columns):
+    data = real(*columns)
+    flag.write_text("packing")  # inside the term's transaction: its old pack deleted, locked
+    time.sleep(120)
+    return data
+packing.pack = slow
+packing.pack_terms(PgDatabase(url), min_df=20, stale=0.0)
+"""
+
+
+def _run(code: str, *args: object) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code), *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+
+
+def _scores_agree(db, queries) -> None:
+    """Every query's scores through the packs are the rows' scores, to the last bit."""
+    from localmem.store.postgres.impact import ImpactScores
+    from localmem.text import terms
+
+    for query in queries:
+        words = list(dict.fromkeys(terms(query)))
+        with_packs = ImpactScores(db, words, packed=True)._all().array
+        rows_only = ImpactScores(db, words, packed=False)._all().array
+        np.testing.assert_array_equal(with_packs, rows_only)
+
+
+def _seeded(pg_url, embedder):
+    """A store of 300 memories whose common terms are packed; its database."""
+    from localmem import Memory
+    from localmem.store.postgres.db import PgDatabase
+
+    with Memory.open(pg_url, embedder=embedder) as mem:
+        mem.add_many(_texts(7, 300))
+    db = PgDatabase(pg_url)
+    assert packing.pack_terms(db, min_df=20).terms >= 4
+    return db
+
+
+def test_two_writers_racing_a_packer_lose_nothing_and_rank_as_a_fresh_pack(pg_url, embedder):
+    db = _seeded(pg_url, embedder)
+    try:
+        before = {int(r[0]) for r in db.fetchall("SELECT label FROM lex_docs")}
+        packer = _run(_PACKER, pg_url, 25)
+        writers = [_run(_WRITER, pg_url, first, 300, seed) for first, seed in ((10_000, 1), (20_000, 2))]  # fmt: skip
+        outs = [w.communicate(timeout=240) for w in writers]
+        assert all(w.returncode == 0 for w in writers), [err for _, err in outs]
+        made, err = packer.communicate(timeout=240)
+        assert packer.returncode == 0, err
+        assert int(made) > 0  # it packed while they wrote
+        import json
+
+        live = before | {label for out, _ in outs for label in json.loads(out)}
+        assert {int(r[0]) for r in db.fetchall("SELECT label FROM lex_docs")} == live
+        assert {int(r[0]) for r in db.fetchall("SELECT DISTINCT label FROM lex_postings")} == live
+        assert _rows(db, packed=True) == _rows(db, packed=False)
+        _scores_agree(db, QUERIES)
+        packing.pack_terms(db, min_df=20, stale=0.0)  # a fresh pack ranks the same
+        assert _rows(db, packed=True) == _rows(db, packed=False)
+        _scores_agree(db, QUERIES)
+    finally:
+        db.close()
+
+
+def test_a_packer_killed_mid_pack_leaves_a_usable_store(pg_url, embedder, tmp_path):
+    db = _seeded(pg_url, embedder)
+    try:
+        from localmem.store.postgres.lexical import PgLexicalIndex
+
+        lexical = PgLexicalIndex(db)
+        lexical.add(list(range(5000, 5040)), _texts(8, 40))  # packs to remake
+        flag = tmp_path / "flag"
+        packer = _run(_SLOW_PACKER, pg_url, flag)
+        deadline = time.monotonic() + 60
+        while not flag.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert flag.exists(), packer.communicate(timeout=5)
+        os.kill(packer.pid, signal.SIGKILL)
+        packer.wait(30)
+        # the server rolls the dead client's transaction back: its lock goes, its pack stays
+        db.execute("SET statement_timeout = '20s'")
+        lexical.add([6000], ["w0 w1 w2"])  # a writer is not kept waiting
+        assert _rows(db, packed=True) == _rows(db, packed=False)
+        _scores_agree(db, QUERIES)
+        assert packing.pack_terms(db, min_df=20, stale=0.0).terms > 0
+        assert _rows(db, packed=True) == _rows(db, packed=False)
+        _scores_agree(db, QUERIES)
+    finally:
+        db.close()
