@@ -308,7 +308,9 @@ def test_two_writers_racing_a_packer_lose_nothing_and_rank_as_a_fresh_pack(pg_ur
     try:
         before = {int(r[0]) for r in db.fetchall("SELECT label FROM lex_docs")}
         packer = _run(_PACKER, pg_url, 25)
-        writers = [_run(_WRITER, pg_url, first, 300, seed) for first, seed in ((10_000, 1), (20_000, 2))]  # fmt: skip
+        writers = [
+            _run(_WRITER, pg_url, first, 300, seed) for first, seed in ((10_000, 1), (20_000, 2))
+        ]
         outs = [w.communicate(timeout=240) for w in writers]
         assert all(w.returncode == 0 for w in writers), [err for _, err in outs]
         made, err = packer.communicate(timeout=240)
@@ -353,3 +355,23 @@ def test_a_packer_killed_mid_pack_leaves_a_usable_store(pg_url, embedder, tmp_pa
         _scores_agree(db, QUERIES)
     finally:
         db.close()
+
+
+def test_the_stores_upkeep_and_doctor_fix_pack_common_terms(pg_url, embedder, monkeypatch):
+    """A drain of pending vectors packs stale common terms (within a budget); ``doctor --fix``
+    (``check_store(repair=True)``) packs every one and says so; a read-only open packs none."""
+    from localmem import Memory
+    from localmem.store.maintenance import check_store
+
+    monkeypatch.setattr(packing, "PACK_MIN_DF", 20)
+    with Memory.open(pg_url, embedder=embedder) as mem:
+        mem.add_many(_texts(9, 200))
+        mem.store.drain_vectors()  # (the back-pressure of add_many may have drained them)
+        db = mem.kernel.db
+        assert db.scalar("SELECT count(*) FROM lex_packed") >= 4
+        db.execute("DELETE FROM lex_packed")
+    with Memory.open(pg_url, embedder=embedder, read_only=True) as mem:
+        assert mem.store.pack_postings() == 0
+    facts = check_store(pg_url, repair=True)
+    assert any("packed the postings of" in line for line in facts["repaired"])
+    assert check_store(pg_url, repair=True)["repaired"] == []  # nothing stale left

@@ -281,8 +281,6 @@ def _mend(store: StoreParts) -> None:
             f"lexical index was out of step with DuckDB ({docs} documents for {live} "
             f"memories); repaired {fixed} entries"
         )
-    if not store.read_only and (packed := store.pack_postings()):
-        done.append(f"lexical index: packed the postings of {packed} common terms")
     if lost_successors(store.db):
         mended, left = repair_successors(store.db)
         store.notice(
@@ -312,6 +310,8 @@ def repair(store: StoreParts) -> list[str]:
         total, held = stated.counts(store.db)
         if held < total:
             done.append(f"stated dates: kept for {stated.restate(store.db)} more memories")
+    if not store.read_only and (packed := store.pack_postings()):
+        done.append(f"lexical index: packed the postings of {packed} common terms")
     if lost_successors(store.db):
         mended, left = repair_successors(store.db)
         done.append(

@@ -69,6 +69,13 @@ def stale_terms(db: PgDatabase, min_df: int, stale: float) -> list[tuple[int, in
     return [(tid, df) for tid, df, _ in found]
 
 
+def _postings(db: PgDatabase, tid: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every posting of one term, from the rows (label, tf, length)."""
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    each_term(db, [tid], lambda _, *cols: parts.append(cols), packed=False)
+    return parts[0] if parts else (np.empty(0, np.int64),) * 3
+
+
 def pack_terms(
     db: PgDatabase,
     *,
@@ -96,9 +103,7 @@ def pack_terms(
                 "WHERE term_id = ? AND posting_seq IS NOT NULL",
                 [tid],
             )
-            parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-            each_term(db, [tid], lambda _, *cols: parts.append(cols), packed=False)
-            labels, tf, dl = parts[0] if parts else (np.empty(0, np.int64),) * 3
+            labels, tf, dl = _postings(db, tid)
             db.execute("DELETE FROM lex_packed WHERE term_id = ?", [tid])  # its gone rows too
             db.execute(
                 "INSERT INTO lex_packed (term_id, postings, count, upto) VALUES (?, ?, ?, ?)",
