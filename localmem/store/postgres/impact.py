@@ -17,7 +17,8 @@ algorithm, Fagin et al., with reads that need no visit to the table):
    round cannot settle the query: reading deeper is cheaper than looking up) and they are
    at most :data:`LOOKUPS_MOST` (else scoring every posting is cheaper);
 4. stops when its ``k``-th best exact score beats the bound; otherwise reads four times
-   deeper, until the rounds would have read :data:`ROUNDS_SHARE` of the query's postings:
+   deeper, until the rounds would have read :data:`ROUNDS_SHARE` of what reading every
+   posting costs (a packed posting, ``packed.py``, counts :data:`PACKED_COST` of a row):
    then every posting is scored here, read as numpy arrays in one statement
    (:mod:`~localmem.store.postgres.postings`; ~2x cheaper a posting than the server's hash
    aggregate, which this replaced, and the rounds' reads and lookups cost more a posting than
@@ -66,6 +67,10 @@ ROUNDS_SHARE = 0.03
 #: is scored instead (at 1M rounds that looked up 5-16k memories took 150-900 ms, more than
 #: every posting of the query read and scored here, docs/benchmarks.md "pg3")
 LOOKUPS_MOST = 3_000
+#: what reading a packed posting costs against reading a row (packed.py: at 1M the packs of a
+#: query's ~430k postings read and scored in ~21 ms, the rows in ~240 ms; docs/benchmarks.md
+#: "pg4"): the rounds' share is of the full read's cost, so a packed query skips them
+PACKED_COST = 0.1
 #: how much deeper each round reads
 GROWTH = 4
 DEEPEST = 20_000
@@ -112,6 +117,7 @@ class ImpactScores(Scores):
         self._df: dict[int, int] = {}  # term id -> its postings
         self._position: dict[int, int] = {}  # term id -> its place in the query
         self._postings = 0  # of the query's terms (their document frequencies' sum)
+        self._full_cost = 0.0  # reading them all, in postings read from rows (PACKED_COST)
         # what the search read (for benchmarks and tests): rounds of the threshold
         # algorithm, postings read by impact, memories looked up by label
         self.rounds = 0
@@ -121,17 +127,23 @@ class ImpactScores(Scores):
     def _collection(self) -> tuple[dict[int, float], float, float]:
         """(term id -> idf, number of documents, average length), read once."""
         if self._stats is None:
+            packs = (
+                ", k.term_id IS NOT NULL FROM lex_stats s LEFT JOIN lex_terms t "
+                "ON t.term IN (SELECT unnest(?::VARCHAR[])) AND t.df > 0 "
+                "LEFT JOIN lex_packed k ON k.term_id = t.id"
+                if self.packed
+                else ", false FROM lex_stats s LEFT JOIN lex_terms t "
+                "ON t.term IN (SELECT unnest(?::VARCHAR[])) AND t.df > 0"
+            )
             rows = self.db.fetchall(
-                "SELECT t.id, t.df, s.docs, s.total, t.term FROM lex_stats s LEFT JOIN lex_terms t "
-                "ON t.term IN (SELECT unnest(?::VARCHAR[])) AND t.df > 0",
-                [self.terms],
+                "SELECT t.id, t.df, s.docs, s.total, t.term" + packs, [self.terms]
             )
             n = float(rows[0][2]) if rows else 0.0
             total = float(rows[0][3]) if rows else 0.0
             avgdl = total / n if total > 0 and n > 0 else 1.0
             idf = {
                 int(tid): float(np.log(1.0 + (n - df + 0.5) / (df + 0.5)))
-                for tid, df, _, _, _ in rows
+                for tid, df, _, _, _, _ in rows
                 if tid is not None
             }
             # the embedded index adds the terms' weights in the query's order
@@ -140,6 +152,9 @@ class ImpactScores(Scores):
             self._stats = (idf, n, avgdl)
             self._df = {int(r[0]): int(r[1]) for r in rows if r[0] is not None}
             self._postings = sum(self._df.values())
+            self._full_cost = sum(
+                float(r[1]) * (PACKED_COST if r[5] else 1.0) for r in rows if r[0] is not None
+            )
         return self._stats
 
     def at(self, labels: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -215,7 +230,7 @@ class ImpactScores(Scores):
             # rounds cost what they read (and re-read), the full scoring what every posting
             # costs: past a share of that, scoring them all is cheaper (measured at 1M)
             planned = sum(min(depth, df) for df in self._df.values())
-            if self.postings_read + planned > ROUNDS_SHARE * self._postings:
+            if self.postings_read + planned > ROUNDS_SHARE * self._full_cost:
                 break
             found, bound = self._round(depth, k, allowed)
             if found is _EVERY:  # settling it would look up too many memories
