@@ -1,5 +1,5 @@
 """Common terms' postings packed in one value on PostgreSQL (localmem/store/postgres/packed.py,
-packing.py, migration 0097; issue 34): the layout round-trips; BM25 ranks as the embedded index
+packing.py; issue 34): the layout round-trips; BM25 ranks as the embedded index
 before a pack, after it, after adds, removes and updates past it and after a repack; writers
 in other processes racing a packer lose nothing; a packer killed mid-pack leaves a usable
 store."""

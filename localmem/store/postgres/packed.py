@@ -1,5 +1,5 @@
-"""A term's postings packed in one value (``lex_packed``, migration 0097): its layout. Made and
-refreshed by :mod:`~localmem.store.postgres.packing`, read by
+"""A term's postings packed in one value (``lex_packed``): its layout. The tables are made,
+and packs made and refreshed, by :mod:`~localmem.store.postgres.packing`; packs are read by
 :mod:`~localmem.store.postgres.postings`.
 
 Reading every posting of a common word row by row cost ~0.36 us a posting at a million

@@ -89,7 +89,7 @@ def each_term(
 ) -> None:
     """Read every posting of ``term_ids`` (one statement) and hand each term's to
     ``on_term``, in the order of ``term_ids`` (a term without postings is skipped);
-    ``packed``: the store has packs (:func:`~localmem.store.postgres.packed.has_packs`), read
+    ``packed``: the store has packs (:func:`~localmem.store.postgres.packing.has_packs`), read
     where a term has one."""
     if not term_ids:
         return

@@ -26,7 +26,7 @@ from localmem.store.jobs import JobQueue
 from localmem.store.postgres.db import PgDatabase
 from localmem.store.postgres.indexes import ensure_indexes
 from localmem.store.postgres.lexical import PgLexicalIndex
-from localmem.store.postgres.packing import pack_terms
+from localmem.store.postgres.packing import ensure_packs, pack_terms
 from localmem.store.postgres.settings import advise
 from localmem.store.postgres.vectors import (
     PgVectorIndex,
@@ -121,6 +121,8 @@ class PgStore(Store):
             if not self.read_only:
                 self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
                 made = ensure_indexes(db)
+                if ensure_packs(db) and not new:
+                    made.append("lex_postings_since (packed postings)")
                 if made and not new:
                     self.notice(f"built the indexes {', '.join(made)}")
         except BaseException:
