@@ -118,6 +118,7 @@ class ImpactScores(Scores):
         self._position: dict[int, int] = {}  # term id -> its place in the query
         self._postings = 0  # of the query's terms (their document frequencies' sum)
         self._full_cost = 0.0  # reading them all, in postings read from rows (PACKED_COST)
+        self._some_packed = False  # a term of the query had a pack when its stats were read
         # what the search read (for benchmarks and tests): rounds of the threshold
         # algorithm, postings read by impact, memories looked up by label
         self.rounds = 0
@@ -155,6 +156,7 @@ class ImpactScores(Scores):
             self._full_cost = sum(
                 float(r[1]) * (PACKED_COST if r[5] else 1.0) for r in rows if r[0] is not None
             )
+            self._some_packed = any(r[5] for r in rows if r[0] is not None)
         return self._stats
 
     def at(self, labels: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -346,7 +348,10 @@ class ImpactScores(Scores):
                 )
                 self.postings_read += len(labels)
 
-            each_term(self.db, tids, add, packed=self.packed)
+            # either statement reads every posting (the rows are the truth; a pack made or
+            # dropped since the stats were read changes nothing): the packs' is read where a
+            # term had one, the simpler one (planned faster) elsewhere
+            each_term(self.db, tids, add, packed=self._some_packed)
             self.rounds += 1
             self._array = sums
         return ArrayScores(self._array)
