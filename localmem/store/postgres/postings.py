@@ -8,6 +8,10 @@ PostgreSQL's binary format, read by numpy without a Python object per posting (~
 posting, most of it the server's scan and building the arrays); the client scores them
 (``impact.py``, 0.5-5 ms at 1M). Measured in docs/benchmarks.md ("pg3").
 
+Where a term has a pack (``packed.py``: common terms, made by ``packing.py``), the same
+statement reads its pack, the labels deleted from it since and its postings written since
+instead of every row (~10x less a posting; docs/benchmarks.md "pg4").
+
 One statement, so one snapshot: another process's add is either wholly in or wholly out. The
 rows are read one at a time (psycopg's ``stream``, libpq's single-row mode), so a query's
 postings are never all held at once as wire data: one term's arrays, then the next.
