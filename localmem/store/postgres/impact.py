@@ -128,16 +128,17 @@ class ImpactScores(Scores):
     def _collection(self) -> tuple[dict[int, float], float, float]:
         """(term id -> idf, number of documents, average length), read once."""
         if self._stats is None:
-            packs = (
-                ", k.term_id IS NOT NULL FROM lex_stats s LEFT JOIN lex_terms t "
-                "ON t.term IN (SELECT unnest(?::VARCHAR[])) AND t.df > 0 "
-                "LEFT JOIN lex_packed k ON k.term_id = t.id"
+            # with packs: whether each term has one (the full read's cost, the statement)
+            packed, packs = (
+                ("k.term_id IS NOT NULL", " LEFT JOIN lex_packed k ON k.term_id = t.id")
                 if self.packed
-                else ", false FROM lex_stats s LEFT JOIN lex_terms t "
-                "ON t.term IN (SELECT unnest(?::VARCHAR[])) AND t.df > 0"
+                else ("false", "")
             )
             rows = self.db.fetchall(
-                "SELECT t.id, t.df, s.docs, s.total, t.term" + packs, [self.terms]
+                f"SELECT t.id, t.df, s.docs, s.total, t.term, {packed} FROM lex_stats s "
+                "LEFT JOIN lex_terms t ON t.term IN (SELECT unnest(?::VARCHAR[])) AND t.df > 0"
+                + packs,
+                [self.terms],
             )
             n = float(rows[0][2]) if rows else 0.0
             total = float(rows[0][3]) if rows else 0.0
