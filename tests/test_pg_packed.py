@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from localmem.errors import StoreError
@@ -428,3 +428,62 @@ def test_a_store_without_the_pack_tables_reads_rows_until_a_writable_open_makes_
         assert any("packed postings" in n for n in mem.store.notices)
         assert packing.pack_terms(mem.kernel.db, min_df=40).terms >= 4
         _same_everywhere(ref, mem, QUERIES)
+
+
+_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.integers(1, 25), st.integers(0, 10_000)),
+        st.tuples(st.just("remove"), st.integers(1, 8), st.integers(0, 10_000)),
+        st.tuples(st.just("update"), st.integers(1, 4), st.integers(0, 10_000)),
+        st.tuples(st.just("pack"), st.sampled_from([1, 3, 10]), st.sampled_from([0.0, 0.1, 0.5])),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=_OPS)
+def test_any_sequence_of_writes_and_packs_reads_the_rows(pg_url, embedder, ops):
+    """Adds, removes, updates (a label's postings gone, new ones written) and packs at any
+    bar and staleness, in any order: after each step every term's postings read through the
+    packs are its rows, and the scores are the rows' scores."""
+    from localmem import Memory
+    from localmem.store.postgres.db import PgDatabase
+    from localmem.store.postgres.lexical import PgLexicalIndex
+
+    Memory.open(pg_url, embedder=embedder).close()  # the store's tables (once per database)
+    db = PgDatabase(pg_url)
+    try:
+        with db.transaction():  # each example from an empty index
+            for table in ("lex_packed", "lex_postings", "lex_docs", "lex_terms"):
+                db.execute(f"DELETE FROM {table}")
+            db.execute("UPDATE lex_stats SET docs = 0, total = 0")
+        lexical = PgLexicalIndex(db)
+        live: list[int] = []
+        top = 0
+        for op, n, seed in ops:
+            if op == "pack":
+                packing.pack_terms(db, min_df=n, stale=seed)  # seed: the staleness here
+                assert _rows(db, packed=True) == _rows(db, packed=False)
+                continue
+            rng = np.random.default_rng(seed)
+            if op == "add":
+                labels = list(range(top, top + n))
+                top += n
+                lexical.add(labels, _texts(seed, n))
+                live += labels
+            elif op in ("remove", "update") and live:
+                chosen = sorted({live[int(i)] for i in rng.integers(0, len(live), n)})
+                with db.transaction():
+                    lexical.remove(chosen)
+                    if op == "update":  # the same labels, new texts
+                        lexical.add(chosen, _texts(seed + 1, len(chosen)))
+                if op == "remove":
+                    live = [x for x in live if x not in set(chosen)]
+            assert _rows(db, packed=True) == _rows(db, packed=False)
+        _scores_agree(db, QUERIES)
+    finally:
+        db.close()
