@@ -29,11 +29,13 @@ SEQUENCES = {
     "lex_term_seq": ("lex_terms", "id"),  # PostgreSQL's term ids (DuckDB's come from memory)
 }
 #: not copied: the migrations are each store's own; ``lex_stats`` (PostgreSQL's BM25 counts) is
-#: recounted from the copied rows
-SKIPPED = {"schema_migrations", "lex_stats"}
+#: recounted from the copied rows; ``lex_packed*`` (PostgreSQL's packed postings) are derived,
+#: made again by the destination's upkeep
+SKIPPED = {"schema_migrations", "lex_stats", "lex_packed", "lex_packed_gone"}
 #: not copied or exported: PostgreSQL's ``vector_pending`` says whether a row is in *this*
-#: database's HNSW index yet; a load builds the index over every row it writes
-DERIVED_COLUMNS = frozenset({"vector_pending"})
+#: database's HNSW index yet; a load builds the index over every row it writes;
+#: ``posting_seq`` numbers postings in the order *this* database got them (its packs rely on it)
+DERIVED_COLUMNS = frozenset({"vector_pending", "posting_seq"})
 #: columns only PostgreSQL's BM25 tables carry, each counted from the others (a posting's
 #: document length and impact, a term's number of postings): a folder store leaves them out of
 #: a copy or an import, and PostgreSQL fills in what it was not given (``refresh_stats``)

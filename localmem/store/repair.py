@@ -61,6 +61,7 @@ class StoreParts(Protocol):
     def live_labels(self) -> np.ndarray: ...
     def notice(self, message: str) -> None: ...
     def reconcile_vectors(self) -> int: ...
+    def pack_postings(self, budget: int | None = None) -> int: ...
 
 
 #: superseded memories whose successor link is gone
@@ -309,6 +310,8 @@ def repair(store: StoreParts) -> list[str]:
         total, held = stated.counts(store.db)
         if held < total:
             done.append(f"stated dates: kept for {stated.restate(store.db)} more memories")
+    if not store.read_only and (packed := store.pack_postings()):
+        done.append(f"lexical index: packed the postings of {packed} common terms")
     if lost_successors(store.db):
         mended, left = repair_successors(store.db)
         done.append(

@@ -366,6 +366,13 @@ class Store:
         PostgreSQL store lets them wait (``PgStore``); hnswlib takes them in the writing unit."""
         return 0
 
+    def pack_postings(self, budget: int | None = None) -> int:
+        """Pack common terms' BM25 postings where they changed (about ``budget`` postings, None:
+        all); returns how many terms were packed. Only a PostgreSQL store reads its postings
+        from the database on each search (``PgStore``); the embedded index holds them packed
+        in memory."""
+        return 0
+
     def index_changed(self, n: int, *, added: int = 0) -> None:
         """Count vector changes (``n``, of which ``added`` new or re-embedded); save the index
         every ``save_every`` of them, or every ``save_every_fraction`` of the index when that is

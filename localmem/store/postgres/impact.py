@@ -17,7 +17,8 @@ algorithm, Fagin et al., with reads that need no visit to the table):
    round cannot settle the query: reading deeper is cheaper than looking up) and they are
    at most :data:`LOOKUPS_MOST` (else scoring every posting is cheaper);
 4. stops when its ``k``-th best exact score beats the bound; otherwise reads four times
-   deeper, until the rounds would have read :data:`ROUNDS_SHARE` of the query's postings:
+   deeper, until the rounds would have read :data:`ROUNDS_SHARE` of what reading every
+   posting costs (a packed posting, ``packed.py``, counts :data:`PACKED_COST` of a row):
    then every posting is scored here, read as numpy arrays in one statement
    (:mod:`~localmem.store.postgres.postings`; ~2x cheaper a posting than the server's hash
    aggregate, which this replaced, and the rounds' reads and lookups cost more a posting than
@@ -66,6 +67,10 @@ ROUNDS_SHARE = 0.03
 #: is scored instead (at 1M rounds that looked up 5-16k memories took 150-900 ms, more than
 #: every posting of the query read and scored here, docs/benchmarks.md "pg3")
 LOOKUPS_MOST = 3_000
+#: what reading a packed posting costs against reading a row (packed.py: at 1M the packs of a
+#: query's ~430k postings read and scored in ~21 ms, the rows in ~240 ms; docs/benchmarks.md
+#: "pg4"): the rounds' share is of the full read's cost, so a packed query skips them
+PACKED_COST = 0.1
 #: how much deeper each round reads
 GROWTH = 4
 DEEPEST = 20_000
@@ -102,15 +107,18 @@ def weight(g: np.ndarray | float, avgdl: float) -> np.ndarray | float:
 class ImpactScores(Scores):
     """One query's BM25 scores on PostgreSQL, read as a search asks for them."""
 
-    def __init__(self, db: PgDatabase, terms: list[str]) -> None:
+    def __init__(self, db: PgDatabase, terms: list[str], *, packed: bool = False) -> None:
         self.db = db
         self.terms = terms
+        self.packed = packed  # the store has packs of common terms' postings (packing.py)
         self._known: dict[int, float] = {}  # label -> score (float32 value), read so far
         self._array: np.ndarray | None = None  # every score, when they were all read
         self._stats: tuple[dict[int, float], float, float] | None = None
         self._df: dict[int, int] = {}  # term id -> its postings
         self._position: dict[int, int] = {}  # term id -> its place in the query
         self._postings = 0  # of the query's terms (their document frequencies' sum)
+        self._full_cost = 0.0  # reading them all, in postings read from rows (PACKED_COST)
+        self._some_packed = False  # a term of the query had a pack when its stats were read
         # what the search read (for benchmarks and tests): rounds of the threshold
         # algorithm, postings read by impact, memories looked up by label
         self.rounds = 0
@@ -120,9 +128,16 @@ class ImpactScores(Scores):
     def _collection(self) -> tuple[dict[int, float], float, float]:
         """(term id -> idf, number of documents, average length), read once."""
         if self._stats is None:
+            # with packs: whether each term has one (the full read's cost, the statement)
+            packed, packs = (
+                ("k.term_id IS NOT NULL", " LEFT JOIN lex_packed k ON k.term_id = t.id")
+                if self.packed
+                else ("false", "")
+            )
             rows = self.db.fetchall(
-                "SELECT t.id, t.df, s.docs, s.total, t.term FROM lex_stats s LEFT JOIN lex_terms t "
-                "ON t.term IN (SELECT unnest(?::VARCHAR[])) AND t.df > 0",
+                f"SELECT t.id, t.df, s.docs, s.total, t.term, {packed} FROM lex_stats s "
+                "LEFT JOIN lex_terms t ON t.term IN (SELECT unnest(?::VARCHAR[])) AND t.df > 0"
+                + packs,
                 [self.terms],
             )
             n = float(rows[0][2]) if rows else 0.0
@@ -130,7 +145,7 @@ class ImpactScores(Scores):
             avgdl = total / n if total > 0 and n > 0 else 1.0
             idf = {
                 int(tid): float(np.log(1.0 + (n - df + 0.5) / (df + 0.5)))
-                for tid, df, _, _, _ in rows
+                for tid, df, _, _, _, _ in rows
                 if tid is not None
             }
             # the embedded index adds the terms' weights in the query's order
@@ -139,6 +154,10 @@ class ImpactScores(Scores):
             self._stats = (idf, n, avgdl)
             self._df = {int(r[0]): int(r[1]) for r in rows if r[0] is not None}
             self._postings = sum(self._df.values())
+            self._full_cost = sum(
+                float(r[1]) * (PACKED_COST if r[5] else 1.0) for r in rows if r[0] is not None
+            )
+            self._some_packed = any(r[5] for r in rows if r[0] is not None)
         return self._stats
 
     def at(self, labels: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -214,7 +233,7 @@ class ImpactScores(Scores):
             # rounds cost what they read (and re-read), the full scoring what every posting
             # costs: past a share of that, scoring them all is cheaper (measured at 1M)
             planned = sum(min(depth, df) for df in self._df.values())
-            if self.postings_read + planned > ROUNDS_SHARE * self._postings:
+            if self.postings_read + planned > ROUNDS_SHARE * self._full_cost:
                 break
             found, bound = self._round(depth, k, allowed)
             if found is _EVERY:  # settling it would look up too many memories
@@ -308,7 +327,7 @@ class ImpactScores(Scores):
         return set(labels[exact | open_].tolist()), bound
 
     def _all(self) -> ArrayScores:
-        """Every posting of the query's terms read (one statement, as numpy arrays:
+        """Every posting of the query's terms read (one statement, as numpy arrays or packs:
         :mod:`~localmem.store.postgres.postings`) and scored here as the embedded index scores
         them all (``PrunedScores.dense``: each term's weights added to a float32 array by
         label, term by term in the query's order); an array by label."""
@@ -330,7 +349,10 @@ class ImpactScores(Scores):
                 )
                 self.postings_read += len(labels)
 
-            each_term(self.db, tids, add)
+            # either statement reads every posting (the rows are the truth; a pack made or
+            # dropped since the stats were read changes nothing): the packs' is read where a
+            # term had one, the simpler one (planned faster) elsewhere
+            each_term(self.db, tids, add, packed=self._some_packed)
             self.rounds += 1
             self._array = sums
         return ArrayScores(self._array)

@@ -27,6 +27,7 @@ from localmem.store.lexical import LexicalIndex
 from localmem.store.postgres.binary import copy_rows
 from localmem.store.postgres.db import PgDatabase
 from localmem.store.postgres.impact import IMPACT_SQL, ImpactScores, impact
+from localmem.store.postgres.packing import has_packs
 from localmem.text import term_counts, terms
 
 
@@ -59,6 +60,7 @@ class PgLexicalIndex(LexicalIndex):
 
     def __init__(self, db: PgDatabase) -> None:
         super().__init__(db)
+        self._packed: bool | None = None  # whether the store has packs (read once)
 
     def add(self, labels: Sequence[int], texts: Sequence[str]) -> None:
         """Index documents under their labels (in the caller's transaction)."""
@@ -162,7 +164,9 @@ class PgLexicalIndex(LexicalIndex):
     def scored(self, query: str) -> ImpactScores:
         """The query's scores, computed for the labels a search asks about only: its best ``k``
         from the postings ordered by impact (:mod:`localmem.store.postgres.impact`)."""
-        return ImpactScores(self.db, list(dict.fromkeys(terms(query))))
+        if self._packed is None:
+            self._packed = has_packs(self.db)
+        return ImpactScores(self.db, list(dict.fromkeys(terms(query))), packed=self._packed)
 
     def document_frequencies(self, stems: Iterable[str]) -> dict[str, int]:
         """How many indexed memories hold each term (kept in ``lex_terms.df``)."""

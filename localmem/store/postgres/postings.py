@@ -8,6 +8,10 @@ PostgreSQL's binary format, read by numpy without a Python object per posting (~
 posting, most of it the server's scan and building the arrays); the client scores them
 (``impact.py``, 0.5-5 ms at 1M). Measured in docs/benchmarks.md ("pg3").
 
+Where a term has a pack (``packed.py``: common terms, made by ``packing.py``), the same
+statement reads its pack, the labels deleted from it since and its postings written since
+instead of every row (~10x less a posting; docs/benchmarks.md "pg4").
+
 One statement, so one snapshot: another process's add is either wholly in or wholly out. The
 rows are read one at a time (psycopg's ``stream``, libpq's single-row mode), so a query's
 postings are never all held at once as wire data: one term's arrays, then the next.
@@ -23,6 +27,7 @@ import numpy as np
 
 from localmem.errors import StoreError
 from localmem.store.postgres.db import PgDatabase
+from localmem.store.postgres.packed import unpack
 
 #: one row per term, in the order given (a nested loop over ``unnest``'s rows keeps it)
 _TERM_ARRAYS = """
@@ -31,10 +36,26 @@ FROM unnest(%s::INTEGER[]) WITH ORDINALITY AS q(tid, i) CROSS JOIN LATERAL (
     SELECT array_agg(label) AS labels, array_agg(tf) AS tfs, array_agg(coalesce(dl, 0)) AS dls
     FROM lex_postings WHERE term_id = q.tid) p
 """
+#: the same, where packs exist (``packed.py``): a packed term's pack and the labels deleted
+#: from it since, and its postings written since (every posting, for a term without a pack)
+_TERM_PACKS = """
+SELECT q.i, p.labels, p.tfs, p.dls, k.postings, g.labels
+FROM unnest(%s::INTEGER[]) WITH ORDINALITY AS q(tid, i)
+LEFT JOIN lex_packed k ON k.term_id = q.tid
+CROSS JOIN LATERAL (
+    SELECT array_agg(label) AS labels FROM lex_packed_gone WHERE term_id = k.term_id) g
+CROSS JOIN LATERAL (
+    SELECT array_agg(label) AS labels, array_agg(tf) AS tfs, array_agg(coalesce(dl, 0)) AS dls
+    FROM (SELECT label, tf, dl FROM lex_postings WHERE k.upto IS NULL AND term_id = q.tid
+          UNION ALL
+          SELECT label, tf, dl FROM lex_postings
+          WHERE term_id = q.tid AND posting_seq > k.upto) x) p
+"""
 #: PostgreSQL's type oids of ``INTEGER[]`` and ``BIGINT[]``, and their elements' numpy types
 _ARRAY_TYPES = {1007: ">i4", 1016: ">i8"}
 
-#: called with (the term's place in the order given, labels, tf, document lengths)
+#: called with (the term's place in the order given, labels, tf, document lengths), once or
+#: more a term (a pack, then the postings written since: no label twice for one term)
 OnTerm = Callable[[int, np.ndarray, np.ndarray, np.ndarray], None]
 
 
@@ -67,9 +88,13 @@ def _loader(element: str) -> type:
     return ArrayLoader
 
 
-def each_term(db: PgDatabase, term_ids: Sequence[int], on_term: OnTerm) -> None:
+def each_term(
+    db: PgDatabase, term_ids: Sequence[int], on_term: OnTerm, *, packed: bool = False
+) -> None:
     """Read every posting of ``term_ids`` (one statement) and hand each term's to
-    ``on_term``, in the order of ``term_ids`` (a term without postings is skipped)."""
+    ``on_term``, in the order of ``term_ids`` (a term without postings is skipped);
+    ``packed``: the store has packs (:func:`~localmem.store.postgres.packing.has_packs`), read
+    where a term has one."""
     if not term_ids:
         return
     with db.guarded() as con:
@@ -78,12 +103,25 @@ def each_term(db: PgDatabase, term_ids: Sequence[int], on_term: OnTerm) -> None:
             cur.adapters.register_loader(oid, _loader(element))
         # every term has its row (an aggregate over no postings gives NULLs); rows come in
         # the order asked, and were they not, a later one would wait for its turn here
-        waiting: dict[int, tuple[Any, Any, Any]] = {}
+        waiting: dict[int, tuple[Any, ...]] = {}
         turn = 1
-        for i, labels, tfs, dls in cur.stream(_TERM_ARRAYS, [list(term_ids)]):
-            waiting[int(i)] = (labels, tfs, dls)
+        sql = _TERM_PACKS if packed else _TERM_ARRAYS
+        for i, *row in cur.stream(sql, [list(term_ids)]):
+            waiting[int(i)] = tuple(row)
             while turn in waiting:
-                labels, tfs, dls = waiting.pop(turn)
+                labels, tfs, dls, *pack = waiting.pop(turn)
+                if pack and pack[0] is not None:
+                    _from_pack(turn - 1, pack[0], pack[1], on_term)
                 if labels is not None:
                     on_term(turn - 1, labels, tfs, dls)
                 turn += 1
+
+
+def _from_pack(place: int, data: bytes, gone: np.ndarray | None, on_term: OnTerm) -> None:
+    """Hand on a term's pack, less the labels deleted since it was made."""
+    labels, tf, dl = unpack(data)
+    if gone is not None and len(gone):
+        keep = ~np.isin(labels, gone)
+        labels, tf, dl = labels[keep], tf[keep], dl[keep]
+    if len(labels):
+        on_term(place, labels.astype(np.int64, copy=False), tf, dl)

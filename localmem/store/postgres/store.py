@@ -26,6 +26,7 @@ from localmem.store.jobs import JobQueue
 from localmem.store.postgres.db import PgDatabase
 from localmem.store.postgres.indexes import ensure_indexes
 from localmem.store.postgres.lexical import PgLexicalIndex
+from localmem.store.postgres.packing import ensure_packs, pack_terms
 from localmem.store.postgres.settings import advise
 from localmem.store.postgres.vectors import (
     PgVectorIndex,
@@ -41,6 +42,9 @@ _TABLES = (
     "SELECT table_name FROM information_schema.tables "
     "WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
 )
+#: postings packed at most by the upkeep after a drain (the rest by the next drains; at a
+#: million memories packing costs ~0.5 us a posting, docs/benchmarks.md "pg4")
+PACK_BUDGET = 200_000
 #: a job left ``running`` this long is taken to be a dead worker's and queued again on open
 #: (others may be running it right now: several processes share the queue)
 JOB_LEASE = timedelta(minutes=30)
@@ -117,6 +121,8 @@ class PgStore(Store):
             if not self.read_only:
                 self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
                 made = ensure_indexes(db)
+                if ensure_packs(db) and not new:
+                    made.append("lex_postings_since (packed postings)")
                 if made and not new:
                     self.notice(f"built the indexes {', '.join(made)}")
         except BaseException:
@@ -155,7 +161,20 @@ class PgStore(Store):
             done += n
             if n == 0:
                 break
+        if done:  # postings were written too: the packs of common terms they touched go stale
+            try:
+                self.pack_postings(PACK_BUDGET)
+            except Exception as exc:  # packs are derived: searches read the rows meanwhile
+                self.notice(f"packing common terms' postings left for later: {exc}")
         return done
+
+    def pack_postings(self, budget: int | None = None) -> int:
+        """Pack the postings of common terms whose packs are missing or stale
+        (:mod:`localmem.store.postgres.packing`), about ``budget`` postings (None: all);
+        returns how many terms were packed."""
+        if self.read_only:
+            return 0
+        return pack_terms(self.db, budget=budget).terms
 
     def index_changed(self, n: int, *, added: int = 0) -> None:
         """After a write unit with vector changes: when more than
