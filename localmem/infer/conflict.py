@@ -10,7 +10,8 @@ the hand-written dev dialogues (``scripts/lab/data/infer/dev.json``).
 
 - slot: the new fact fills some slot (no slot less likely than :data:`NONE_P`), and the
   probability that both fill the same one, ``sum_s p(s | new) p(s | old)``, is at least
-  :data:`SAME_SLOT_P`; whether the slot holds one value is the new fact's likeliest slot's;
+  :data:`SAME_SLOT_P`, or the pair model (:mod:`localmem.infer.pair`) reads both as one
+  slot past its calibrated bar; whether the slot holds one value is the new fact's likeliest slot's;
 - subject: the subjects the tagger found share a word, or one of them names none; first-person
   words stand for the speaker; a relation ("Ann's sister") is another subject than the person;
   an identifier is part of the subject ("ticket PAY-412" is not "ticket PAY-413");
@@ -38,6 +39,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from localmem.answers.extractive import split_sentences
+from localmem.infer import pair
 from localmem.infer.reading import Reader, Reading, speaker_of
 
 #: the new fact's probability of filling no slot above which it is read as none
@@ -343,9 +345,16 @@ def same_slot(
     reader: Reader, new: Reading, old: Reading, vector: np.ndarray, vec: np.ndarray
 ) -> float:
     """How likely two facts fill the same slot: ``sum_s p(s | new) p(s | old)`` over the
-    slots but none (the vectors are the facts' embeddings, for a reading of the pair)."""
+    slots but none, or, where the pair model (:mod:`localmem.infer.pair`, which reads both
+    embeddings at once) is sure they do (its calibrated bar), at least :data:`SAME_SLOT_P`
+    and its probability: each fact read alone can land in neighbouring slots."""
     none = reader.slots.index("none")
-    return float(np.dot(new.probs, old.probs)) - new.p(none) * old.p(none)
+    product = float(np.dot(new.probs, old.probs)) - new.p(none) * old.p(none)
+    model = pair.shipped()
+    if not model.fits(reader.embedder, reader.dim):
+        return product
+    q = model.same_slot(vector, vec)
+    return max(product, q, SAME_SLOT_P) if q >= model.bar else product
 
 
 def _verdict(
