@@ -27,7 +27,7 @@ prints no text, so it may be run on the out-of-sample sets too (dev6, dev7, dev8
 ``--same-slot MODE:PATH`` scores the decision with a pair model (``scripts/train_pair.py``)
 at the same-slot gate: ``pair`` in place of the product of the two slot distributions (the
 gate at the model's calibrated bar), ``either`` passing a pair that either clears (the score
-downstream the larger of the two).
+downstream the larger of the two), ``product`` (no PATH) the product alone (main's gate).
 
 Sets: ``dev``..``dev8`` (``scripts/lab/data/infer/``), ``shipped`` and ``shipped-heldout``
 (``localmem/infer/data/``). The written held-out half is refused: it is run once, by
@@ -126,13 +126,14 @@ class PairSameSlot:
     standing in for :func:`conflict.same_slot` (``mode`` above, under ``--same-slot``)."""
 
     def __init__(self, mode: str, path: str) -> None:
-        data = dict(np.load(path, allow_pickle=False))
         self.mode = mode
+        if mode == "product":
+            return
+        data = dict(np.load(path, allow_pickle=False))
         self.w, self.b = data["pair_w"], float(data["pair_b"])
         self.w1, self.b1 = data.get("pair_w1"), data.get("pair_b1")  # an MLP's hidden layer
         self.a, self.c = (float(v) for v in data["platt"])
         self.bar = float(data["bar"])
-        self.product = conflict.same_slot
 
     def pair(self, vector: np.ndarray, vec: np.ndarray) -> float:
         a, b = np.asarray(vector, np.float32), np.asarray(vec, np.float32)
@@ -143,13 +144,17 @@ class PairSameSlot:
         return 1.0 / (1.0 + float(np.exp(-(self.a * z + self.c))))
 
     def __call__(self, reader, new, old, vector, vec) -> float:
+        none = reader.slots.index("none")
+        product = float(np.dot(new.probs, old.probs)) - new.p(none) * old.p(none)
+        if self.mode == "product":
+            return product
         q = self.pair(vector, vec)
         # a pair at or over the model's calibrated bar passes the gate (SAME_SLOT_P at least)
         passed = max(q, conflict.SAME_SLOT_P) if q >= self.bar else 0.0
         if self.mode == "pair":
             return passed
         if self.mode == "either":
-            return max(self.product(reader, new, old, vector, vec), passed)
+            return max(product, passed)
         raise SystemExit(f"unknown --same-slot mode: {self.mode}")
 
 
@@ -312,7 +317,7 @@ def main() -> int:
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     if args.same_slot:
-        mode, path = args.same_slot.split(":", 1)
+        mode, _, path = args.same_slot.partition(":")
         conflict.same_slot = PairSameSlot(mode, path)
     readers = dict(r.split("=", 1) for r in (args.reader or ["shipped=shipped"]))
     sets = args.sets.split(",")
