@@ -5,8 +5,7 @@ Usage:
         [--grid 0.1:0.1,0.2:0.3] [--max-background 0.01] [--reader reading.npz]
 
 For each ``confidence:same_slot`` pair of the grid (``localmem.infer.conflict.CONFIDENCE`` and
-``SAME_SLOT_P``), or ``confidence:same_slot:pair`` (and ``PAIR_P``, the pair model's bar,
-``localmem.infer.pair``; above 1 the pair model passes nothing: the gate before it):
+``SAME_SLOT_P``):
 
 - the hand-written **dev** dialogues (``scripts/lab/data/infer/dev.json``, ``dev2.json`` and
   ``dev3.json``, pooled) stored with ``infer=True``: update accuracy and false supersession
@@ -89,19 +88,16 @@ def main() -> int:
         reading.shipped = lambda: candidate
     embedder = make_embedder()
     rows = []
-    shipped_pair = conflict.PAIR_P
-    for point in args.grid.split(","):
-        confidence, same, *bar = (float(x) for x in point.split(":"))
+    for pair in args.grid.split(","):
+        confidence, same = (float(x) for x in pair.split(":"))
         conflict.CONFIDENCE, conflict.SAME_SLOT_P = confidence, same
-        conflict.PAIR_P = bar[0] if bar else shipped_pair
         with tempfile.TemporaryDirectory() as tmp_name:
             tmp = Path(tmp_name)
             dev = dev_rates(embedder, tmp, sets)
             rate = background(embedder, tmp, args.locomo, args.conversations)
         rows.append((confidence, same, dev["update accuracy"], dev["false supersession"], rate))
         print(
-            f"confidence {confidence:.2f} same-slot {same:.2f} pair {conflict.PAIR_P:.2f}: "
-            "dev update accuracy "
+            f"confidence {confidence:.2f} same-slot {same:.2f}: dev update accuracy "
             f"{dev['update accuracy']:.3f}, false supersession {dev['false supersession']:.3f}; "
             f"LoCoMo turns superseded {rate:.3f}",
             flush=True,

@@ -10,9 +10,7 @@ the hand-written dev dialogues (``scripts/lab/data/infer/dev.json``).
 
 - slot: the new fact fills some slot (no slot less likely than :data:`NONE_P`), and the
   probability that both fill the same one, ``sum_s p(s | new) p(s | old)``, is at least
-  :data:`SAME_SLOT_P`, or the pair model (:mod:`localmem.infer.pair`) reads both as one
-  slot with a probability of at least :data:`PAIR_P`; whether the slot holds one value is
-  the new fact's likeliest slot's;
+  :data:`SAME_SLOT_P`; whether the slot holds one value is the new fact's likeliest slot's;
 - subject: the subjects the tagger found share a word, or one of them names none; first-person
   words stand for the speaker; a relation ("Ann's sister") is another subject than the person;
   an identifier is part of the subject ("ticket PAY-412" is not "ticket PAY-413");
@@ -40,7 +38,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from localmem.answers.extractive import split_sentences
-from localmem.infer import pair
 from localmem.infer.reading import Reader, Reading, speaker_of
 
 #: the new fact's probability of filling no slot above which it is read as none
@@ -58,10 +55,6 @@ REST_SLOT_P = 0.5
 #: ... or when both facts fill the same slot at least this likely (their likeliest slots may
 #: differ: "The default branch is master" reads as host or version)
 REST_SAME_P = 0.2
-#: the pair model's probability that both facts fill one slot at or over which they pass the
-#: same-slot gate whatever the product says (``scripts/calibrate_infer.py``, ninth pass: its
-#: bar on generated pairs, .72, ended more LoCoMo turns than the product alone; at .88 none)
-PAIR_P = 0.88
 #: slot agreement times cosine needed to supersede (calibrated on the dev dialogues)
 CONFIDENCE = 0.03
 #: words that name a person by relation: "Ann's sister" is not Ann
@@ -350,16 +343,9 @@ def same_slot(
     reader: Reader, new: Reading, old: Reading, vector: np.ndarray, vec: np.ndarray
 ) -> float:
     """How likely two facts fill the same slot: ``sum_s p(s | new) p(s | old)`` over the
-    slots but none, or, where the pair model (:mod:`localmem.infer.pair`, which reads both
-    embeddings at once) is sure they do (:data:`PAIR_P`), at least :data:`SAME_SLOT_P` and
-    its probability: each fact read alone can land in neighbouring slots."""
+    slots but none (the vectors are the facts' embeddings, for a reading of the pair)."""
     none = reader.slots.index("none")
-    product = float(np.dot(new.probs, old.probs)) - new.p(none) * old.p(none)
-    model = pair.shipped()
-    if not model.fits(reader.embedder, reader.dim):
-        return product
-    q = model.same_slot(vector, vec)
-    return max(product, q, SAME_SLOT_P) if q >= PAIR_P else product
+    return float(np.dot(new.probs, old.probs)) - new.p(none) * old.p(none)
 
 
 def _verdict(
