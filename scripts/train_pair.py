@@ -43,21 +43,13 @@ import numpy as np
 from lab.infer_training import SLOTS, generate
 from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
+from train_infer import HAND_SETS, _dedupe
 
 from localmem.embed import make_embedder
 from localmem.infer import conflict, reading
 
 HERE = Path(__file__).resolve().parent
 NONE = SLOTS.index("none")
-
-
-def _dedupe(examples):
-    seen, out = set(), []
-    for e in examples:
-        if e.text.lower() not in seen:
-            seen.add(e.text.lower())
-            out.append(e)
-    return out
 
 
 def features(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -153,9 +145,6 @@ def write(out: Path, arrays: dict[str, np.ndarray]) -> None:
 
 def hand_check(model_score, reader, embedder) -> None:
     """Both scores on the in-sample hand-written supersessions (dev..dev5)."""
-    sys.path.insert(0, str(HERE))
-    from train_infer import HAND_SETS
-
     for name in HAND_SETS:
         dialogues = json.loads((HERE / f"lab/data/infer/{name}.json").read_text())["dialogues"]
         for dlg in dialogues:
