@@ -24,6 +24,11 @@ was ended, but another memory was the one picked), and prints the counts per set
 prints no text, so it may be run on the out-of-sample sets too (dev6, dev7, dev8;
 ``--misses`` refuses them).
 
+``--same-slot MODE:PATH`` scores the decision with a pair model (``scripts/train_pair.py``)
+at the same-slot gate: ``pair`` in place of the product of the two slot distributions (the
+gate at the model's calibrated bar), ``either`` passing a pair that either clears (the score
+downstream the larger of the two), ``product`` (no PATH) the product alone (main's gate).
+
 Sets: ``dev``..``dev8`` (``scripts/lab/data/infer/``), ``shipped`` and ``shipped-heldout``
 (``localmem/infer/data/``). The written held-out half is refused: it is run once, by
 ``bench_understanding.py``, after a merge.
@@ -114,6 +119,43 @@ def load_reader(path: str) -> reading.Reader:
         data = [dict(np.load(f, allow_pickle=False)) for f in files]
         return ProbabilityAverage([reading.Reader(d) for d in data], data[0])
     return reading.Reader(dict(np.load(path, allow_pickle=False)))
+
+
+class PairSameSlot:
+    """A pair model's reading of "both fill the same slot" (``scripts/train_pair.py``'s file)
+    standing in for :func:`conflict.same_slot` (``mode`` above, under ``--same-slot``)."""
+
+    def __init__(self, mode: str, path: str) -> None:
+        self.mode = mode
+        if mode == "product":
+            return
+        data = dict(np.load(path, allow_pickle=False))
+        self.w, self.b = data["pair_w"], float(data["pair_b"])
+        self.w1, self.b1 = data.get("pair_w1"), data.get("pair_b1")  # an MLP's hidden layer
+        self.a, self.c = (float(v) for v in data["platt"])
+        self.bar = float(data["bar"])
+
+    def pair(self, vector: np.ndarray, vec: np.ndarray) -> float:
+        a, b = np.asarray(vector, np.float32), np.asarray(vec, np.float32)
+        f = np.concatenate([a * b, np.abs(a - b)])
+        if self.w1 is not None:
+            f = np.maximum(f @ self.w1 + self.b1, 0.0)
+        z = float(f @ self.w + self.b)
+        return 1.0 / (1.0 + float(np.exp(-(self.a * z + self.c))))
+
+    def __call__(self, reader, new, old, vector, vec) -> float:
+        none = reader.slots.index("none")
+        product = float(np.dot(new.probs, old.probs)) - new.p(none) * old.p(none)
+        if self.mode == "product":
+            return product
+        q = self.pair(vector, vec)
+        # a pair at or over the model's calibrated bar passes the gate (SAME_SLOT_P at least)
+        passed = max(q, conflict.SAME_SLOT_P) if q >= self.bar else 0.0
+        if self.mode == "pair":
+            return passed
+        if self.mode == "either":
+            return max(product, passed)
+        raise SystemExit(f"unknown --same-slot mode: {self.mode}")
 
 
 def describe(reader: reading.Reader, embedder, text: str) -> str:
@@ -271,8 +313,12 @@ def main() -> int:
     parser.add_argument(
         "--gates", action="store_true", help="count the missed supersessions by the losing gate"
     )
+    parser.add_argument("--same-slot", default=None, help="MODE:PATH, a pair model's gate")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
+    if args.same_slot:
+        mode, _, path = args.same_slot.partition(":")
+        conflict.same_slot = PairSameSlot(mode, path)
     readers = dict(r.split("=", 1) for r in (args.reader or ["shipped=shipped"]))
     sets = args.sets.split(",")
     for name in sets:

@@ -339,6 +339,15 @@ def verdicts(
     return out
 
 
+def same_slot(
+    reader: Reader, new: Reading, old: Reading, vector: np.ndarray, vec: np.ndarray
+) -> float:
+    """How likely two facts fill the same slot: ``sum_s p(s | new) p(s | old)`` over the
+    slots but none (the vectors are the facts' embeddings, for a reading of the pair)."""
+    none = reader.slots.index("none")
+    return float(np.dot(new.probs, old.probs)) - new.p(none) * old.p(none)
+
+
 def _verdict(
     reader: Reader,
     fact: str,
@@ -356,9 +365,8 @@ def _verdict(
     """Whether ``new`` ends the stored ``text`` (an :class:`Ending`), or the gate that said no."""
     if len(split_sentences(text)) > MAX_SENTENCES:
         return "size"
-    none = reader.slots.index("none")
     old = reader.read(text, vec)
-    same = float(np.dot(new.probs, old.probs)) - new.p(none) * old.p(none)
+    same = same_slot(reader, new, old, vector, vec)
     if same < SAME_SLOT_P:
         return "same-slot"
     if old.ending_p >= ENDING_P:
