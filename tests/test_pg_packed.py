@@ -487,3 +487,59 @@ def test_any_sequence_of_writes_and_packs_reads_the_rows(pg_url, embedder, ops):
         _scores_agree(db, QUERIES)
     finally:
         db.close()
+
+
+# -- copies and exports of a packed store ---------------------------------------------------
+
+
+def test_a_packed_store_with_deletions_since_copies_and_exports_as_its_rows(
+    pg_server, pg_url, embedder, tmp_path
+):
+    """migrate-store and export/import of a store whose common terms are packed, with
+    postings deleted from the packs and written past them: the copies hold the rows (not
+    the packs, not ``posting_seq``) and score as the source, on DuckDB and on PostgreSQL (whose
+    copy is packed again by its own upkeep and still reads its rows)."""
+    from localmem import Memory
+    from localmem.store.copy import copy_store, table_counts
+    from localmem.store.dump import dump, load
+
+    with Memory.open(pg_url, embedder=embedder) as src:
+        db = src.kernel.db
+        src.add_many(_texts(21, 200))
+        assert packing.pack_terms(db, min_df=20).terms >= 4
+        held = [int(r[0]) for r in db.fetchall("SELECT DISTINCT label FROM lex_postings")]
+        src.store.lexical.remove(held[:3])  # marked in lex_packed_gone
+        src.add_many(_texts(22, 30))  # past the packs' upto
+        assert db.scalar("SELECT count(*) FROM lex_packed_gone")
+        want = {q: src.store.lexical.scores(q) for q in QUERIES}
+        counts = table_counts(src.store)
+        lines = dump(src.store)
+        assert not any(line.get("table", "").startswith("lex_packed") for line in lines)
+        assert not any("posting_seq" in line.get("row", {}) for line in lines)
+        other = pg_server.new_database()
+        try:
+            targets = [
+                ("folder copy", tmp_path / "copied", "copy"),
+                ("pg copy", other, "copy"),
+                ("folder import", tmp_path / "imported", "load"),
+            ]
+            for what, where, how in targets:
+                with Memory.open(where, embedder=embedder) as dst:
+                    if how == "copy":
+                        copy_store(src.store, dst.store)
+                    else:
+                        load(dst.store, lines)
+                    got_counts = table_counts(dst.store)
+                    for table in ("memories", "lex_postings", "lex_docs", "lex_terms"):
+                        assert got_counts[table] == counts[table], (what, table)
+                    if dst.kernel.db.backend == "postgres":
+                        ddb = dst.kernel.db
+                        assert packing.pack_terms(ddb, min_df=20).terms >= 4
+                        assert _rows(ddb, packed=True) == _rows(ddb, packed=False)
+                    for query, scores in want.items():
+                        got = dst.store.lexical.scores(query)
+                        np.testing.assert_array_equal(
+                            _padded(got, scores), _padded(scores, got), err_msg=f"{what} {query}"
+                        )
+        finally:
+            pg_server.drop_database(other)
