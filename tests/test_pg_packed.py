@@ -543,3 +543,65 @@ def test_a_packed_store_with_deletions_since_copies_and_exports_as_its_rows(
                         )
         finally:
             pg_server.drop_database(other)
+
+
+def _export_by_earlier_code(store, monkeypatch) -> list[dict]:
+    """An export of ``store`` as the code before packs made it of a packed database: it knew
+    neither ``lex_packed*`` (exported them as tables) nor ``posting_seq`` (exported it as a
+    column of the postings). Checked against that code (b475b12) run on a packed store."""
+    from localmem.store import dump as dump_module
+
+    with monkeypatch.context() as m:
+        m.setattr(dump_module, "SKIPPED", {"schema_migrations", "lex_stats"})
+        m.setattr(dump_module, "DERIVED_COLUMNS", frozenset({"vector_pending"}))
+        return dump_module.dump(store)
+
+
+def _packed_source(mem) -> None:
+    mem.add_many(_texts(31, 200))
+    assert packing.pack_terms(mem.kernel.db, min_df=20).terms >= 4
+    mem.add_many(_texts(32, 20))  # postings past the packs
+
+
+def test_an_export_of_a_packed_store_by_earlier_code_imports_into_a_folder_store(
+    pg_url, embedder, tmp_path, monkeypatch
+):
+    """The packs are derived: an export that carries them (and ``posting_seq``) imports as its
+    rows, the packs and the sequence's numbers left out."""
+    from localmem import Memory
+    from localmem.store.dump import load
+
+    with Memory.open(pg_url, embedder=embedder) as src:
+        _packed_source(src)
+        lines = _export_by_earlier_code(src.store, monkeypatch)
+        assert {"lex_packed", "lex_packed_gone"} <= set(lines[0]["tables"])
+        want = {q: src.store.lexical.scores(q) for q in QUERIES}
+        with Memory.open(tmp_path / "imported", embedder=embedder) as dst:
+            load(dst.store, lines)
+            for query, scores in want.items():
+                got = dst.store.lexical.scores(query)
+                np.testing.assert_array_equal(_padded(got, scores), _padded(scores, got))
+
+
+def test_an_export_of_a_packed_store_by_earlier_code_imports_into_postgres_and_packs_right(
+    pg_server, pg_url, embedder, monkeypatch
+):
+    """Imported into PostgreSQL, the postings draw ``posting_seq`` from the new store's
+    sequence (the export's numbers are another database's): a posting written after a pack
+    of the imported store is read by a search."""
+    from localmem import Memory
+    from localmem.store.dump import load
+
+    other = pg_server.new_database()
+    try:
+        with Memory.open(pg_url, embedder=embedder) as src:
+            _packed_source(src)
+            lines = _export_by_earlier_code(src.store, monkeypatch)
+        with Memory.open(other, embedder=embedder) as dst:
+            load(dst.store, lines)
+            db = dst.kernel.db
+            assert packing.pack_terms(db, min_df=20).terms >= 4
+            dst.add_many(["w0 w1 w2 written after the pack"])
+            assert _rows(db, packed=True) == _rows(db, packed=False)
+    finally:
+        pg_server.drop_database(other)
