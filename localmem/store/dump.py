@@ -137,7 +137,9 @@ def load(store: Store, lines: Iterable[Mapping[str, Any]]) -> dict[str, int]:
             continue
         if table not in grouped:
             raise InputError(f"line {n}: table {table!r} is not in the export's header")
-        grouped[table].append(row)
+        # a derived column is this database's own (``posting_seq``: the order the postings
+        # came in here; a pack relies on it): an export's values of it are another's
+        grouped[table].append({c: v for c, v in row.items() if c not in DERIVED_COLUMNS})
     for table, rows in grouped.items():
         if len(rows) != expected[table]:
             raise InputError(
