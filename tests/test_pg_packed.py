@@ -487,3 +487,121 @@ def test_any_sequence_of_writes_and_packs_reads_the_rows(pg_url, embedder, ops):
         _scores_agree(db, QUERIES)
     finally:
         db.close()
+
+
+# -- copies and exports of a packed store ---------------------------------------------------
+
+
+def test_a_packed_store_with_deletions_since_copies_and_exports_as_its_rows(
+    pg_server, pg_url, embedder, tmp_path
+):
+    """migrate-store and export/import of a store whose common terms are packed, with
+    postings deleted from the packs and written past them: the copies hold the rows (not
+    the packs, not ``posting_seq``) and score as the source, on DuckDB and on PostgreSQL (whose
+    copy is packed again by its own upkeep and still reads its rows)."""
+    from localmem import Memory
+    from localmem.store.copy import copy_store, table_counts
+    from localmem.store.dump import dump, load
+
+    with Memory.open(pg_url, embedder=embedder) as src:
+        db = src.kernel.db
+        src.add_many(_texts(21, 200))
+        assert packing.pack_terms(db, min_df=20).terms >= 4
+        held = [int(r[0]) for r in db.fetchall("SELECT DISTINCT label FROM lex_postings")]
+        src.store.lexical.remove(held[:3])  # marked in lex_packed_gone
+        src.add_many(_texts(22, 30))  # past the packs' upto
+        assert db.scalar("SELECT count(*) FROM lex_packed_gone")
+        want = {q: src.store.lexical.scores(q) for q in QUERIES}
+        counts = table_counts(src.store)
+        lines = dump(src.store)
+        assert not any(line.get("table", "").startswith("lex_packed") for line in lines)
+        assert not any("posting_seq" in line.get("row", {}) for line in lines)
+        other = pg_server.new_database()
+        try:
+            targets = [
+                ("folder copy", tmp_path / "copied", "copy"),
+                ("pg copy", other, "copy"),
+                ("folder import", tmp_path / "imported", "load"),
+            ]
+            for what, where, how in targets:
+                with Memory.open(where, embedder=embedder) as dst:
+                    if how == "copy":
+                        copy_store(src.store, dst.store)
+                    else:
+                        load(dst.store, lines)
+                    got_counts = table_counts(dst.store)
+                    for table in ("memories", "lex_postings", "lex_docs", "lex_terms"):
+                        assert got_counts[table] == counts[table], (what, table)
+                    if dst.kernel.db.backend == "postgres":
+                        ddb = dst.kernel.db
+                        assert packing.pack_terms(ddb, min_df=20).terms >= 4
+                        assert _rows(ddb, packed=True) == _rows(ddb, packed=False)
+                    for query, scores in want.items():
+                        got = dst.store.lexical.scores(query)
+                        np.testing.assert_array_equal(
+                            _padded(got, scores), _padded(scores, got), err_msg=f"{what} {query}"
+                        )
+        finally:
+            pg_server.drop_database(other)
+
+
+def _export_by_earlier_code(store, monkeypatch) -> list[dict]:
+    """An export of ``store`` as the code before packs made it of a packed database: it knew
+    neither ``lex_packed*`` (exported them as tables) nor ``posting_seq`` (exported it as a
+    column of the postings). Checked against that code (b475b12) run on a packed store."""
+    from localmem.store import dump as dump_module
+
+    with monkeypatch.context() as m:
+        m.setattr(dump_module, "SKIPPED", {"schema_migrations", "lex_stats"})
+        m.setattr(dump_module, "DERIVED_COLUMNS", frozenset({"vector_pending"}))
+        return dump_module.dump(store)
+
+
+def _packed_source(mem) -> None:
+    mem.add_many(_texts(31, 200))
+    assert packing.pack_terms(mem.kernel.db, min_df=20).terms >= 4
+    mem.add_many(_texts(32, 20))  # postings past the packs
+
+
+def test_an_export_of_a_packed_store_by_earlier_code_imports_into_a_folder_store(
+    pg_url, embedder, tmp_path, monkeypatch
+):
+    """The packs are derived: an export that carries them (and ``posting_seq``) imports as its
+    rows, the packs and the sequence's numbers left out."""
+    from localmem import Memory
+    from localmem.store.dump import load
+
+    with Memory.open(pg_url, embedder=embedder) as src:
+        _packed_source(src)
+        lines = _export_by_earlier_code(src.store, monkeypatch)
+        assert {"lex_packed", "lex_packed_gone"} <= set(lines[0]["tables"])
+        want = {q: src.store.lexical.scores(q) for q in QUERIES}
+        with Memory.open(tmp_path / "imported", embedder=embedder) as dst:
+            load(dst.store, lines)
+            for query, scores in want.items():
+                got = dst.store.lexical.scores(query)
+                np.testing.assert_array_equal(_padded(got, scores), _padded(scores, got))
+
+
+def test_an_export_of_a_packed_store_by_earlier_code_imports_into_postgres_and_packs_right(
+    pg_server, pg_url, embedder, monkeypatch
+):
+    """Imported into PostgreSQL, the postings draw ``posting_seq`` from the new store's
+    sequence (the export's numbers are another database's): a posting written after a pack
+    of the imported store is read by a search."""
+    from localmem import Memory
+    from localmem.store.dump import load
+
+    other = pg_server.new_database()
+    try:
+        with Memory.open(pg_url, embedder=embedder) as src:
+            _packed_source(src)
+            lines = _export_by_earlier_code(src.store, monkeypatch)
+        with Memory.open(other, embedder=embedder) as dst:
+            load(dst.store, lines)
+            db = dst.kernel.db
+            assert packing.pack_terms(db, min_df=20).terms >= 4
+            dst.add_many(["w0 w1 w2 written after the pack"])
+            assert _rows(db, packed=True) == _rows(db, packed=False)
+    finally:
+        pg_server.drop_database(other)

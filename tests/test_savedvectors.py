@@ -266,3 +266,51 @@ def test_the_map_is_faulted_in_whole_once_after_a_few_reads_and_reads_the_same(
     assert not saved.map_ahead()  # more than half the memory available: left to fault
     saved.close()
     assert not saved.map_ahead()  # nothing mapped: nothing to do, no error
+
+
+def test_the_whole_map_is_faulted_in_without_stopping_the_processs_other_threads(tmp_path):
+    """``map_ahead`` runs in a search of a long-lived process (``localmem serve``: other
+    requests' threads): the kernel's work (~0.2 s at 1M memories, more from the disk) must not
+    hold the GIL. A ticker thread keeps ticking while a 1 GB map is faulted in (the call's
+    own length is measured, so a fast machine skips rather than passes by luck). The 1 GB file is
+    removed after."""
+    import time
+
+    release = tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2])
+    if not sys.platform.startswith("linux") or release < (5, 14):
+        pytest.skip("MADV_POPULATE_READ is Linux 5.14+")
+    path = tmp_path / "big.bin"
+    with open(path, "wb") as fh:
+        block = os.urandom(1 << 20)
+        for _ in range(1024):
+            fh.write(block)
+    handle = open(path, "rb")  # noqa: SIM115 (the reader owns it: its close() closes it)
+    saved = savedvectors.SavedVectors(handle, DIM, np.array([0]), 0, DIM * 4 + 8)
+    gaps: list[float] = []
+    stop = threading.Event()
+
+    def tick() -> None:
+        last = time.perf_counter()
+        while not stop.is_set():
+            time.sleep(0.001)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    try:
+        time.sleep(0.05)
+        gaps.clear()
+        t0 = time.perf_counter()
+        assert saved.map_ahead()
+        took = time.perf_counter() - t0
+        time.sleep(0.01)
+    finally:
+        stop.set()
+        ticker.join()
+        saved.close()
+        path.unlink()
+    if took < 0.02:
+        pytest.skip(f"the map was faulted in in {took * 1e3:.1f} ms: too fast to tell")
+    assert max(gaps) < took / 2, (max(gaps), took)
