@@ -37,6 +37,10 @@ Sets (each stored raw and with ``infer=True``, model-free, in fresh stores):
   to their assistant: "note: ..", "fyi ..", "remember that ..", some without a speaker; work
   tools and teams, family and health; noise turns; ten look-alikes) written and committed
   before the eighth pass ran anything against it; out of sample with dev6 and dev7;
+- ``written dev9``: ``scripts/lab/data/infer/dev9.json``, 30 dialogues shaped as the unseen
+  check (22 supersessions, 8 look-alikes; chat lines of every slot the issue names, endings,
+  noise turns and sessions) written by the lead and committed (09b3ec2) before the tenth pass
+  ran anything against it; out of sample with dev6, dev7 and dev8;
 - ``written held-out``: ``scripts/lab/data/infer/heldout.json``, hand-written in the same
   commit (5f01e5f) and never used to change anything: the honest figure;
 - ``shipped dialogues`` / ``shipped held-out``: ``localmem/infer/data/`` (issue 20's sets).
@@ -84,6 +88,7 @@ SETS = {
     "written dev6 (generalisation check)": HERE / "lab/data/infer/dev6.json",
     "written dev7 (generalisation check)": HERE / "lab/data/infer/dev7.json",
     "written dev8 (generalisation check)": HERE / "lab/data/infer/dev8.json",
+    "written dev9 (generalisation check)": HERE / "lab/data/infer/dev9.json",
     "written held-out": HERE / "lab/data/infer/heldout.json",
     "shipped dialogues": None,
     "shipped held-out": None,

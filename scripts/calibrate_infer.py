@@ -17,7 +17,7 @@ For each ``confidence:same_slot`` pair of the grid (``localmem.infer.conflict.CO
 
 The pair chosen has the best dev update accuracy among those whose background rate is at most
 ``--max-background`` and whose dev false supersession is at most 0.02. The held-out dialogues
-are never read (``--sets`` pools other in-sample sets: dev4, dev5; never dev6..dev8). The
+are never read (``--sets`` pools other in-sample sets: dev4, dev5; never dev6..dev9). The
 chosen values go into ``localmem/infer/conflict.py`` by hand. ``--reader``
 calibrates a candidate reader (a ``reading.npz`` of ``scripts/train_infer.py``) in place of the
 shipped one.
@@ -40,7 +40,7 @@ from localmem.infer import conflict, reading
 HERE = Path(__file__).resolve().parent
 #: the hand-written dev sets pooled by default (never the held-out half)
 DEV_SETS = ("dev", "dev2", "dev3")
-#: what ``--sets`` may pool: the in-sample sets (dev6..dev8 are out-of-sample checks)
+#: what ``--sets`` may pool: the in-sample sets (dev6..dev9 are out-of-sample checks)
 IN_SAMPLE = (*DEV_SETS, "dev4", "dev5")
 
 

@@ -21,7 +21,7 @@ size, same-slot, old-ending, subject, aspect, value, confidence), or that the ol
 never reached the decision (``not-neighbour``: not among the memories searched;
 ``no-decision``: the rules were not asked, e.g. no neighbour at all; ``chosen-other``: it
 was ended, but another memory was the one picked), and prints the counts per set. It
-prints no text, so it may be run on the out-of-sample sets too (dev6, dev7, dev8;
+prints no text, so it may be run on the out-of-sample sets too (dev6..dev9;
 ``--misses`` refuses them).
 
 ``--same-slot MODE:PATH`` scores the decision with a pair model (``scripts/train_pair.py``)
@@ -29,7 +29,7 @@ at the same-slot gate: ``pair`` in place of the product of the two slot distribu
 gate at the model's calibrated bar), ``either`` passing a pair that either clears (the score
 downstream the larger of the two), ``product`` (no PATH) the product alone (main's gate).
 
-Sets: ``dev``..``dev8`` (``scripts/lab/data/infer/``), ``shipped`` and ``shipped-heldout``
+Sets: ``dev``..``dev9`` (``scripts/lab/data/infer/``), ``shipped`` and ``shipped-heldout``
 (``localmem/infer/data/``). The written held-out half is refused: it is run once, by
 ``bench_understanding.py``, after a merge.
 """
@@ -51,9 +51,9 @@ from localmem.embed import make_embedder
 from localmem.infer import conflict, reading
 
 HERE = Path(__file__).resolve().parent
-WRITTEN = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8")
+WRITTEN = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9")
 #: the out-of-sample checks: scored, never read (``--misses`` refuses them)
-OUT_OF_SAMPLE = ("dev6", "dev7", "dev8")
+OUT_OF_SAMPLE = ("dev6", "dev7", "dev8", "dev9")
 SHIPPED = {"shipped": "dialogues", "shipped-heldout": "heldout"}
 DEFAULT_SETS = (*WRITTEN, *SHIPPED)
 

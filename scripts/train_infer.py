@@ -25,7 +25,7 @@ reader; ``--average`` averages readers written before, without training (the sam
 With ``--hand dev,dev2,...`` the slot classifier also learns from in-sample hand-written dev
 sets: each labelled supersession's two turns, labelled with the slot its dialogue's category
 names (``home``, ``role-end`` -> ``role``, ``hosting`` -> ``host``), each weighing
-``--hand-weight`` generated sentences. The out-of-sample sets (dev6, dev7, dev8) and the
+``--hand-weight`` generated sentences. The out-of-sample sets (dev6..dev9) and the
 held-out half are refused. ``--slots-only BASE`` refits only the slot classifier and keeps
 BASE's ending classifier and tagger (one seed; ``--cache`` keeps the generated sentences'
 embeddings between runs).
@@ -107,7 +107,7 @@ def tag_accuracy(vocab, w, b, examples) -> dict[str, float]:
     return {"all": right / total, **{t: per[t] / per_total[t] for t in TAGS if per_total[t]}}
 
 
-#: the in-sample hand-written sets ``--hand`` may read (dev6..dev8 check what is learnt here)
+#: the in-sample hand-written sets ``--hand`` may read (dev6..dev9 check what is learnt here)
 HAND_SETS = ("dev", "dev2", "dev3", "dev4", "dev5")
 HAND_DIR = Path(__file__).resolve().parent / "lab/data/infer"
 #: a dialogue's category that names a slot by another word

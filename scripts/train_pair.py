@@ -20,7 +20,7 @@ sentences, none of which it trained on, and printed against the product of the s
 reader's slot distributions on the same pairs: at the bar whose false pass rate on held-out
 different-slot pairs equals the product's at ``SAME_SLOT_P``, how many same-slot pairs pass.
 ``--hand-check`` also prints both scores on the in-sample hand-written supersessions
-(dev..dev5: the two turns of each), never on dev6..dev8 or the held-out half.
+(dev..dev5: the two turns of each), never on dev6..dev9 or the held-out half.
 
 Writes the weights (float32), the calibration and the bar to ``--out`` with a fixed zip
 timestamp, so the same seed and embedder rebuild the file bit for bit (``--hidden 64``: 182

@@ -36,7 +36,7 @@ def test_hand_facts_are_the_supersession_turns_labelled_by_category() -> None:
     assert "lookalike" not in facts.values()
 
 
-@pytest.mark.parametrize("name", ["dev6", "dev7", "dev8", "heldout"])
+@pytest.mark.parametrize("name", ["dev6", "dev7", "dev8", "dev9", "heldout"])
 def test_out_of_sample_sets_are_refused(name: str) -> None:
     with pytest.raises(SystemExit, match="in-sample"):
         train_infer.hand_facts(["dev", name])
