@@ -32,7 +32,7 @@ the hand-written dev dialogues (``scripts/lab/data/infer/dev.json``).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -326,21 +326,36 @@ def verdicts(
     """For each memory, in order, the :class:`Ending` the fact makes of it or the name of the
     first gate (:data:`GATES`) that rejected it: :func:`endings`' decision, kept whole so a
     diagnosis can say which rule lost a supersession."""
+    found = evidences(reader, fact, vector, memories, speaker=speaker, speakers=speakers)
+    if found is None:
+        return ["none"] * len(memories)
+    return [decide(e, i) for i, e in enumerate(found)]
+
+
+def evidences(
+    reader: Reader,
+    fact: str,
+    vector: np.ndarray,
+    memories: Sequence[tuple[str, np.ndarray]],
+    *,
+    speaker: str | None = None,
+    speakers: Sequence[str | None] | None = None,
+) -> list[Evidence] | None:
+    """The :class:`Evidence` of the fact against each memory, in order; None where the fact
+    fills no slot (the "none" gate: nothing is compared)."""
     new = reader.read(fact, vector)
     none = reader.slots.index("none")
     if new.p(none) >= NONE_P:
-        return ["none"] * len(memories)
+        return None
     k = int(np.argmax([p if j != none else -1.0 for j, p in enumerate(new.probs)]))
     slot = reader.slots[k]
     single = slot in reader.single_valued
     speaker = speaker or speaker_of(fact)
     mine = _subject(new, speaker)
-    out: list[Ending | str] = []
-    for i, (text, vec) in enumerate(memories):
-        out.append(
-            _verdict(reader, fact, new, vector, i, text, vec, slot, single, speaker, mine, speakers)
-        )
-    return out
+    return [
+        evidence(reader, fact, new, vector, i, text, vec, slot, single, speaker, mine, speakers)
+        for i, (text, vec) in enumerate(memories)
+    ]
 
 
 def same_slot(
@@ -440,23 +455,8 @@ def chain(e: Evidence, i: int) -> Ending | str:
     return Ending(i, e.confidence, f"{e.how} (confidence {e.confidence:.2f})")
 
 
-def _verdict(
-    reader: Reader,
-    fact: str,
-    new: Reading,
-    vector: np.ndarray,
-    i: int,
-    text: str,
-    vec: np.ndarray,
-    slot: str,
-    single: bool,
-    speaker: str | None,
-    mine: frozenset[str],
-    speakers: Sequence[str | None] | None,
-) -> Ending | str:
-    """Whether ``new`` ends the stored ``text`` (an :class:`Ending`), or the gate that said no."""
-    e = evidence(reader, fact, new, vector, i, text, vec, slot, single, speaker, mine, speakers)
-    return chain(e, i)
+#: the decision on one pair's evidence (the chain; a measurement may put another in its place)
+decide: Callable[[Evidence, int], Ending | str] = chain
 
 
 def evidence(
