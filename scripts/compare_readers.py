@@ -24,6 +24,10 @@ was ended, but another memory was the one picked), and prints the counts per set
 prints no text, so it may be run on the out-of-sample sets too (dev6..dev9;
 ``--misses`` refuses them).
 
+``--decision PATH[:MODE]`` scores a learned combination of the decision's evidence
+(``scripts/fit_update_decision.py``'s file; MODE ``learned`` or ``rescue`` overrides the
+file's) in place of the chain of gates.
+
 ``--same-slot MODE:PATH`` scores the decision with a pair model (``scripts/train_pair.py``)
 at the same-slot gate: ``pair`` in place of the product of the two slot distributions (the
 gate at the model's calibrated bar), ``either`` passing a pair that either clears (the score
@@ -41,9 +45,11 @@ import json
 import sys
 import tempfile
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from lab import update_decision as combine
 from lab.infer_eval import Run, ingest, load_dialogues, rates, score
 
 from localmem import Memory
@@ -314,8 +320,17 @@ def main() -> int:
         "--gates", action="store_true", help="count the missed supersessions by the losing gate"
     )
     parser.add_argument("--same-slot", default=None, help="MODE:PATH, a pair model's gate")
+    parser.add_argument(
+        "--decision",
+        default=None,
+        help="PATH[:MODE], a combiner (scripts/fit_update_decision.py) in place of the chain",
+    )
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
+    if args.decision:
+        path, _, mode = args.decision.partition(":")
+        combiner = combine.Combiner.load(path)
+        conflict.decide = replace(combiner, mode=mode) if mode else combiner
     if args.same_slot:
         mode, _, path = args.same_slot.partition(":")
         conflict.same_slot = PairSameSlot(mode, path)

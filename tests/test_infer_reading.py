@@ -3,6 +3,8 @@ MiniLM (sentences here are new: neither the generator's frames nor the evaluatio
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -286,6 +288,75 @@ def test_verdicts_name_the_gate_that_said_no(reader, embedder) -> None:
     chat = "Thanks, that sounds lovely!"
     (vector,) = embedder.embed_batch([chat])
     assert set(conflict.verdicts(reader, chat, vector, pairs)) <= {"none"}
+
+
+def test_the_chain_decides_from_the_evidence_in_its_order() -> None:
+    """Every failed check is named, in the chain's order; the chain says the first, or ends
+    the memory with the same-slot probability times the cosine as its confidence."""
+    e = conflict.Evidence(
+        slot="home",
+        single=True,
+        new_slot_p=0.9,
+        new_none_p=0.05,
+        sentences=1,
+        read=True,
+        same=0.02,
+        cosine=0.5,
+        old_ending_p=0.9,
+        subject="differ",
+        aspect="count",
+    )
+    assert conflict.failed_gates(e) == [
+        "same-slot",
+        "old-ending",
+        "subject",
+        "aspect",
+        "value",
+        "confidence",
+    ]
+    assert conflict.chain(e, 0) == "same-slot"
+    assert conflict.failed_gates(replace(e, read=False)) == ["size"]
+    ok = replace(
+        e,
+        same=0.6,
+        old_ending_p=0.0,
+        subject="shared",
+        aspect="open",
+        how="new home: plymouth -> truro",
+        how_kind="change",
+    )
+    assert conflict.failed_gates(ok) == []
+    ended = conflict.chain(ok, 3)
+    assert isinstance(ended, conflict.Ending) and ended.index == 3
+    assert ended.confidence == pytest.approx(0.3)
+    assert ended.reason.startswith("new home: plymouth -> truro")
+
+
+def test_the_evidence_of_real_pairs(reader, embedder, monkeypatch) -> None:
+    """The evidence of each pair says which way each check went; the verdicts are the
+    chain's on it, and another decision can stand in for the chain."""
+    new = "Ann moved to Truro last month."
+    memories = [
+        "Ann lives in Plymouth.",
+        "Ann's brother lives in Exeter.",
+        "Ann lives in Plymouth. She loves the harbour. Her sister visits on Sundays.",
+    ]
+    vectors = embedder.embed_batch([new, *memories])
+    pairs = list(zip(memories, vectors[1:], strict=True))
+    found = conflict.evidences(reader, new, vectors[0], pairs)
+    assert found is not None
+    verdicts = conflict.verdicts(reader, new, vectors[0], pairs)
+    assert [conflict.chain(e, i) for i, e in enumerate(found)] == verdicts
+    same, brother, long = found
+    assert same.read and same.subject == "shared" and same.how_kind == "change"
+    assert same.same >= conflict.SAME_SLOT_P and same.cosine > 0
+    assert not brother.subject_ok and "subject" in conflict.failed_gates(brother)
+    assert not long.read and long.sentences == 3
+    monkeypatch.setattr(conflict, "decide", lambda e, i: "vetoed")
+    assert conflict.verdicts(reader, new, vectors[0], pairs) == ["vetoed"] * 3
+    chat = "Thanks, that sounds lovely!"
+    (vector,) = embedder.embed_batch([chat])
+    assert conflict.evidences(reader, chat, vector, pairs) is None
 
 
 @pytest.mark.parametrize(

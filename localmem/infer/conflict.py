@@ -32,7 +32,7 @@ the hand-written dev dialogues (``scripts/lab/data/infer/dev.json``).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -255,17 +255,21 @@ def _value_from_words(
     return replace(said, value=rest) if rest else said
 
 
-def _how(new: Reading, old: Reading, slot: str, single: bool, same: float) -> str | None:
-    """Why ``new`` ends ``old`` (None: it does not)."""
+def _how_kind(
+    new: Reading, old: Reading, slot: str, single: bool, same: float
+) -> tuple[str, str] | None:
+    """Why ``new`` ends ``old``, with the kind of reason: "named" (the old value named as
+    ended), "handover", "ending-named" (an ending that names the old value), "ending" (an
+    ending in a slot of one value), "change" (another value); None: it does not."""
     if new.ended & old.value:
-        return f"ends {slot}: {' '.join(sorted(new.ended & old.value))}"
+        return "named", f"ends {slot}: {' '.join(sorted(new.ended & old.value))}"
     handed = new.ended & new.capitalised & (old.words - old.subject - old.aspect)
     if single and handed and new.value & new.capitalised:
         # a handover from one name to another ("Aroha passed the billing pager to Bjorn")
         # ends the stored fact that names the first, where the tagger read no value in it
         # ("Aroha carries the billing pager"); chat's ended words are too noisy to go by
         # unless both are names
-        return f"ends {slot}: {' '.join(sorted(handed))}"
+        return "handover", f"ends {slot}: {' '.join(sorted(handed))}"
     if new.ending_p >= ENDING_P:
         # an ending ends the fact whose value it names anywhere ("Yara and I broke up"), or,
         # in a slot of one value, the fact it names no other value for ("I retired"); in a
@@ -277,9 +281,9 @@ def _how(new: Reading, old: Reading, slot: str, single: bool, same: float) -> st
         if not new.negated and old.core and old.core <= new.value:
             return None  # it says the old value again, ending nothing ("still teaching in Graz")
         if named and (single or new.negated or new.ending_p >= SURE_ENDING_P):
-            return f"ends {slot}: {' '.join(sorted(named))}"
+            return "ending-named", f"ends {slot}: {' '.join(sorted(named))}"
         if single and not (new.value | new.ended) - old.words:
-            return f"ends {slot}"
+            return "ending", f"ends {slot}"
         if not (single and new.value):
             return None
         # an ending that states the next value in a slot of one ("he retrained and he's a
@@ -288,7 +292,7 @@ def _how(new: Reading, old: Reading, slot: str, single: bool, same: float) -> st
         return None
     was = " ".join(sorted(old.core or old.value))
     now = " ".join(sorted(new.core or new.value))
-    return f"new {slot}: {was} -> {now}"
+    return "change", f"new {slot}: {was} -> {now}"
 
 
 def endings(
@@ -322,21 +326,36 @@ def verdicts(
     """For each memory, in order, the :class:`Ending` the fact makes of it or the name of the
     first gate (:data:`GATES`) that rejected it: :func:`endings`' decision, kept whole so a
     diagnosis can say which rule lost a supersession."""
+    found = evidences(reader, fact, vector, memories, speaker=speaker, speakers=speakers)
+    if found is None:
+        return ["none"] * len(memories)
+    return [decide(e, i) for i, e in enumerate(found)]
+
+
+def evidences(
+    reader: Reader,
+    fact: str,
+    vector: np.ndarray,
+    memories: Sequence[tuple[str, np.ndarray]],
+    *,
+    speaker: str | None = None,
+    speakers: Sequence[str | None] | None = None,
+) -> list[Evidence] | None:
+    """The :class:`Evidence` of the fact against each memory, in order; None where the fact
+    fills no slot (the "none" gate: nothing is compared)."""
     new = reader.read(fact, vector)
     none = reader.slots.index("none")
     if new.p(none) >= NONE_P:
-        return ["none"] * len(memories)
+        return None
     k = int(np.argmax([p if j != none else -1.0 for j, p in enumerate(new.probs)]))
     slot = reader.slots[k]
     single = slot in reader.single_valued
     speaker = speaker or speaker_of(fact)
     mine = _subject(new, speaker)
-    out: list[Ending | str] = []
-    for i, (text, vec) in enumerate(memories):
-        out.append(
-            _verdict(reader, fact, new, vector, i, text, vec, slot, single, speaker, mine, speakers)
-        )
-    return out
+    return [
+        evidence(reader, fact, new, vector, i, text, vec, slot, single, speaker, mine, speakers)
+        for i, (text, vec) in enumerate(memories)
+    ]
 
 
 def same_slot(
@@ -348,7 +367,99 @@ def same_slot(
     return float(np.dot(new.probs, old.probs)) - new.p(none) * old.p(none)
 
 
-def _verdict(
+@dataclass(frozen=True)
+class Evidence:
+    """What the decision reads of one (new fact, stored memory) pair: every check of the
+    chain (:data:`GATES`), each computed whether or not an earlier one failed, so a decision
+    (the chain, or a learned combination) can weigh them. ``read`` is False where the stored
+    memory was too long to read (the size check: nothing else was computed)."""
+
+    #: the new fact's likeliest slot (none aside) and whether it holds one value
+    slot: str
+    single: bool
+    #: that slot's probability, and the new fact's probability of no slot
+    new_slot_p: float
+    new_none_p: float
+    #: the stored memory's sentences
+    sentences: int
+    read: bool = False
+    #: how likely both fill the same slot, and the cosine of their vectors
+    same: float = 0.0
+    cosine: float = 0.0
+    new_ending_p: float = 0.0
+    old_ending_p: float = 0.0
+    #: the subject check, which way: passed "unnamed", "shared", "named", "aspect"; failed
+    #: "spoken-of", "differ"
+    subject: str = ""
+    #: the aspect check, which way: passed "open", "shared"; failed "differ", "count",
+    #: "needed"
+    aspect: str = ""
+    #: why the new fact ends the stored one (:func:`_how_kind`), None where it does not; its kind
+    #: (:func:`_how_kind`: "named", "handover", "ending-named", "ending", "change"; "": none)
+    how: str | None = None
+    how_kind: str = ""
+    #: both values name numbers and none is the same
+    numbers_differ: bool = False
+    #: the new fact asks
+    question: bool = False
+    new_first_person: bool = False
+    old_first_person: bool = False
+    #: whether a value was read in each (after names and times are left out)
+    new_value: bool = False
+    old_value: bool = False
+    #: a word of the new value is a word of the stored fact
+    value_shared: bool = False
+    new_words: int = 0
+    old_words: int = 0
+
+    @property
+    def confidence(self) -> float:
+        """The chain's confidence: the same-slot probability times the (non-negative) cosine."""
+        return self.same * max(self.cosine, 0.0)
+
+    @property
+    def subject_ok(self) -> bool:
+        return self.subject in ("unnamed", "shared", "named", "aspect")
+
+    @property
+    def aspect_ok(self) -> bool:
+        return self.aspect in ("open", "shared")
+
+
+def failed_gates(e: Evidence) -> list[str]:
+    """Every gate of :data:`GATES` (but none) that the pair fails, in the chain's order."""
+    if not e.read:
+        return ["size"]
+    out = []
+    if e.same < SAME_SLOT_P:
+        out.append("same-slot")
+    if e.old_ending_p >= ENDING_P:
+        out.append("old-ending")
+    if not e.subject_ok:
+        out.append("subject")
+    if not e.aspect_ok:
+        out.append("aspect")
+    if e.how is None:
+        out.append("value")
+    if e.confidence < CONFIDENCE:
+        out.append("confidence")
+    return out
+
+
+def chain(e: Evidence, i: int) -> Ending | str:
+    """The chain's decision on one pair: an :class:`Ending` where every gate passes, else the
+    first gate that failed."""
+    failed = failed_gates(e)
+    if failed:
+        return failed[0]
+    return Ending(i, e.confidence, f"{e.how} (confidence {e.confidence:.2f})")
+
+
+#: the decision on one pair's evidence (the chain; a measurement may put another in its place)
+decide: Callable[[Evidence, int], Ending | str] = chain
+
+
+def evidence(
     reader: Reader,
     fact: str,
     new: Reading,
@@ -361,26 +472,37 @@ def _verdict(
     speaker: str | None,
     mine: frozenset[str],
     speakers: Sequence[str | None] | None,
-) -> Ending | str:
-    """Whether ``new`` ends the stored ``text`` (an :class:`Ending`), or the gate that said no."""
-    if len(split_sentences(text)) > MAX_SENTENCES:
-        return "size"
+) -> Evidence:
+    """What the decision reads of ``new`` against the stored ``text`` (:class:`Evidence`)."""
+    none = reader.slots.index("none")
+    sentences = len(split_sentences(text))
+    base = Evidence(
+        slot=slot,
+        single=single,
+        new_slot_p=new.p(reader.slots.index(slot)),
+        new_none_p=new.p(none),
+        sentences=sentences,
+    )
+    if sentences > MAX_SENTENCES:
+        return base  # a long message is never read: never ended
     old = reader.read(text, vec)
     same = same_slot(reader, new, old, vector, vec)
-    if same < SAME_SLOT_P:
-        return "same-slot"
-    if old.ending_p >= ENDING_P:
-        return "old-ending"
     said_by = (speakers[i] if speakers else None) or speaker_of(text) or speaker
     theirs = _subject(old, said_by)
     if not mine and _spoken_of(new) and _only_the_speaker(theirs, old, speaker):
-        return "subject"  # "she" is not the speaker: a fact about Tom is not what Tom says of her
-    if not same_subject(mine, theirs, new.words | mine, old.words | theirs) and not (
+        subject = (
+            "spoken-of"  # "she" is not the speaker: a fact about Tom is not what Tom says of her
+        )
+    elif not mine or not theirs:
+        subject = "unnamed"
+    elif same_subject(mine, theirs, new.words | mine, old.words | theirs):
+        subject = "shared" if mine & theirs else "named"
+    elif (not new.subject or not old.subject) and new.aspect & old.aspect:
         # a fact that names no subject of its own ("we raised the rate limit") is about
         # what both name as their aspect ("the public API limit")
-        (not new.subject or not old.subject) and new.aspect & old.aspect
-    ):
-        return "subject"
+        subject = "aspect"
+    else:
+        subject = "differ"
     # neither fact's subject nor speaker (often addressed by name) is a value of either
     voices = {n.lower() for n in (speaker, said_by) if n}
     names = theirs | mine | voices
@@ -400,20 +522,40 @@ def _verdict(
         # married", "Austin has been good to us since we moved")
         promoted = (mine - theirs) & new.capitalised - old.words
         said = replace(said, value=said.value | promoted, core=said.core | promoted)
-    if "?" not in fact:  # a question states no value
+    question = "?" in fact
+    if not question:  # a question states no value
         said = _value_from_words(said, old, mine, names, same)
     if not _compatible_aspect(said.aspect, old.aspect):
-        return "aspect"
-    if slot in WORDS_AS_ASPECT and not (
+        aspect = "differ"
+    elif slot in WORDS_AS_ASPECT and not (
         said.aspect <= old.words | old.aspect and old.aspect <= said.words | said.aspect
     ):
-        return "aspect"  # "3 dogs" does not count what "2 cats" counts
-    if slot in ASPECT_NEEDED and not said.aspect & old.aspect and not said.ended & old.value:
-        return "aspect"  # one value per aspect (a favourite colour, a seat): both must name it
-    why = _how(said, old, slot, single, same)
-    if why is None:
-        return "value"
-    confidence = same * max(float(np.dot(vector, vec)), 0.0)
-    if confidence < CONFIDENCE:
-        return "confidence"
-    return Ending(i, confidence, f"{why} (confidence {confidence:.2f})")
+        aspect = "count"  # "3 dogs" does not count what "2 cats" counts
+    elif slot in ASPECT_NEEDED and not said.aspect & old.aspect and not said.ended & old.value:
+        aspect = "needed"  # one value per aspect (a favourite colour, a seat): both must name it
+    else:
+        aspect = "shared" if said.aspect & old.aspect else "open"
+    found = _how_kind(said, old, slot, single, same)
+    old_numbers, new_numbers = _numbers(old), _numbers(said)
+    new_value = said.core | said.value
+    return replace(
+        base,
+        read=True,
+        same=same,
+        cosine=float(np.dot(vector, vec)),
+        new_ending_p=new.ending_p,
+        old_ending_p=old.ending_p,
+        subject=subject,
+        aspect=aspect,
+        how=found[1] if found else None,
+        how_kind=found[0] if found else "",
+        numbers_differ=bool(old_numbers and new_numbers and not old_numbers & new_numbers),
+        question=question,
+        new_first_person=new.first_person,
+        old_first_person=old.first_person,
+        new_value=bool(new_value),
+        old_value=bool(old.core | old.value),
+        value_shared=bool(new_value & old.words),
+        new_words=len(new.words),
+        old_words=len(old.words),
+    )
