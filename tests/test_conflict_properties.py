@@ -187,3 +187,27 @@ def test_verdicts_are_the_base_commits(case) -> None:
     assert _verdicts(conflict, fact, vector, memories, kw) == _verdicts(
         base, fact, vector, memories, kw
     )
+
+
+def test_the_chain_stops_at_the_first_check_it_fails(embedder, monkeypatch) -> None:
+    """On the add path (the chain deciding) a pair's later checks are not computed once one
+    fails, as before the evidence was a record; evidences() still computes every check."""
+    new = "Ann moved to Truro last month."
+    memories = ["We have 2 cats.", "Ann's brother lives in Exeter.", "Ann lives in Plymouth."]
+    vectors = embedder.embed_batch([new, *memories])
+    pairs = list(zip(memories, vectors[1:], strict=True))
+    whole = conflict.evidences(READER, new, vectors[0], pairs)
+    assert whole is not None
+    first = [conflict.failed_gates(e)[:1] for e in whole]
+    assert first[0] and first[0][0] in ("same-slot", "old-ending", "subject", "aspect")
+    assert first[1] and first[1][0] in ("same-slot", "old-ending", "subject", "aspect")
+    assert first[2] == []
+    calls = []
+    how_kind = conflict._how_kind
+    monkeypatch.setattr(conflict, "_how_kind", lambda *a: calls.append(a[1].words) or how_kind(*a))
+    found = conflict.verdicts(READER, new, vectors[0], pairs)
+    assert found[:2] == [f[0] for f in first[:2]] and isinstance(found[2], conflict.Ending)
+    assert len(calls) == 1  # the value check ran for the pair that passed the checks before it
+    calls.clear()
+    conflict.evidences(READER, new, vectors[0], pairs)
+    assert len(calls) == 3
