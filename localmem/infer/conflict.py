@@ -349,7 +349,7 @@ def evidences(
 ) -> list[Evidence] | None:
     """The :class:`Evidence` of the fact against each memory, in order; None where the fact
     fills no slot (the "none" gate: nothing is compared). Not ``whole``: each pair's checks
-    stop at the first the chain fails (:func:`evidence`)."""
+    stop at the first the chain fails (:func:`_evidence`)."""
     new = reader.read(fact, vector)
     none = reader.slots.index("none")
     if new.p(none) >= NONE_P:
@@ -360,7 +360,7 @@ def evidences(
     speaker = speaker or speaker_of(fact)
     mine = _subject(new, speaker)
     return [
-        evidence(
+        _evidence(
             reader, fact, new, vector, i, text, vec, slot, single, speaker, mine, speakers, whole
         )
         for i, (text, vec) in enumerate(memories)
@@ -382,7 +382,7 @@ class Evidence:
     chain (:data:`GATES`), each computed whether or not an earlier one failed, so a decision
     (the chain, or a learned combination) can weigh them. ``read`` is False where the stored
     memory was too long to read (the size check: nothing else was computed). Filled in as
-    the checks are computed (:func:`evidence`), so not frozen: a plain record is built at a
+    the checks are computed (:func:`_evidence`), so not frozen: a plain record is built at a
     fifth of a frozen one's cost, on every pair of every add."""
 
     #: the new fact's likeliest slot (none aside) and whether it holds one value
@@ -519,7 +519,7 @@ def _fails(e: Evidence, through: str) -> bool:
 decide: Callable[[Evidence, int], Ending | str] = chain
 
 
-def evidence(
+def _evidence(
     reader: Reader,
     fact: str,
     new: Reading,
