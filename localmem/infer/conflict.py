@@ -355,16 +355,40 @@ def evidences(
     if new.p(none) >= NONE_P:
         return None
     k = int(np.argmax([p if j != none else -1.0 for j, p in enumerate(new.probs)]))
-    slot = reader.slots[k]
-    single = slot in reader.single_valued
     speaker = speaker or speaker_of(fact)
-    mine = _subject(new, speaker)
+    f = _NewFact(
+        reader=reader,
+        text=fact,
+        reading=new,
+        vector=vector,
+        slot=reader.slots[k],
+        single=reader.slots[k] in reader.single_valued,
+        slot_p=new.p(k),
+        none_p=new.p(none),
+        speaker=speaker,
+        mine=_subject(new, speaker),
+    )
     return [
-        _evidence(
-            reader, fact, new, vector, i, text, vec, slot, single, speaker, mine, speakers, whole
-        )
+        _evidence(f, text, vec, (speakers[i] if speakers else None), whole)
         for i, (text, vec) in enumerate(memories)
     ]
+
+
+@dataclass(frozen=True)
+class _NewFact:
+    """What every pair of one new fact shares: its reading, likeliest slot (none aside) and
+    whom it is about (:func:`_subject`, the speaker standing for "I")."""
+
+    reader: Reader
+    text: str
+    reading: Reading
+    vector: np.ndarray
+    slot: str
+    single: bool
+    slot_p: float
+    none_p: float
+    speaker: str | None
+    mine: frozenset[str]
 
 
 def same_slot(
@@ -520,31 +544,18 @@ decide: Callable[[Evidence, int], Ending | str] = chain
 
 
 def _evidence(
-    reader: Reader,
-    fact: str,
-    new: Reading,
-    vector: np.ndarray,
-    i: int,
-    text: str,
-    vec: np.ndarray,
-    slot: str,
-    single: bool,
-    speaker: str | None,
-    mine: frozenset[str],
-    speakers: Sequence[str | None] | None,
-    whole: bool = True,
+    f: _NewFact, text: str, vec: np.ndarray, said_by: str | None, whole: bool = True
 ) -> Evidence:
-    """What the decision reads of ``new`` against the stored ``text`` (:class:`Evidence`).
+    """What the decision reads of the new fact against the stored ``text`` (its vector
+    ``vec``; ``said_by``, its speaker where the caller knows it) (:class:`Evidence`).
     Not ``whole``, the checks stop at the first the chain fails, the later ones left at their
     defaults: enough for the chain's verdict (:func:`chain`), at the cost of the checks it
     needs, but not a record to weigh or diagnose by."""
+    reader, fact, new, vector = f.reader, f.text, f.reading, f.vector
+    slot, single, speaker, mine = f.slot, f.single, f.speaker, f.mine
     sentences = len(split_sentences(text))
     e = Evidence(
-        slot=slot,
-        single=single,
-        new_slot_p=new.p(reader.slots.index(slot)),
-        new_none_p=new.p(reader.slots.index("none")),
-        sentences=sentences,
+        slot=slot, single=single, new_slot_p=f.slot_p, new_none_p=f.none_p, sentences=sentences
     )
     if sentences > MAX_SENTENCES:
         return e  # a long message is never read: never ended
@@ -558,7 +569,7 @@ def _evidence(
     e.new_words, e.old_words = len(new.words), len(old.words)
     if not whole and _fails(e, "old-ending"):
         return e
-    said_by = (speakers[i] if speakers else None) or speaker_of(text) or speaker
+    said_by = said_by or speaker_of(text) or speaker
     theirs = _subject(old, said_by)
     e.subject = _subject_check(new, old, mine, theirs, speaker)
     if not whole and not e.subject_ok:
