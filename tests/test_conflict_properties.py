@@ -10,17 +10,13 @@ it against a32c7d7, its parent)."""
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lab.at_commit import module_at  # scripts/ is on the tests' path (pyproject)
 
 from localmem.infer import conflict
 from localmem.infer.reading import Reader, shipped
@@ -155,25 +151,6 @@ def test_real_sentences_with_the_real_embedder(embedder) -> None:
     assert conflict.endings(READER, new, vecs[1], [(old, vecs[0])])
 
 
-@functools.cache
-def _conflict_at(commit: str):
-    """``localmem/infer/conflict.py`` as it was at ``commit`` (importing today's reader)."""
-    root = Path(__file__).resolve().parents[1]
-    source = subprocess.run(
-        ["git", "-C", str(root), "show", f"{commit}:localmem/infer/conflict.py"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    name = f"conflict_at_{commit}"
-    spec = importlib.util.spec_from_loader(name, loader=None)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # a dataclass needs its module registered
-    exec(compile(source, f"{commit}:conflict.py", "exec"), module.__dict__)
-    return module
-
-
 BASE = os.environ.get("LOCALMEM_CONFLICT_BASE")
 
 
@@ -182,7 +159,7 @@ BASE = os.environ.get("LOCALMEM_CONFLICT_BASE")
 @given(pairs())
 def test_verdicts_are_the_base_commits(case) -> None:
     assert BASE
-    base = _conflict_at(BASE)
+    base = module_at(BASE, "localmem/infer/conflict.py")
     fact, vector, memories, kw = case
     assert _verdicts(conflict, fact, vector, memories, kw) == _verdicts(
         base, fact, vector, memories, kw
