@@ -325,7 +325,8 @@ def verdicts(
 ) -> list[Ending | str]:
     """For each memory, in order, the :class:`Ending` the fact makes of it or the name of the
     first gate (:data:`GATES`) that rejected it: :func:`endings`' decision, kept whole so a
-    diagnosis can say which rule lost a supersession."""
+    diagnosis can say which rule lost a supersession. The decision is :data:`decide` (the
+    chain) on each pair's :class:`Evidence`."""
     # the chain needs no check past the first a pair fails (most pairs fail the first few):
     # another decision weighs them all
     whole = decide is not chain
@@ -429,8 +430,8 @@ class Evidence:
     #: the aspect check, which way: passed "open", "shared"; failed "differ", "count",
     #: "needed"
     aspect: str = ""
-    #: why the new fact ends the stored one (:func:`_how_kind`), None where it does not; its kind
-    #: (:func:`_how_kind`: "named", "handover", "ending-named", "ending", "change"; "": none)
+    #: why the new fact ends the stored one, None where it does not, and the kind of reason
+    #: ("named", "handover", "ending-named", "ending", "change"; "": none): :func:`_how_kind`
     how: str | None = None
     how_kind: str = ""
     #: both values name numbers and none is the same
@@ -454,10 +455,12 @@ class Evidence:
 
     @property
     def subject_ok(self) -> bool:
+        """Whether the subject check passed (:data:`SUBJECT_PASSES`)."""
         return self.subject in SUBJECT_PASSES
 
     @property
     def aspect_ok(self) -> bool:
+        """Whether the aspect check passed (:data:`ASPECT_PASSES`)."""
         return self.aspect in ASPECT_PASSES
 
 
