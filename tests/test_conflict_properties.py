@@ -119,36 +119,43 @@ def test_the_evidence_is_read_of_any_pair_and_the_chain_decides_from_it(case) ->
     assert verdicts == expected
 
 
+SENTENCES = [
+    "Ann lives in Plymouth.",
+    "Ann moved to Truro last month.",
+    "Ann: I don't live in Plymouth anymore.",
+    "Is Ann still in Plymouth?",
+    "Ann's brother lives in Exeter.",
+    "We have 2 cats.",
+    "We have 3 cats now!",
+    "42",
+    "😀🎉",
+    "Thanks, Ann!",
+    "The billing service runs on PostgreSQL 12. It is slow. Nobody likes it.",
+    "",
+]
+
+
+def _every_other(embedder):
+    """Each of :data:`SENTENCES` as a new fact, with its vector, against all the others."""
+    vectors = embedder.embed_batch(SENTENCES)
+    for a, (fact, vector) in enumerate(zip(SENTENCES, vectors, strict=True)):
+        others = zip(SENTENCES, vectors, strict=True)
+        yield fact, vector, [(t, v) for b, (t, v) in enumerate(others) if b != a]
+
+
 def test_real_sentences_with_the_real_embedder(embedder) -> None:
     """Every ordered pair of a few real sentences: the evidence reads, the chain decides from it,
     and the ones that should end do."""
-    sentences = [
-        "Ann lives in Plymouth.",
-        "Ann moved to Truro last month.",
-        "Ann: I don't live in Plymouth anymore.",
-        "Is Ann still in Plymouth?",
-        "Ann's brother lives in Exeter.",
-        "We have 2 cats.",
-        "We have 3 cats now!",
-        "42",
-        "😀🎉",
-        "Thanks, Ann!",
-        "The billing service runs on PostgreSQL 12. It is slow. Nobody likes it.",
-        "",
-    ]
-    vectors = embedder.embed_batch(sentences)
-    for a, (fact, vector) in enumerate(zip(sentences, vectors, strict=True)):
-        memories = [
-            (t, v) for b, (t, v) in enumerate(zip(sentences, vectors, strict=True)) if b != a
-        ]
+    for fact, vector, memories in _every_other(embedder):
         found = conflict.evidences(READER, fact, vector, memories)
         verdicts = conflict.verdicts(READER, fact, vector, memories)
         if found is None:
             assert verdicts == ["none"] * len(memories)
         else:
             assert verdicts == [conflict.chain(e, i) for i, e in enumerate(found)]
-    (new, old), vecs = ("Ann moved to Truro last month.", "Ann lives in Plymouth."), vectors[:2]
-    assert conflict.endings(READER, new, vecs[1], [(old, vecs[0])])
+    new, old = "Ann moved to Truro last month.", "Ann lives in Plymouth."
+    vecs = embedder.embed_batch([new, old])
+    assert conflict.endings(READER, new, vecs[0], [(old, vecs[1])])
 
 
 BASE = os.environ.get("LOCALMEM_CONFLICT_BASE")
@@ -188,3 +195,13 @@ def test_the_chain_stops_at_the_first_check_it_fails(embedder, monkeypatch) -> N
     calls.clear()
     conflict.evidences(READER, new, vectors[0], pairs)
     assert len(calls) == 3
+
+
+@pytest.mark.skipif(not BASE, reason="LOCALMEM_CONFLICT_BASE names no commit to compare with")
+def test_real_sentences_decide_as_the_base_commit(embedder) -> None:
+    assert BASE
+    base = module_at(BASE, "localmem/infer/conflict.py")
+    for fact, vector, memories in _every_other(embedder):
+        assert _verdicts(conflict, fact, vector, memories, {}) == _verdicts(
+            base, fact, vector, memories, {}
+        )
