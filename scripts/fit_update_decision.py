@@ -7,7 +7,7 @@ Usage:
         [--leave-out dev4] [--mode learned|rescue]
     python scripts/fit_update_decision.py bench --decision combiner.json -- <bench args>
 
-``collect`` stores the in-sample sets (dev, dev2, dev3, dev4, dev5; never dev6..dev8, never the
+``collect`` stores the in-sample sets (dev, dev2, dev3, dev4, dev5; never dev6..dev9, never the
 written held-out half) with ``infer=True`` as ``lab.infer_eval.ingest`` does, with main's
 decision (the chain), and records every (new fact, stored memory) pair the decision is asked
 about: the pair's :class:`~localmem.infer.conflict.Evidence`, the chain's verdict, and a label
@@ -16,9 +16,9 @@ otherwise). With ``--locomo``, the first ``--conversations`` LoCoMo dev conversa
 stored the same way and every pair is a background negative (LoCoMo's people rarely change a
 fact).
 
-``fit`` fits :class:`~localmem.infer.combine.Combiner` (a logistic regression with an L2
+``fit`` fits :class:`lab.update_decision.Combiner` (a logistic regression with an L2
 penalty, Newton's method, numpy; deterministic: the same pairs give the same file, byte for
-byte) on every pair but the vetoed ones (:func:`~localmem.infer.combine.vetoed`) and those of
+byte) on every pair but the vetoed ones (:func:`lab.update_decision.vetoed`) and those of
 the ``--leave-out`` sets ("pooled" leaves dev, dev2 and dev3 out), and chooses its bars on
 the pairs it was fitted on:
 
@@ -34,7 +34,8 @@ dealt to five folds by dialogue, a LoCoMo fact its own group), not on the fitted
 scores.
 
 ``bench`` runs ``scripts/bench_understanding.py`` with the combiner in place of the chain
-(``conflict.decide``).
+(``conflict.decide``), always with ``--dev-only``: a candidate never meets the written held-out
+half.
 """
 
 from __future__ import annotations
@@ -282,7 +283,9 @@ def fit(args) -> int:
 
 def bench(args) -> int:
     conflict.decide = combine.Combiner.load(args.decision)
-    sys.argv = ["bench_understanding.py", *args.rest]
+    # a candidate never meets the written held-out half (bench_understanding's --reader rule)
+    dev_only = [] if "--dev-only" in args.rest else ["--dev-only"]
+    sys.argv = ["bench_understanding.py", *args.rest, *dev_only]
     runpy.run_path(str(HERE / "bench_understanding.py"), run_name="__main__")
     return 0
 

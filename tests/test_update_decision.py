@@ -3,6 +3,7 @@ measured in place of the chain and not shipped): how it decides, on made-up evid
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -78,3 +79,22 @@ def test_rescue_overrules_one_soft_check_only() -> None:
     assert sure(two, 0) == "subject"  # two checks failed: the chain's verdict
     assert sure(replace(PASSING, old_ending_p=0.9), 0) == "old-ending"  # not a soft check
     assert sure(replace(one, question=True), 0) == "aspect"
+
+
+def test_bench_never_lets_a_combiner_meet_the_held_out_half(tmp_path, monkeypatch) -> None:
+    """``fit_update_decision.py bench`` runs bench_understanding with a candidate decision:
+    like its ``--reader``, only with ``--dev-only`` (the written held-out half left out)."""
+    import argparse
+
+    import fit_update_decision
+
+    path = tmp_path / "combiner.json"
+    weights = [0.0] * len(FEATURES)
+    data = {"features": list(FEATURES), "weights": weights, "bias": 0.0, "mode": "learned"}
+    path.write_text(json.dumps({**data, "threshold": 0.5, "rescue": 0.8}))
+    ran = []
+    monkeypatch.setattr(fit_update_decision.runpy, "run_path", lambda *a, **k: ran.append(sys.argv))
+    monkeypatch.setattr(conflict, "decide", conflict.decide)  # bench replaces it
+    monkeypatch.setattr(sys, "argv", sys.argv)
+    fit_update_decision.bench(argparse.Namespace(decision=str(path), rest=["--locomo", "x.json"]))
+    assert len(ran) == 1 and "--dev-only" in ran[0] and "--locomo" in ran[0]

@@ -32,7 +32,7 @@ the hand-written dev dialogues (``scripts/lab/data/infer/dev.json``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -325,8 +325,14 @@ def verdicts(
 ) -> list[Ending | str]:
     """For each memory, in order, the :class:`Ending` the fact makes of it or the name of the
     first gate (:data:`GATES`) that rejected it: :func:`endings`' decision, kept whole so a
-    diagnosis can say which rule lost a supersession."""
-    found = evidences(reader, fact, vector, memories, speaker=speaker, speakers=speakers)
+    diagnosis can say which rule lost a supersession. The decision is :data:`decide` (the
+    chain) on each pair's :class:`Evidence`."""
+    # the chain needs no check past the first a pair fails (most pairs fail the first few):
+    # another decision weighs them all
+    whole = decide is not chain
+    found = evidences(
+        reader, fact, vector, memories, speaker=speaker, speakers=speakers, whole=whole
+    )
     if found is None:
         return ["none"] * len(memories)
     return [decide(e, i) for i, e in enumerate(found)]
@@ -340,22 +346,50 @@ def evidences(
     *,
     speaker: str | None = None,
     speakers: Sequence[str | None] | None = None,
+    whole: bool = True,
 ) -> list[Evidence] | None:
     """The :class:`Evidence` of the fact against each memory, in order; None where the fact
-    fills no slot (the "none" gate: nothing is compared)."""
+    fills no slot (the "none" gate: nothing is compared). Not ``whole``: each pair's checks
+    stop at the first the chain fails (:func:`_evidence`)."""
     new = reader.read(fact, vector)
     none = reader.slots.index("none")
     if new.p(none) >= NONE_P:
         return None
     k = int(np.argmax([p if j != none else -1.0 for j, p in enumerate(new.probs)]))
-    slot = reader.slots[k]
-    single = slot in reader.single_valued
     speaker = speaker or speaker_of(fact)
-    mine = _subject(new, speaker)
+    f = _NewFact(
+        reader=reader,
+        text=fact,
+        reading=new,
+        vector=vector,
+        slot=reader.slots[k],
+        single=reader.slots[k] in reader.single_valued,
+        slot_p=new.p(k),
+        none_p=new.p(none),
+        speaker=speaker,
+        mine=_subject(new, speaker),
+    )
     return [
-        evidence(reader, fact, new, vector, i, text, vec, slot, single, speaker, mine, speakers)
+        _evidence(f, text, vec, (speakers[i] if speakers else None), whole)
         for i, (text, vec) in enumerate(memories)
     ]
+
+
+@dataclass(frozen=True)
+class _NewFact:
+    """What every pair of one new fact shares: its reading, likeliest slot (none aside) and
+    whom it is about (:func:`_subject`, the speaker standing for "I")."""
+
+    reader: Reader
+    text: str
+    reading: Reading
+    vector: np.ndarray
+    slot: str
+    single: bool
+    slot_p: float
+    none_p: float
+    speaker: str | None
+    mine: frozenset[str]
 
 
 def same_slot(
@@ -367,12 +401,14 @@ def same_slot(
     return float(np.dot(new.probs, old.probs)) - new.p(none) * old.p(none)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Evidence:
     """What the decision reads of one (new fact, stored memory) pair: every check of the
     chain (:data:`GATES`), each computed whether or not an earlier one failed, so a decision
     (the chain, or a learned combination) can weigh them. ``read`` is False where the stored
-    memory was too long to read (the size check: nothing else was computed)."""
+    memory was too long to read (the size check: nothing else was computed). Filled in as
+    the checks are computed (:func:`_evidence`), so not frozen: a plain record is built at a
+    fifth of a frozen one's cost, on every pair of every add."""
 
     #: the new fact's likeliest slot (none aside) and whether it holds one value
     slot: str
@@ -394,8 +430,8 @@ class Evidence:
     #: the aspect check, which way: passed "open", "shared"; failed "differ", "count",
     #: "needed"
     aspect: str = ""
-    #: why the new fact ends the stored one (:func:`_how_kind`), None where it does not; its kind
-    #: (:func:`_how_kind`: "named", "handover", "ending-named", "ending", "change"; "": none)
+    #: why the new fact ends the stored one, None where it does not, and the kind of reason
+    #: ("named", "handover", "ending-named", "ending", "change"; "": none): :func:`_how_kind`
     how: str | None = None
     how_kind: str = ""
     #: both values name numbers and none is the same
@@ -419,90 +455,128 @@ class Evidence:
 
     @property
     def subject_ok(self) -> bool:
-        return self.subject in ("unnamed", "shared", "named", "aspect")
+        """Whether the subject check passed (:data:`SUBJECT_PASSES`)."""
+        return self.subject in SUBJECT_PASSES
 
     @property
     def aspect_ok(self) -> bool:
-        return self.aspect in ("open", "shared")
+        """Whether the aspect check passed (:data:`ASPECT_PASSES`)."""
+        return self.aspect in ASPECT_PASSES
+
+
+#: the ways the subject check passes (:attr:`Evidence.subject`)
+SUBJECT_PASSES = frozenset({"unnamed", "shared", "named", "aspect"})
+#: the ways the aspect check passes (:attr:`Evidence.aspect`)
+ASPECT_PASSES = frozenset({"open", "shared"})
 
 
 def failed_gates(e: Evidence) -> list[str]:
     """Every gate of :data:`GATES` (but none) that the pair fails, in the chain's order."""
+    return list(_failing(e))
+
+
+def _failing(e: Evidence) -> Iterator[str]:
+    """The gates the pair fails, in the chain's order, one at a time (the chain needs the
+    first only)."""
     if not e.read:
-        return ["size"]
-    out = []
+        yield "size"
+        return
     if e.same < SAME_SLOT_P:
-        out.append("same-slot")
+        yield "same-slot"
     if e.old_ending_p >= ENDING_P:
-        out.append("old-ending")
+        yield "old-ending"
     if not e.subject_ok:
-        out.append("subject")
+        yield "subject"
     if not e.aspect_ok:
-        out.append("aspect")
+        yield "aspect"
     if e.how is None:
-        out.append("value")
+        yield "value"
     if e.confidence < CONFIDENCE:
-        out.append("confidence")
-    return out
+        yield "confidence"
 
 
 def chain(e: Evidence, i: int) -> Ending | str:
     """The chain's decision on one pair: an :class:`Ending` where every gate passes, else the
     first gate that failed."""
-    failed = failed_gates(e)
-    if failed:
-        return failed[0]
+    failed = next(_failing(e), None)
+    if failed is not None:
+        return failed
     return Ending(i, e.confidence, f"{e.how} (confidence {e.confidence:.2f})")
+
+
+def _subject_check(
+    new: Reading, old: Reading, mine: frozenset[str], theirs: frozenset[str], speaker: str | None
+) -> str:
+    """Which way the subject check goes (:attr:`Evidence.subject`); ``mine`` and ``theirs``
+    are whom each fact is about (:func:`_subject`)."""
+    if not mine and _spoken_of(new) and _only_the_speaker(theirs, old, speaker):
+        return "spoken-of"  # "she" is not the speaker: a fact about Tom is not what Tom says of her
+    if not mine or not theirs:
+        return "unnamed"
+    if same_subject(mine, theirs, new.words | mine, old.words | theirs):
+        return "shared" if mine & theirs else "named"
+    if (not new.subject or not old.subject) and new.aspect & old.aspect:
+        # a fact that names no subject of its own ("we raised the rate limit") is about
+        # what both name as their aspect ("the public API limit")
+        return "aspect"
+    return "differ"
+
+
+def _aspect_check(said: Reading, old: Reading, slot: str) -> str:
+    """Which way the aspect check goes (:attr:`Evidence.aspect`), on the values as compared."""
+    if not _compatible_aspect(said.aspect, old.aspect):
+        return "differ"
+    if slot in WORDS_AS_ASPECT and not (
+        said.aspect <= old.words | old.aspect and old.aspect <= said.words | said.aspect
+    ):
+        return "count"  # "3 dogs" does not count what "2 cats" counts
+    if slot in ASPECT_NEEDED and not said.aspect & old.aspect and not said.ended & old.value:
+        return "needed"  # one value per aspect (a favourite colour, a seat): both must name it
+    return "shared" if said.aspect & old.aspect else "open"
+
+
+def _fails(e: Evidence, through: str) -> bool:
+    """Whether the pair fails a gate of the chain up to ``through`` (the checks computed so
+    far: the later ones, at their defaults, may seem to fail)."""
+    failed = next(_failing(e), None)
+    return failed is not None and GATES.index(failed) <= GATES.index(through)
 
 
 #: the decision on one pair's evidence (the chain; a measurement may put another in its place)
 decide: Callable[[Evidence, int], Ending | str] = chain
 
 
-def evidence(
-    reader: Reader,
-    fact: str,
-    new: Reading,
-    vector: np.ndarray,
-    i: int,
-    text: str,
-    vec: np.ndarray,
-    slot: str,
-    single: bool,
-    speaker: str | None,
-    mine: frozenset[str],
-    speakers: Sequence[str | None] | None,
+def _evidence(
+    f: _NewFact, text: str, vec: np.ndarray, said_by: str | None, whole: bool = True
 ) -> Evidence:
-    """What the decision reads of ``new`` against the stored ``text`` (:class:`Evidence`)."""
-    none = reader.slots.index("none")
+    """What the decision reads of the new fact against the stored ``text`` (its vector
+    ``vec``; ``said_by``, its speaker where the caller knows it) (:class:`Evidence`).
+    Not ``whole``, the checks stop at the first the chain fails, the later ones left at their
+    defaults: enough for the chain's verdict (:func:`chain`), at the cost of the checks it
+    needs, but not a record to weigh or diagnose by."""
+    reader, fact, new, vector = f.reader, f.text, f.reading, f.vector
+    slot, single, speaker, mine = f.slot, f.single, f.speaker, f.mine
     sentences = len(split_sentences(text))
-    base = Evidence(
-        slot=slot,
-        single=single,
-        new_slot_p=new.p(reader.slots.index(slot)),
-        new_none_p=new.p(none),
-        sentences=sentences,
+    e = Evidence(
+        slot=slot, single=single, new_slot_p=f.slot_p, new_none_p=f.none_p, sentences=sentences
     )
     if sentences > MAX_SENTENCES:
-        return base  # a long message is never read: never ended
+        return e  # a long message is never read: never ended
     old = reader.read(text, vec)
-    same = same_slot(reader, new, old, vector, vec)
-    said_by = (speakers[i] if speakers else None) or speaker_of(text) or speaker
+    e.read = True
+    e.same = same = same_slot(reader, new, old, vector, vec)
+    e.cosine = float(np.dot(vector, vec))
+    e.new_ending_p, e.old_ending_p = new.ending_p, old.ending_p
+    e.question = question = "?" in fact
+    e.new_first_person, e.old_first_person = new.first_person, old.first_person
+    e.new_words, e.old_words = len(new.words), len(old.words)
+    if not whole and _fails(e, "old-ending"):
+        return e
+    said_by = said_by or speaker_of(text) or speaker
     theirs = _subject(old, said_by)
-    if not mine and _spoken_of(new) and _only_the_speaker(theirs, old, speaker):
-        subject = (
-            "spoken-of"  # "she" is not the speaker: a fact about Tom is not what Tom says of her
-        )
-    elif not mine or not theirs:
-        subject = "unnamed"
-    elif same_subject(mine, theirs, new.words | mine, old.words | theirs):
-        subject = "shared" if mine & theirs else "named"
-    elif (not new.subject or not old.subject) and new.aspect & old.aspect:
-        # a fact that names no subject of its own ("we raised the rate limit") is about
-        # what both name as their aspect ("the public API limit")
-        subject = "aspect"
-    else:
-        subject = "differ"
+    e.subject = _subject_check(new, old, mine, theirs, speaker)
+    if not whole and not e.subject_ok:
+        return e
     # neither fact's subject nor speaker (often addressed by name) is a value of either
     voices = {n.lower() for n in (speaker, said_by) if n}
     names = theirs | mine | voices
@@ -522,40 +596,17 @@ def evidence(
         # married", "Austin has been good to us since we moved")
         promoted = (mine - theirs) & new.capitalised - old.words
         said = replace(said, value=said.value | promoted, core=said.core | promoted)
-    question = "?" in fact
     if not question:  # a question states no value
         said = _value_from_words(said, old, mine, names, same)
-    if not _compatible_aspect(said.aspect, old.aspect):
-        aspect = "differ"
-    elif slot in WORDS_AS_ASPECT and not (
-        said.aspect <= old.words | old.aspect and old.aspect <= said.words | said.aspect
-    ):
-        aspect = "count"  # "3 dogs" does not count what "2 cats" counts
-    elif slot in ASPECT_NEEDED and not said.aspect & old.aspect and not said.ended & old.value:
-        aspect = "needed"  # one value per aspect (a favourite colour, a seat): both must name it
-    else:
-        aspect = "shared" if said.aspect & old.aspect else "open"
+    e.aspect = _aspect_check(said, old, slot)
+    if not whole and not e.aspect_ok:
+        return e
     found = _how_kind(said, old, slot, single, same)
+    if found is not None:
+        e.how_kind, e.how = found
     old_numbers, new_numbers = _numbers(old), _numbers(said)
+    e.numbers_differ = bool(old_numbers and new_numbers and not old_numbers & new_numbers)
     new_value = said.core | said.value
-    return replace(
-        base,
-        read=True,
-        same=same,
-        cosine=float(np.dot(vector, vec)),
-        new_ending_p=new.ending_p,
-        old_ending_p=old.ending_p,
-        subject=subject,
-        aspect=aspect,
-        how=found[1] if found else None,
-        how_kind=found[0] if found else "",
-        numbers_differ=bool(old_numbers and new_numbers and not old_numbers & new_numbers),
-        question=question,
-        new_first_person=new.first_person,
-        old_first_person=old.first_person,
-        new_value=bool(new_value),
-        old_value=bool(old.core | old.value),
-        value_shared=bool(new_value & old.words),
-        new_words=len(new.words),
-        old_words=len(old.words),
-    )
+    e.new_value, e.old_value = bool(new_value), bool(old.core | old.value)
+    e.value_shared = bool(new_value & old.words)
+    return e
