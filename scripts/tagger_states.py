@@ -140,13 +140,6 @@ def pool(text: str, offsets, states: np.ndarray, *, whole: bool = False) -> np.n
 
 
 # -- fitting ----------------------------------------------------------------------------------
-def _dedupe(examples):
-    seen, out = set(), []
-    for e in examples:
-        if e.text.lower() not in seen:
-            seen.add(e.text.lower())
-            out.append(e)
-    return out
 
 
 def token_rows(examples, states):
@@ -211,6 +204,7 @@ def _data(args):
     """(lexical features, states, tags) of the training and the validation tokens (the
     states computed once and kept in ``--cache``)."""
     from lab.infer_training import generate
+    from train_infer import _dedupe  # the same sentences train_infer.py fits on
 
     train = _dedupe(generate(args.per_slot, seed=args.seed))
     seen = {e.text.lower() for e in train}
