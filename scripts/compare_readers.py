@@ -92,13 +92,8 @@ class ProbabilityAverage(reading.Reader):
         if not tokens:
             return []
         probs = np.zeros((len(tokens), len(self.tags)), np.float32)
-        feats = reading.token_features(tokens)
         for m in self.members:
-            scores = np.tile(m.tag_b, (len(tokens), 1))
-            for i, f in enumerate(feats):
-                idx = [m.vocab[x] for x in f if x in m.vocab]
-                if idx:
-                    scores[i] += m.tag_w[idx].sum(axis=0)
+            scores = reading.tag_scores(tokens, m.vocab, m.tag_w, m.tag_b)
             e = np.exp(scores - scores.max(axis=1, keepdims=True))
             probs += e / e.sum(axis=1, keepdims=True)
         return [self.tags[j] for j in probs.argmax(axis=1)]

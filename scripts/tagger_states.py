@@ -417,11 +417,7 @@ class StatesReader(reading.Reader):
     def tag(self, tokens) -> list[str]:
         if not tokens:
             return []
-        scores = np.tile(self.tag_b, (len(tokens), 1))
-        for i, feats in enumerate(token_features(tokens)):
-            idx = [self.vocab[f] for f in feats if f in self.vocab]
-            if idx:
-                scores[i] += self.lex_w[idx].sum(axis=0)
+        scores = reading.tag_scores(tokens, self.vocab, self.lex_w, self.tag_b)
         if self._text is not None:
             _, (st,) = self.states.run([self._text])
             if len(st) == len(tokens) and self.mlp:

@@ -236,6 +236,19 @@ class Reading:
         return float(self.probs[slot_index]) if self.probs.size else 0.0
 
 
+def tag_scores(
+    tokens: Sequence[str], vocab: dict[str, int], weights: np.ndarray, bias: np.ndarray
+) -> np.ndarray:
+    """The tagger's score of each tag for each token (tokens x tags): the bias plus the
+    weights of the token's features (:func:`token_features`) that the vocabulary knows."""
+    scores = np.tile(bias, (len(tokens), 1))
+    for i, feats in enumerate(token_features(tokens)):
+        idx = [vocab[f] for f in feats if f in vocab]
+        if idx:
+            scores[i] += weights[idx].sum(axis=0)
+    return scores
+
+
 class Reader:
     """The shipped classifiers (see the module docstring)."""
 
@@ -273,11 +286,7 @@ class Reader:
         """One tag per token (:data:`TAGS`)."""
         if not tokens:
             return []
-        scores = np.tile(self.tag_b, (len(tokens), 1))
-        for i, feats in enumerate(token_features(tokens)):
-            idx = [self.vocab[f] for f in feats if f in self.vocab]
-            if idx:
-                scores[i] += self.tag_w[idx].sum(axis=0)
+        scores = tag_scores(tokens, self.vocab, self.tag_w, self.tag_b)
         return [self.tags[j] for j in scores.argmax(axis=1)]
 
     def read(self, text: str, vector: np.ndarray) -> Reading:
