@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from lab.infer_eval import Run, ingest, load_dialogues, rates, score
+from lab.infer_eval import Run, ingest, ingest_conversation, load_dialogues, rates, score
 from lab.locomo import load_locomo
 
 from localmem import Memory
@@ -58,15 +58,7 @@ def background(embedder, tmp: Path, path: str, conversations: int) -> float:
     turns = superseded = 0
     with Memory.open(tmp / "locomo", embedder=embedder) as memory:
         for conv in load_locomo(path)[:conversations]:
-            for turn in conv.turns:
-                memory.add(
-                    turn.content,
-                    kind="message",
-                    user_id=conv.sample_id,
-                    event_time=turn.when,
-                    infer=True,
-                )
-                turns += 1
+            turns += ingest_conversation(memory, conv)
         superseded = sum(m.valid_to is not None for m in memory.list(limit=1_000_000))
     return superseded / max(turns, 1)
 

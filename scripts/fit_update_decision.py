@@ -50,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 from lab import update_decision as combine
-from lab.infer_eval import Run, ingest, load_dialogues
+from lab.infer_eval import Run, ingest, ingest_conversation, load_dialogues
 from lab.locomo import load_locomo
 
 from localmem import Memory
@@ -132,14 +132,7 @@ def collect(args) -> int:
                     for conv in load_locomo(args.locomo)[: args.conversations]:
                         recorder.where = ("locomo", conv.sample_id)
                         start = len(recorder.rows)
-                        for turn in conv.turns:
-                            memory.add(
-                                turn.content,
-                                kind="message",
-                                user_id=conv.sample_id,
-                                event_time=turn.when,
-                                infer=True,
-                            )
+                        ingest_conversation(memory, conv)
                         for row in recorder.rows[start:]:
                             row["label"] = 0
                         print(conv.sample_id, len(recorder.rows), flush=True)

@@ -83,6 +83,20 @@ def ingest(memory: Memory, dialogue: dict[str, Any], *, infer: bool, run: Run) -
             run.add_ms.append((time.perf_counter() - started) * 1000)
 
 
+def ingest_conversation(memory: Memory, conv: Any, *, infer: bool = True) -> int:
+    """Every turn of a LoCoMo conversation (``lab.locomo``), in order, as a message of its own
+    time under the conversation's id as the user; the number of turns."""
+    for turn in conv.turns:
+        memory.add(
+            turn.content,
+            kind="message",
+            user_id=conv.sample_id,
+            event_time=turn.when,
+            infer=infer,
+        )
+    return len(conv.turns)
+
+
 def _holds(hits: Sequence[Any], text: str | None) -> bool:
     if not text:
         return False
