@@ -404,11 +404,12 @@ def same_slot(
 @dataclass(slots=True)
 class Evidence:
     """What the decision reads of one (new fact, stored memory) pair: every check of the
-    chain (:data:`GATES`), each computed whether or not an earlier one failed, so a decision
-    (the chain, or a learned combination) can weigh them. ``read`` is False where the stored
-    memory was too long to read (the size check: nothing else was computed). Filled in as
-    the checks are computed (:func:`_evidence`), so not frozen: a plain record is built at a
-    fifth of a frozen one's cost, on every pair of every add."""
+    chain (:data:`GATES`): from :func:`evidences`, each computed whether or not an earlier one
+    failed, so a decision (the chain, or a learned combination) can weigh them; on the add
+    path (:func:`verdicts` with the chain) only up to the first that fails. ``read`` is False
+    where the stored memory was too long to read (the size check: nothing else was
+    computed). Filled in as the checks are computed (:func:`_evidence`), so not frozen: a
+    plain record is built at a fifth of a frozen one's cost, on every pair of every add."""
 
     #: the new fact's likeliest slot (none aside) and whether it holds one value
     slot: str
